@@ -1,0 +1,100 @@
+"use client";
+
+import { useMutation, useQueryClient } from "@tanstack/react-query";
+import Link from "next/link";
+import { useState, type FormEvent } from "react";
+import { ApiError, createExport, jobKeys, type ExportForm as ExportBody, type JobDto } from "@/lib/client/api";
+
+const field = "mt-1 block w-full rounded border border-slate-300 bg-white px-3 py-2 text-sm";
+
+export function ExportForm() {
+  const qc = useQueryClient();
+  const [created, setCreated] = useState<JobDto | null>(null);
+  const mutation = useMutation({
+    mutationFn: ({ body, key }: { body: ExportBody; key: string }) => createExport(body, key),
+    onSuccess: (job) => {
+      setCreated(job);
+      void qc.invalidateQueries({ queryKey: jobKeys.lists() });
+    },
+  });
+
+  const onSubmit = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault();
+    const data = new FormData(e.currentTarget);
+    const from = String(data.get("from") ?? "");
+    const to = String(data.get("to") ?? "");
+    const body: ExportBody = {
+      dataset: String(data.get("dataset")),
+      format: String(data.get("format")),
+      compression: String(data.get("compression")),
+      ...(from || to ? { filter: { ...(from ? { from } : {}), ...(to ? { to } : {}) } } : {}),
+    };
+    // One key per submission: a double click or a retried request creates one export.
+    mutation.mutate({ body, key: crypto.randomUUID() });
+  };
+
+  const error = mutation.error instanceof ApiError ? mutation.error : null;
+  const fieldError = (path: string) => error?.fields.find((f) => f.path === path)?.message;
+
+  return (
+    <form onSubmit={onSubmit} aria-label="Request an export" className="rounded-lg border border-slate-200 bg-white p-5 shadow-sm">
+      <h2 className="mb-4 text-lg font-semibold">Request an export</h2>
+      <div className="grid grid-cols-2 gap-4 md:grid-cols-5">
+        <label className="text-sm font-medium">
+          Dataset
+          <select name="dataset" defaultValue="orders" className={field}>
+            <option value="customers">Customers</option>
+            <option value="orders">Orders</option>
+            <option value="events">Events</option>
+          </select>
+        </label>
+        <label className="text-sm font-medium">
+          Format
+          <select name="format" defaultValue="csv" className={field}>
+            <option value="csv">CSV</option>
+            <option value="jsonl">JSON Lines</option>
+          </select>
+        </label>
+        <label className="text-sm font-medium">
+          Compression
+          <select name="compression" defaultValue="none" className={field}>
+            <option value="none">None</option>
+            <option value="gzip">gzip</option>
+          </select>
+        </label>
+        <label className="text-sm font-medium">
+          From
+          <input type="date" name="from" className={field} aria-invalid={Boolean(fieldError("filter.from"))} />
+          {fieldError("filter.from") && <span className="text-xs text-red-700">{fieldError("filter.from")}</span>}
+        </label>
+        <label className="text-sm font-medium">
+          To (exclusive)
+          <input type="date" name="to" className={field} aria-invalid={Boolean(fieldError("filter.to"))} />
+          {fieldError("filter.to") && <span className="text-xs text-red-700">{fieldError("filter.to")}</span>}
+        </label>
+      </div>
+      <div className="mt-4 flex items-center gap-4">
+        <button
+          type="submit"
+          disabled={mutation.isPending}
+          className="rounded bg-indigo-600 px-4 py-2 text-sm font-medium text-white hover:bg-indigo-500 disabled:opacity-50"
+        >
+          {mutation.isPending ? "Requesting…" : "Request export"}
+        </button>
+        {error && (
+          <p role="alert" className="text-sm text-red-700">
+            {error.message}
+          </p>
+        )}
+        {created && !error && (
+          <p role="status" className="text-sm text-emerald-700">
+            Export queued.{" "}
+            <Link className="underline" href={`/jobs/${created.id}`}>
+              Follow it
+            </Link>
+          </p>
+        )}
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,89 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import { fetchJob, jobKeys, type JobDto } from "@/lib/client/api";
+import { formatBytes, formatCount, formatTime } from "@/lib/client/format";
+import { useJobEvents } from "@/lib/client/live";
+import { JobProgress } from "./job-progress";
+import { StatusBadge } from "./ui/status-badge";
+
+const TERMINAL = ["succeeded", "failed", "cancelled", "expired"];
+
+function Row({ label, children }: { label: string; children: React.ReactNode }) {
+  return (
+    <div className="grid grid-cols-3 gap-4 py-2">
+      <dt className="text-sm text-slate-500">{label}</dt>
+      <dd className="col-span-2 text-sm">{children}</dd>
+    </div>
+  );
+}
+
+export function JobDetail({ initial }: { initial: JobDto }) {
+  const { data: job } = useQuery({
+    queryKey: jobKeys.detail(initial.id),
+    queryFn: () => fetchJob(initial.id),
+    initialData: initial,
+  });
+  useJobEvents(initial.id, !TERMINAL.includes(initial.status));
+
+  return (
+    <div className="space-y-6">
+      <div className="flex items-center gap-3">
+        <h1 className="text-2xl font-semibold">Job {job.type}</h1>
+        <StatusBadge status={job.status} />
+      </div>
+      <section aria-label="Progress" className="rounded-lg border border-slate-200 bg-white p-5 shadow-sm">
+        <JobProgress job={job} label="Job progress" />
+        {job.progress.message && <p className="mt-2 text-sm text-slate-600">{job.progress.message}</p>}
+      </section>
+      {job.error && (
+        <section role="alert" aria-label="Error" className="rounded-lg border border-red-200 bg-red-50 p-5">
+          <h2 className="font-semibold text-red-800">Error{job.error.class ? ` (${job.error.class})` : ""}</h2>
+          <pre className="mt-2 text-sm whitespace-pre-wrap text-red-800">{job.error.message}</pre>
+        </section>
+      )}
+      {job.result && job.result.files.length > 0 && (
+        <section aria-label="Files" className="rounded-lg border border-slate-200 bg-white p-5 shadow-sm">
+          <h2 className="mb-3 font-semibold">Files</h2>
+          <ul className="space-y-3">
+            {job.result.files.map((f) => (
+              <li key={f.id} className="flex flex-wrap items-center gap-4 text-sm">
+                <span className="font-mono">{f.name}</span>
+                <span>{formatBytes(f.size)}</span>
+                <span>{formatCount(f.rows)} rows</span>
+                <span className="font-mono text-xs text-slate-500" title="SHA-256">
+                  sha256 {f.sha256.slice(0, 16)}…
+                </span>
+                <span className="text-slate-500">
+                  {f.expired ? "expired" : `expires ${formatTime(f.expiresAt)}`} · downloaded {f.downloadCount}×
+                </span>
+                {!f.expired && (
+                  <a href={f.downloadUrl} download className="rounded bg-emerald-600 px-3 py-1 text-xs font-medium text-white hover:bg-emerald-500">
+                    Download
+                  </a>
+                )}
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
+      <section aria-label="Details" className="rounded-lg border border-slate-200 bg-white p-5 shadow-sm">
+        <dl className="divide-y divide-slate-100">
+          <Row label="Job id">
+            <span className="font-mono">{job.id}</span>
+          </Row>
+          <Row label="Queue">{job.queue}</Row>
+          <Row label="Attempts">
+            {job.attempts} of {job.maxAttempts}
+          </Row>
+          <Row label="Requested">{formatTime(job.createdAt)}</Row>
+          <Row label="Started">{formatTime(job.startedAt)}</Row>
+          <Row label="Finished">{formatTime(job.finishedAt)}</Row>
+          <Row label="Input">
+            <pre className="text-xs whitespace-pre-wrap">{JSON.stringify(job.input, null, 2)}</pre>
+          </Row>
+        </dl>
+      </section>
+    </div>
+  );
+}

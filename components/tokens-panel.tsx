@@ -1,0 +1,71 @@
+"use client";
+
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState, type FormEvent } from "react";
+import { createToken, fetchTokens, revokeToken, tokenKeys } from "@/lib/client/api";
+import { formatTime } from "@/lib/client/format";
+
+export function TokensPanel() {
+  const qc = useQueryClient();
+  const [secret, setSecret] = useState<string | null>(null);
+  const tokens = useQuery({ queryKey: tokenKeys.all, queryFn: fetchTokens });
+  const create = useMutation({
+    mutationFn: createToken,
+    onSuccess: (r) => {
+      setSecret(r.token);
+      void qc.invalidateQueries({ queryKey: tokenKeys.all });
+    },
+  });
+  const revoke = useMutation({
+    mutationFn: revokeToken,
+    onSuccess: () => void qc.invalidateQueries({ queryKey: tokenKeys.all }),
+  });
+
+  const onSubmit = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault();
+    const form = e.currentTarget;
+    create.mutate(String(new FormData(form).get("name") ?? ""), { onSuccess: () => form.reset() });
+  };
+
+  return (
+    <div className="space-y-6">
+      <form onSubmit={onSubmit} aria-label="Create an API token" className="flex items-end gap-3 rounded-lg border border-slate-200 bg-white p-5 shadow-sm">
+        <label className="flex-1 text-sm font-medium">
+          Token name
+          <input name="name" required maxLength={100} placeholder="e.g. nightly-report" className="mt-1 block w-full rounded border border-slate-300 px-3 py-2" />
+        </label>
+        <button type="submit" disabled={create.isPending} className="rounded bg-indigo-600 px-4 py-2 text-sm font-medium text-white disabled:opacity-50">
+          Create token
+        </button>
+      </form>
+      {create.error && <p role="alert" className="text-sm text-red-700">{create.error.message}</p>}
+      {secret && (
+        <div role="status" className="rounded-lg border border-amber-300 bg-amber-50 p-4 text-sm">
+          <p className="font-medium">Copy this token now; it is not shown again.</p>
+          <code data-testid="new-token" className="mt-2 block break-all font-mono">
+            {secret}
+          </code>
+        </div>
+      )}
+      <section aria-label="Your tokens" className="rounded-lg border border-slate-200 bg-white shadow-sm">
+        {tokens.data?.tokens.length ? (
+          <ul>
+            {tokens.data.tokens.map((t) => (
+              <li key={t.id} className="flex items-center gap-4 border-t border-slate-100 px-5 py-3 text-sm first:border-0">
+                <span className="font-medium">{t.name}</span>
+                <code className="text-slate-500">{t.prefix}…</code>
+                <span className="text-slate-500">created {formatTime(t.createdAt)}</span>
+                <span className="text-slate-500">last used {formatTime(t.lastUsedAt)}</span>
+                <button onClick={() => revoke.mutate(t.id)} className="ml-auto text-red-700 underline" aria-label={`Revoke token ${t.name}`}>
+                  Revoke
+                </button>
+              </li>
+            ))}
+          </ul>
+        ) : (
+          <p className="px-5 py-4 text-sm text-slate-500">{tokens.isPending ? "Loading…" : "No tokens yet."}</p>
+        )}
+      </section>
+    </div>
+  );
+}

@@ -1,0 +1,71 @@
+/**
+ * Browser-side fetchers and query keys. Errors carry the API's message and
+ * field paths so forms can show them next to their fields.
+ */
+import type { JobDto } from "../jobs/dto";
+import type { TokenDto } from "../auth/tokens";
+
+export type { JobDto, TokenDto };
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly fields: { path: string; message: string }[] = [],
+  ) {
+    super(message);
+  }
+}
+
+async function request<T>(url: string, init?: RequestInit): Promise<T> {
+  const res = await fetch(url, { ...init, headers: { "Content-Type": "application/json", ...init?.headers } });
+  if (!res.ok) {
+    const body = (await res.json().catch(() => null)) as { error?: { message?: string; fields?: ApiError["fields"] } } | null;
+    throw new ApiError(res.status, body?.error?.message ?? `Request failed (${res.status})`, body?.error?.fields);
+  }
+  return (res.status === 204 ? undefined : await res.json()) as T;
+}
+
+export type JobFilters = { type?: string; status?: string; limit?: number };
+
+export const jobKeys = {
+  all: ["jobs"] as const,
+  lists: () => [...jobKeys.all, "list"] as const,
+  list: (filters: JobFilters) => [...jobKeys.lists(), filters] as const,
+  detail: (id: string) => [...jobKeys.all, "detail", id] as const,
+};
+
+export const tokenKeys = { all: ["tokens"] as const };
+
+export function fetchJobs(filters: JobFilters): Promise<{ jobs: JobDto[]; nextCursor: string | null }> {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(filters)) if (v !== undefined) q.set(k, String(v));
+  return request(`/api/v1/jobs?${q}`);
+}
+
+export function fetchJob(id: string): Promise<JobDto> {
+  return request(`/api/v1/jobs/${encodeURIComponent(id)}`);
+}
+
+export type ExportForm = {
+  dataset: string;
+  format: string;
+  compression: string;
+  filter?: { from?: string; to?: string };
+};
+
+export function createExport(body: ExportForm, idempotencyKey: string): Promise<JobDto> {
+  return request("/api/v1/exports", { method: "POST", body: JSON.stringify(body), headers: { "Idempotency-Key": idempotencyKey } });
+}
+
+export function fetchTokens(): Promise<{ tokens: TokenDto[] }> {
+  return request("/api/v1/tokens");
+}
+
+export function createToken(name: string): Promise<{ token: string; record: TokenDto }> {
+  return request("/api/v1/tokens", { method: "POST", body: JSON.stringify({ name }) });
+}
+
+export function revokeToken(id: string): Promise<void> {
+  return request(`/api/v1/tokens/${encodeURIComponent(id)}`, { method: "DELETE" });
+}

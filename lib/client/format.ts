@@ -1,0 +1,51 @@
+/** Wire → UI helpers: numbers, sizes, rates and times as people read them. */
+import type { JobDto } from "../jobs/dto";
+
+const nf = new Intl.NumberFormat("en-US");
+
+export function formatCount(n: number): string {
+  return nf.format(Math.round(n));
+}
+
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  const units = ["KB", "MB", "GB", "TB"];
+  let v = n / 1024;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
+}
+
+export function formatDuration(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m ${s % 60}s`;
+  return `${Math.floor(m / 60)}h ${m % 60}m`;
+}
+
+export function formatTime(iso: string | null): string {
+  return iso ? new Date(iso).toLocaleString() : "—";
+}
+
+/** Percent done (0–100), or null when the total is unknown. */
+export function percentDone(job: Pick<JobDto, "status" | "progress">): number | null {
+  if (job.status === "succeeded") return 100;
+  const { done, total } = job.progress;
+  if (!total) return null;
+  return Math.min(100, Math.floor((done / total) * 100));
+}
+
+/** Rows per second since the job started, and the estimated time left. */
+export function rateAndEta(job: Pick<JobDto, "progress" | "startedAt" | "finishedAt">, now = Date.now()): { rate: number | null; etaMs: number | null } {
+  if (!job.startedAt) return { rate: null, etaMs: null };
+  const end = job.finishedAt ? new Date(job.finishedAt).getTime() : now;
+  const elapsed = (end - new Date(job.startedAt).getTime()) / 1000;
+  if (elapsed <= 0.2 || job.progress.done <= 0) return { rate: null, etaMs: null };
+  const rate = job.progress.done / elapsed;
+  const left = job.progress.total !== null ? Math.max(0, job.progress.total - job.progress.done) : null;
+  return { rate, etaMs: left !== null && !job.finishedAt ? (left / rate) * 1000 : null };
+}

@@ -1,0 +1,75 @@
+"use client";
+/**
+ * Live updates over Server-Sent Events, merged into react-query's cache.
+ */
+import { useQueryClient } from "@tanstack/react-query";
+import { useEffect } from "react";
+import type { JobDto } from "../jobs/dto";
+import type { JobEventWire } from "../events/sse";
+import { jobKeys } from "./api";
+
+const TERMINAL = new Set(["succeeded", "failed", "cancelled", "expired"]);
+
+/** Applies an event to a cached job, ignoring events older than what is cached. */
+export function applyJobEvent(job: JobDto, e: JobEventWire): JobDto {
+  if (e.seq <= job.seq) return job;
+  return {
+    ...job,
+    seq: e.seq,
+    status: e.status,
+    attempts: e.attempts,
+    progress: { ...e.progress, done: Math.max(job.progress.done, e.progress.done) },
+    startedAt: job.startedAt ?? (e.status === "running" ? e.at : null),
+  };
+}
+
+/** Streams one job's events into its detail query. */
+export function useJobEvents(jobId: string, enabled: boolean): void {
+  const qc = useQueryClient();
+  useEffect(() => {
+    if (!enabled) return;
+    const source = new EventSource(`/api/v1/jobs/${encodeURIComponent(jobId)}/events`);
+    const key = jobKeys.detail(jobId);
+    source.addEventListener("snapshot", (m) => {
+      qc.setQueryData<JobDto>(key, JSON.parse((m as MessageEvent<string>).data) as JobDto);
+    });
+    const onChange = (m: Event) => {
+      const e = JSON.parse((m as MessageEvent<string>).data) as JobEventWire;
+      qc.setQueryData<JobDto>(key, (old) => (old ? applyJobEvent(old, e) : old));
+    };
+    source.addEventListener("progress", onChange);
+    source.addEventListener("status", onChange);
+    // The server closes the stream after a terminal status; don't let EventSource reconnect then.
+    source.onerror = () => {
+      const job = qc.getQueryData<JobDto>(key);
+      if (job && TERMINAL.has(job.status)) source.close();
+    };
+    return () => source.close();
+  }, [jobId, enabled, qc]);
+}
+
+/** Streams the tenant's job events into every cached job list. */
+export function useTenantJobEvents(): void {
+  const qc = useQueryClient();
+  useEffect(() => {
+    const source = new EventSource("/api/v1/events");
+    source.addEventListener("job", (m) => {
+      const e = JSON.parse((m as MessageEvent<string>).data) as JobEventWire;
+      let known = false;
+      qc.setQueriesData<{ jobs: JobDto[]; nextCursor: string | null }>({ queryKey: jobKeys.lists() }, (old) => {
+        if (!old) return old;
+        return {
+          ...old,
+          jobs: old.jobs.map((j) => {
+            if (j.id !== e.jobId) return j;
+            known = true;
+            return applyJobEvent(j, e);
+          }),
+        };
+      });
+      // New jobs, and finished ones (their result files), come from the API.
+      if (!known || TERMINAL.has(e.status)) void qc.invalidateQueries({ queryKey: jobKeys.lists() });
+    });
+    return () => source.close();
+  }, [qc]);
+}

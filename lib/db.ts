@@ -1,0 +1,47 @@
+/**
+ * The Prisma client and the node-postgres pool behind it. One pool per
+ * process, created on first use, so importing lib/ never connects.
+ */
+import pg from "pg";
+import { PrismaPg } from "@prisma/adapter-pg";
+import { PrismaClient } from "./generated/prisma/client";
+import { databaseUrl } from "./env";
+
+export { Prisma } from "./generated/prisma/client";
+export type { PrismaClient } from "./generated/prisma/client";
+
+type Handles = { pool: pg.Pool; prisma: PrismaClient };
+const globalKey = Symbol.for("conveyor.db");
+const store = globalThis as unknown as { [globalKey]?: Handles };
+
+function handles(): Handles {
+  let h = store[globalKey];
+  if (!h) {
+    const pool = new pg.Pool({ connectionString: databaseUrl(), max: 10 });
+    // An idle client's error (e.g. the server restarted) must not crash the process.
+    pool.on("error", (err) => console.error("[db] idle client error:", err.message));
+    const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+    h = { pool, prisma };
+    store[globalKey] = h;
+  }
+  return h;
+}
+
+/** The shared Prisma client. */
+export function db(): PrismaClient {
+  return handles().prisma;
+}
+
+/** The shared pg pool, for COPY streams and LISTEN-free raw work. */
+export function pool(): pg.Pool {
+  return handles().pool;
+}
+
+/** Closes the pool (scripts and tests). */
+export async function closeDb(): Promise<void> {
+  const h = store[globalKey];
+  if (!h) return;
+  delete store[globalKey];
+  await h.prisma.$disconnect();
+  await h.pool.end().catch(() => {});
+}

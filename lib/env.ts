@@ -1,0 +1,73 @@
+/**
+ * Configuration, read in one place. The only module that reads process.env.
+ * Defaults make the embedded setup (`npm start` with nothing configured) work.
+ */
+import path from "node:path";
+import { z } from "zod";
+
+const intFrom = (def: number, min: number, max: number) =>
+  z.coerce.number().int().min(min).max(max).default(def);
+
+const envSchema = z.object({
+  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+  /** Postgres URL. Unset: `npm start` and `npm test` start an embedded Postgres. */
+  DATABASE_URL: z.string().url().optional(),
+  /** Directory for local state: embedded Postgres data, exports, the generated auth secret. */
+  CONVEYOR_DATA_DIR: z.string().default(".data"),
+  /** Port of the embedded Postgres (only when DATABASE_URL is unset). */
+  EMBEDDED_PG_PORT: intFrom(54329, 1024, 65535),
+  /** HTTP port of the app. */
+  PORT: intFrom(3000, 1, 65535),
+  /** Secret for session cookies (Auth.js). `npm start` generates one under CONVEYOR_DATA_DIR if unset. */
+  AUTH_SECRET: z.string().min(16).optional(),
+  /** Where the local storage driver keeps export files. Default: <CONVEYOR_DATA_DIR>/exports. */
+  EXPORT_STORAGE_DIR: z.string().optional(),
+  /** Days an export's files are kept before they expire (a tenant may override). */
+  EXPORT_RETENTION_DAYS: intFrom(7, 1, 3650),
+  /** gzip level for compressed exports: 1 is fastest, 9 smallest. */
+  EXPORT_GZIP_LEVEL: intFrom(1, 1, 9),
+  /** Minimum interval between two progress writes of one job, in ms. */
+  PROGRESS_INTERVAL_MS: intFrom(250, 50, 10_000),
+  /** Jobs one worker process runs at once. */
+  WORKER_CONCURRENCY: intFrom(4, 1, 64),
+  /** On SIGTERM, how long running jobs may finish before they are aborted and handed back, in ms. */
+  WORKER_SHUTDOWN_GRACE_MS: intFrom(10_000, 0, 600_000),
+  /** Rows of demo business data: 1 gives Acme 1,000,000 events and 100,000 orders. */
+  SEED_SCALE: z.coerce.number().positive().max(100).default(1),
+});
+
+export type Env = z.infer<typeof envSchema>;
+
+let cached: Env | undefined;
+
+/** The parsed configuration; throws with the offending variable's name on bad input. */
+export function env(): Env {
+  if (cached) return cached;
+  const parsed = envSchema.safeParse(process.env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
+    throw new Error(`Invalid configuration:\n${lines.join("\n")}`);
+  }
+  cached = parsed.data;
+  return cached;
+}
+
+/** The database URL, or a clear error when nothing set it. */
+export function databaseUrl(): string {
+  const url = env().DATABASE_URL;
+  if (!url) throw new Error("DATABASE_URL is not set (npm start sets it for the embedded Postgres)");
+  return url;
+}
+
+export function dataDir(): string {
+  return path.resolve(env().CONVEYOR_DATA_DIR);
+}
+
+export function exportStorageDir(): string {
+  return path.resolve(env().EXPORT_STORAGE_DIR ?? path.join(dataDir(), "exports"));
+}
+
+/** For tests and scripts that change process.env after the first read. */
+export function resetEnvCache(): void {
+  cached = undefined;
+}

@@ -1,0 +1,30 @@
+import { z } from "zod";
+
+export const datasetNames = ["customers", "orders", "events"] as const;
+export type DatasetName = (typeof datasetNames)[number];
+
+const isoInstant = z.union([z.iso.datetime({ offset: true }), z.iso.date()], {
+  error: "must be an ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z)",
+});
+
+/** The body of POST /api/v1/exports. */
+export const exportRequestSchema = z
+  .object({
+    dataset: z.enum(datasetNames, { error: `must be one of ${datasetNames.join(", ")}` }),
+    format: z.enum(["csv", "jsonl"], { error: "must be csv or jsonl" }).default("csv"),
+    compression: z.enum(["gzip", "none"], { error: "must be gzip or none" }).default("none"),
+    filter: z
+      .object({ from: isoInstant.optional(), to: isoInstant.optional() })
+      .strict()
+      .optional(),
+  })
+  .strict()
+  .superRefine((v, ctx) => {
+    const from = v.filter?.from;
+    const to = v.filter?.to;
+    if (from && to && new Date(from) >= new Date(to)) {
+      ctx.addIssue({ code: "custom", path: ["filter", "to"], message: "must be after filter.from" });
+    }
+  });
+
+export type ExportRequest = z.infer<typeof exportRequestSchema>;

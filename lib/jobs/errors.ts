@@ -1,0 +1,47 @@
+/**
+ * Error classes a handler can throw to say how a failure should be treated.
+ * Anything else is `retryable`.
+ */
+export type ErrorClass = "permanent" | "retryable" | "rate_limited" | "timeout" | "cancelled" | "lease_lost";
+
+/** Retrying cannot help (bad input, authorization, a 4xx from a downstream): dead-letter at once. */
+export class PermanentError extends Error {
+  readonly errorClass = "permanent" as const;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "PermanentError";
+  }
+}
+
+/** A downstream asked us to slow down; retry no sooner than retryAfterMs. */
+export class RateLimitedError extends Error {
+  readonly errorClass = "rate_limited" as const;
+  constructor(message: string, readonly retryAfterMs: number) {
+    super(message);
+    this.name = "RateLimitedError";
+  }
+}
+
+/** Why an attempt's AbortSignal fired. */
+export class AbortReason extends Error {
+  constructor(readonly errorClass: "timeout" | "cancelled" | "lease_lost" | "shutdown", message: string) {
+    super(message);
+    this.name = "AbortReason";
+  }
+}
+
+export type Classified = { errorClass: ErrorClass; message: string; stack: string | null; retryAfterMs?: number };
+
+/** Classifies a thrown value; `signal.reason` wins when the attempt was aborted. */
+export function classifyError(err: unknown, signal?: AbortSignal): Classified {
+  const reason = signal?.aborted ? signal.reason : undefined;
+  if (reason instanceof AbortReason) {
+    const errorClass = reason.errorClass === "shutdown" ? "retryable" : reason.errorClass;
+    return { errorClass, message: reason.message, stack: null };
+  }
+  const e = err instanceof Error ? err : new Error(String(err));
+  const stack = e.stack ?? null;
+  if (e instanceof PermanentError) return { errorClass: "permanent", message: e.message, stack };
+  if (e instanceof RateLimitedError) return { errorClass: "rate_limited", message: e.message, stack, retryAfterMs: e.retryAfterMs };
+  return { errorClass: "retryable", message: e.message || e.name, stack };
+}

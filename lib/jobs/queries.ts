@@ -1,0 +1,68 @@
+/**
+ * Reading jobs, always through a principal: another tenant's job is not found.
+ */
+import { z } from "zod";
+import { tenantScope, type Principal } from "../auth/principal";
+import { db } from "../db";
+import { AppError, notFound, parseOrThrow } from "../errors";
+import { parseIdOr404 } from "../ids";
+import { toJobDto, type JobDto } from "./dto";
+
+const jobStatuses = ["scheduled", "queued", "running", "retrying", "succeeded", "failed", "cancelled", "expired"] as const;
+
+export const listJobsQuerySchema = z.object({
+  status: z.enum(jobStatuses, { error: `must be one of ${jobStatuses.join(", ")}` }).optional(),
+  type: z.string().min(1).max(100).optional(),
+  cursor: z.string().max(200).optional(),
+  limit: z.coerce.number({ error: "must be a number" }).int().min(1).max(100).default(20),
+});
+
+export type ListJobsQuery = z.infer<typeof listJobsQuerySchema>;
+
+type Cursor = { createdAt: Date; id: string };
+
+function encodeCursor(c: Cursor): string {
+  return Buffer.from(`${c.createdAt.toISOString()}|${c.id}`).toString("base64url");
+}
+
+function decodeCursor(raw: string): Cursor {
+  const [at, id] = Buffer.from(raw, "base64url").toString().split("|");
+  const createdAt = new Date(at ?? "");
+  if (!id || Number.isNaN(createdAt.getTime())) {
+    throw new AppError("invalid_input", "Invalid input: cursor: not a cursor from a previous page", [{ path: "cursor", message: "not a cursor from a previous page" }]);
+  }
+  return { createdAt, id: parseIdOr404(id) };
+}
+
+/** One job the principal may see, with its files; 404 otherwise. */
+export async function getJob(principal: Principal, rawId: string): Promise<JobDto> {
+  const id = parseIdOr404(rawId, "Job not found");
+  const job = await db().job.findFirst({ where: { id, ...tenantScope(principal) }, include: { files: true } });
+  if (!job) throw notFound("Job not found");
+  return toJobDto(job, job.files);
+}
+
+/** The principal's tenant's jobs, newest first, with keyset pagination. */
+export async function listJobs(principal: Principal, rawQuery: unknown): Promise<{ jobs: JobDto[]; nextCursor: string | null }> {
+  const q = parseOrThrow(listJobsQuerySchema, rawQuery);
+  const cursor = q.cursor ? decodeCursor(q.cursor) : null;
+  const rows = await db().job.findMany({
+    where: {
+      ...tenantScope(principal),
+      ...(q.status ? { status: q.status } : {}),
+      ...(q.type ? { type: q.type } : {}),
+      ...(cursor
+        ? { OR: [{ createdAt: { lt: cursor.createdAt } }, { createdAt: cursor.createdAt, id: { lt: cursor.id } }] }
+        : {}),
+    },
+    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+    take: q.limit + 1,
+    include: { files: true },
+  });
+  const page = rows.slice(0, q.limit);
+  const last = page[page.length - 1];
+  return {
+    jobs: page.map((j) => toJobDto(j, j.files)),
+    nextCursor: rows.length > q.limit && last ? encodeCursor(last) : null,
+  };
+}

@@ -1,0 +1,259 @@
+/**
+ * Runs one attempt of a job: claim with a lease and a fresh fencing token,
+ * heartbeat, call the handler, then record the outcome. Every write after the
+ * claim carries the token, so a stale attempt changes nothing.
+ */
+import { hostname } from "node:os";
+import { randomBytes } from "node:crypto";
+import { db, Prisma } from "../db";
+import { env } from "../env";
+import { getTaskDefinition } from "./catalog";
+import { dispatchJob } from "./enqueue";
+import { AbortReason, classifyError, type Classified } from "./errors";
+import { backoffMs } from "./retry";
+import type { JobInfo, ProgressUpdate, TaskDefinition } from "./task";
+
+/** A worker process's identity, recorded on leases and attempts. */
+export function makeWorkerId(): string {
+  return `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
+}
+
+export type RunOutcome = "succeeded" | "failed" | "retrying" | "skipped" | "lost";
+
+type ClaimedJob = {
+  id: string;
+  tenantId: string;
+  type: string;
+  input: unknown;
+  attempts: number;
+  maxAttempts: number;
+  fencingToken: bigint;
+  createdById: string | null;
+  priority: number;
+};
+type Claimed = { job: ClaimedJob; token: bigint; attemptId: bigint };
+
+async function claimJob(jobId: string, workerId: string, leaseMs: number): Promise<Claimed | null> {
+  return db().$transaction(async (tx) => {
+    const rows = await tx.$queryRaw<ClaimedJob[]>`
+      UPDATE jobs SET
+        status = 'running',
+        attempts = attempts + 1,
+        fencing_token = fencing_token + 1,
+        lease_owner = ${workerId},
+        lease_expires_at = now() + make_interval(secs => ${leaseMs / 1000}::float8),
+        heartbeat_at = now(),
+        started_at = coalesce(started_at, now()),
+        error_class = NULL, error_message = NULL, error_stack = NULL,
+        updated_at = now()
+      WHERE id = ${jobId}::uuid AND status IN ('queued', 'retrying') AND cancel_requested_at IS NULL
+      RETURNING id, tenant_id AS "tenantId", type, input, attempts, max_attempts AS "maxAttempts",
+                fencing_token AS "fencingToken", created_by_id AS "createdById", priority`;
+    const row = rows[0];
+    if (!row) return null;
+    const attempt = await tx.jobAttempt.create({
+      data: { jobId, attempt: row.attempts, workerId, fencingToken: row.fencingToken },
+    });
+    return { job: row, token: row.fencingToken, attemptId: attempt.id };
+  });
+}
+
+/** Progress writes, throttled to one per PROGRESS_INTERVAL_MS; `done` never moves backwards. */
+function makeProgressWriter(jobId: string, token: bigint) {
+  const interval = env().PROGRESS_INTERVAL_MS;
+  let pending: ProgressUpdate | null = null;
+  let lastWrite = 0;
+  let timer: NodeJS.Timeout | null = null;
+  let inFlight: Promise<void> = Promise.resolve();
+
+  const write = (u: ProgressUpdate) =>
+    db().$executeRaw`
+      UPDATE jobs SET
+        progress_done = GREATEST(progress_done, ${BigInt(Math.floor(u.done ?? 0))}),
+        progress_total = CASE WHEN ${u.total === undefined} THEN progress_total ELSE ${u.total === undefined || u.total === null ? null : BigInt(Math.floor(u.total))}::bigint END,
+        progress_unit = coalesce(${u.unit ?? null}, progress_unit),
+        progress_stage = coalesce(${u.stage ?? null}, progress_stage),
+        progress_message = coalesce(${u.message ?? null}, progress_message),
+        updated_at = now()
+      WHERE id = ${jobId}::uuid AND fencing_token = ${token} AND status = 'running'`;
+
+  const flush = () => {
+    timer = null;
+    if (!pending) return inFlight;
+    const u = pending;
+    pending = null;
+    lastWrite = Date.now();
+    inFlight = inFlight.then(() => write(u).then(() => undefined)).catch((e: Error) => {
+      console.error(`[jobs] job ${jobId} progress write failed: ${e.message}`);
+    });
+    return inFlight;
+  };
+
+  return {
+    update(u: ProgressUpdate) {
+      // Merge so a throttled update keeps fields set by an earlier one.
+      pending = { ...pending, ...u, done: Math.max(pending?.done ?? 0, u.done ?? 0) };
+      if (timer) return;
+      const wait = Math.max(0, lastWrite + interval - Date.now());
+      timer = setTimeout(flush, wait);
+    },
+    async close() {
+      if (timer) clearTimeout(timer);
+      await flush();
+    },
+  };
+}
+
+function toJobInfo(job: ClaimedJob): JobInfo {
+  return {
+    id: job.id,
+    tenantId: job.tenantId,
+    type: job.type,
+    attempt: job.attempts,
+    maxAttempts: job.maxAttempts,
+    createdById: job.createdById,
+  };
+}
+
+async function recordSuccess(c: Claimed, result: unknown, startedAt: number): Promise<boolean> {
+  return db().$transaction(async (tx) => {
+    const { count } = await tx.job.updateMany({
+      where: { id: c.job.id, fencingToken: c.token, status: "running" },
+      data: {
+        status: "succeeded",
+        result: (result ?? Prisma.JsonNull) as Prisma.InputJsonValue,
+        finishedAt: new Date(),
+        leaseOwner: null,
+        leaseExpiresAt: null,
+      },
+    });
+    await tx.jobAttempt.update({
+      where: { id: c.attemptId },
+      data: { outcome: count ? "succeeded" : "lost", finishedAt: new Date(), durationMs: Date.now() - startedAt },
+    });
+    return count === 1;
+  });
+}
+
+async function recordFailure(c: Claimed, def: TaskDefinition, failure: Classified, startedAt: number): Promise<RunOutcome> {
+  const outOfBudget = c.job.attempts >= c.job.maxAttempts;
+  const dead = failure.errorClass === "permanent" || failure.errorClass === "cancelled" || outOfBudget;
+  const delay = failure.retryAfterMs ?? backoffMs(def.retry, c.job.attempts);
+  const runAt = new Date(Date.now() + delay);
+  return db().$transaction(async (tx) => {
+    const { count } = await tx.job.updateMany({
+      where: { id: c.job.id, fencingToken: c.token, status: "running" },
+      data: {
+        status: dead ? (failure.errorClass === "cancelled" ? "cancelled" : "failed") : "retrying",
+        errorClass: failure.errorClass,
+        errorMessage: failure.message,
+        errorStack: failure.stack,
+        leaseOwner: null,
+        leaseExpiresAt: null,
+        ...(dead ? { finishedAt: new Date() } : { runAt }),
+      },
+    });
+    await tx.jobAttempt.update({
+      where: { id: c.attemptId },
+      data: {
+        outcome: count ? (failure.errorClass === "cancelled" ? "cancelled" : "failed") : "lost",
+        finishedAt: new Date(),
+        durationMs: Date.now() - startedAt,
+        errorClass: failure.errorClass,
+        errorMessage: failure.message,
+        errorStack: failure.stack,
+      },
+    });
+    if (!count) return "lost";
+    if (dead) return "failed";
+    await dispatchJob(tx, { id: c.job.id, type: c.job.type, priority: c.job.priority, runAt });
+    return "retrying";
+  });
+}
+
+export type RunJobOptions = {
+  workerId: string;
+  /** Aborts the attempt (worker shutdown). */
+  signal?: AbortSignal;
+  log?: (line: string) => void;
+};
+
+/**
+ * Runs one attempt of job `jobId`. Never throws for a handler's failure: the
+ * outcome is recorded on the job and returned.
+ */
+export async function runJob(jobId: string, opts: RunJobOptions): Promise<RunOutcome> {
+  const log = opts.log ?? ((line: string) => console.log(line));
+  const head = await db().job.findUnique({ where: { id: jobId }, select: { type: true } });
+  if (!head) return "skipped";
+  const def = getTaskDefinition(head.type);
+  if (!def) {
+    await db().job.updateMany({
+      where: { id: jobId, status: { in: ["queued", "retrying"] } },
+      data: { status: "failed", errorClass: "permanent", errorMessage: `No task is registered for type ${head.type}`, finishedAt: new Date() },
+    });
+    return "failed";
+  }
+  const claimed = await claimJob(jobId, opts.workerId, def.leaseMs);
+  if (!claimed) return "skipped";
+  const tag = `[task:${def.type}] job ${jobId} attempt ${claimed.job.attempts}`;
+  log(`${tag} started`);
+  const startedAt = Date.now();
+
+  const controller = new AbortController();
+  const abort = (reason: AbortReason) => {
+    if (!controller.signal.aborted) controller.abort(reason);
+  };
+  const onShutdown = () => abort(new AbortReason("shutdown", "The worker shut down during the attempt"));
+  opts.signal?.addEventListener("abort", onShutdown, { once: true });
+  const timeout = setTimeout(
+    () => abort(new AbortReason("timeout", `Timed out after ${def.timeoutMs} ms`)),
+    def.timeoutMs,
+  );
+  const heartbeat = setInterval(() => {
+    db()
+      .job.updateMany({
+        where: { id: jobId, fencingToken: claimed.token, status: "running" },
+        data: { heartbeatAt: new Date(), leaseExpiresAt: new Date(Date.now() + def.leaseMs) },
+      })
+      .then(({ count }) => {
+        if (!count) abort(new AbortReason("lease_lost", "The lease was lost to another attempt"));
+      })
+      .catch((e: Error) => log(`${tag} heartbeat failed: ${e.message}`));
+  }, Math.max(1000, Math.floor(def.leaseMs / 3)));
+  const progress = makeProgressWriter(jobId, claimed.token);
+
+  try {
+    const parsed = def.inputSchema.safeParse(claimed.job.input);
+    if (!parsed.success) {
+      const fields = parsed.error.issues.map((i) => `${i.path.join(".") || "(input)"}: ${i.message}`).join("; ");
+      const outcome = await recordFailure(claimed, def, { errorClass: "permanent", message: `Invalid job input: ${fields}`, stack: null }, startedAt);
+      log(`${tag} ${outcome}: invalid input`);
+      return outcome;
+    }
+    try {
+      const result = await def.handler({
+        job: toJobInfo(claimed.job),
+        input: parsed.data,
+        signal: controller.signal,
+        progress: (u) => progress.update(u),
+        idempotencyKey: `job:${jobId}`,
+      });
+      if (controller.signal.aborted) throw controller.signal.reason;
+      await progress.close();
+      const ok = await recordSuccess(claimed, result, startedAt);
+      log(`${tag} ${ok ? "succeeded" : "finished but its lease was lost; result discarded"} in ${Date.now() - startedAt} ms`);
+      return ok ? "succeeded" : "lost";
+    } catch (err) {
+      await progress.close();
+      const failure = classifyError(err, controller.signal);
+      const outcome = await recordFailure(claimed, def, failure, startedAt);
+      log(`${tag} ${outcome} (${failure.errorClass}): ${failure.message}`);
+      return outcome;
+    }
+  } finally {
+    clearTimeout(timeout);
+    clearInterval(heartbeat);
+    opts.signal?.removeEventListener("abort", onShutdown);
+  }
+}

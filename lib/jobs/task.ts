@@ -1,0 +1,62 @@
+/**
+ * What a task type declares, and what its handler receives.
+ */
+import type { z } from "zod";
+
+export type QueueName = "interactive" | "bulk";
+
+export type RetryPolicy = {
+  maxAttempts: number;
+  initialBackoffMs: number;
+  maxBackoffMs: number;
+  multiplier: number;
+  /** "full": a uniformly random delay in [0, computed backoff]. */
+  jitter: "full" | "none";
+};
+
+export type ProgressUpdate = {
+  done?: number;
+  total?: number | null;
+  unit?: string;
+  stage?: string;
+  message?: string;
+};
+
+export type JobInfo = {
+  id: string;
+  tenantId: string;
+  type: string;
+  attempt: number;
+  maxAttempts: number;
+  createdById: string | null;
+};
+
+export type JobContext<I> = {
+  job: JobInfo;
+  input: I;
+  /** Fired on timeout, lost lease, cancellation or shutdown. */
+  signal: AbortSignal;
+  /** Records progress; writes are throttled and never move `done` backwards. */
+  progress(update: ProgressUpdate): void;
+  /** Stable across attempts: use it for external calls that must not repeat. */
+  idempotencyKey: string;
+};
+
+export type TaskDefinition<I = unknown, R = unknown> = {
+  /** snake_case; also graphile-worker's task identifier. */
+  type: string;
+  queue: QueueName;
+  inputSchema: z.ZodType<I>;
+  retry: RetryPolicy;
+  /** An attempt running longer than this is aborted and counts as a retryable failure. */
+  timeoutMs: number;
+  /** How long a claim holds without a heartbeat. */
+  leaseMs: number;
+  /** Returns the job's result (stored as JSON). */
+  handler(ctx: JobContext<I>): Promise<R>;
+};
+
+/** Identity helper that keeps the input type of a definition. */
+export function defineTask<I, R>(def: TaskDefinition<I, R>): TaskDefinition<I, R> {
+  return def;
+}

