@@ -1,0 +1,37 @@
+import { runOnce } from "graphile-worker";
+import { loadUserPrincipal, type Principal } from "@/lib/auth/principal";
+import { db } from "@/lib/db";
+import { databaseUrl } from "@/lib/env";
+import { seed } from "../../prisma/seed";
+import { taskList } from "../../worker/tasks";
+
+export type DemoPrincipals = { ada: Principal; oscar: Principal; gus: Principal; root: Principal; acmeId: string; globexId: string };
+
+/** Seeds a small demo data set (1% scale) and returns the demo principals. */
+export async function seedDemo(scale = 0.01): Promise<DemoPrincipals> {
+  const tenants = await seed(scale);
+  const principal = async (email: string) => {
+    const user = await db().user.findUniqueOrThrow({ where: { email } });
+    const p = await loadUserPrincipal(user.id);
+    if (!p) throw new Error(`no principal for ${email}`);
+    return p;
+  };
+  return {
+    ada: await principal("ada@acme.test"),
+    oscar: await principal("oscar@acme.test"),
+    gus: await principal("gus@globex.test"),
+    root: await principal("root@conveyor.test"),
+    acmeId: tenants.get("acme")!,
+    globexId: tenants.get("globex")!,
+  };
+}
+
+/** Runs every job that is due through the real worker task list, then returns. */
+export async function drainJobs(): Promise<void> {
+  await runOnce({ connectionString: databaseUrl(), taskList, logger: quietLogger });
+}
+
+import { Logger } from "graphile-worker";
+export const quietLogger = new Logger(() => (level: string, message: string) => {
+  if (level === "error") console.error(message);
+});

@@ -1,0 +1,154 @@
+/**
+ * `npm test`: every test, against real Postgres.
+ *   npm test                 unit, integration, then e2e (Playwright)
+ *   npm test -- unit|integration|e2e
+ * With DATABASE_URL set, test databases are created on that server (and dropped
+ * after); without it, an embedded Postgres is started in a temporary directory.
+ * Integration test files each clone a migrated template database.
+ */
+import { spawn } from "node:child_process";
+import { chmod, mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { readdirSync } from "node:fs";
+import pg from "pg";
+import { env } from "@/lib/env";
+import { embeddedUrl, migrate, startEmbeddedPostgres } from "../scripts/database";
+
+const suites = ["unit", "integration", "e2e"] as const;
+type Suite = (typeof suites)[number];
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function withDatabase(url: string, name: string): string {
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+async function admin<T>(serverUrl: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = new pg.Client({ connectionString: withDatabase(serverUrl, "postgres") });
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
+}
+
+function run(cmd: string, args: string[], extraEnv: Record<string, string>): Promise<number> {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { stdio: "inherit", env: { ...process.env, ...extraEnv } });
+    child.on("exit", (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+  });
+}
+
+function testFiles(dir: string): string[] {
+  return readdirSync(dir)
+    .filter((f) => f.endsWith(".test.ts"))
+    .sort()
+    .map((f) => path.join(dir, f));
+}
+
+async function main(): Promise<number> {
+  const arg = process.argv[2];
+  if (arg && !suites.includes(arg as Suite)) {
+    console.error(`usage: npm test [-- ${suites.join("|")}]`);
+    return 2;
+  }
+  const selected: Suite[] = arg ? [arg as Suite] : [...suites];
+  const results: string[] = [];
+  let failed = 0;
+
+  if (selected.includes("unit")) {
+    const code = await run(process.execPath, ["--import", "tsx", "--test", ...testFiles("tests/unit")], { NODE_ENV: "test" });
+    results.push(`unit: ${code === 0 ? "passed" : "FAILED"}`);
+    if (code !== 0) failed++;
+  }
+  const needsDb = selected.some((s) => s !== "unit");
+  if (!needsDb) return report(results, failed);
+
+  // A database server: the given one, or an embedded one of our own.
+  const configured = env().DATABASE_URL;
+  let serverUrl: string;
+  let stopEmbedded = async () => {};
+  if (configured) {
+    serverUrl = configured;
+  } else {
+    const dir = await mkdtemp(path.join(tmpdir(), "conveyor-test-pg-"));
+    // mkdtemp makes it 0700; as root, Postgres runs as another user who must reach the data dir.
+    await chmod(dir, 0o755);
+    const port = await freePort();
+    console.log(`[test] starting embedded Postgres on port ${port}`);
+    const cluster = await startEmbeddedPostgres(path.join(dir, "data"), port);
+    serverUrl = embeddedUrl(port, "postgres");
+    stopEmbedded = async () => {
+      await cluster.stop().catch(() => {});
+      await rm(dir, { recursive: true, force: true });
+    };
+  }
+  const suffix = `${process.pid}`;
+  const template = `conveyor_test_tpl_${suffix}`;
+  const e2eDb = `conveyor_test_e2e_${suffix}`;
+  const created: string[] = [];
+  try {
+    await admin(serverUrl, (c) => c.query(`CREATE DATABASE ${template}`));
+    created.push(template);
+    console.log(`[test] migrating template database ${template}`);
+    await migrate(withDatabase(serverUrl, template));
+
+    if (selected.includes("integration")) {
+      const code = await run(process.execPath, ["--import", "tsx", "--test", ...testFiles("tests/integration")], {
+        NODE_ENV: "test",
+        TEST_SERVER_URL: serverUrl,
+        TEST_TEMPLATE_DB: template,
+      });
+      results.push(`integration: ${code === 0 ? "passed" : "FAILED"}`);
+      if (code !== 0) failed++;
+    }
+
+    if (selected.includes("e2e")) {
+      await admin(serverUrl, (c) => c.query(`CREATE DATABASE ${e2eDb} TEMPLATE ${template}`));
+      created.push(e2eDb);
+      const port = await freePort();
+      const playwright = require.resolve("@playwright/test/cli");
+      const code = await run(process.execPath, [playwright, "test"], {
+        DATABASE_URL: withDatabase(serverUrl, e2eDb),
+        PORT: String(port),
+        AUTH_SECRET: "e2e-test-secret-not-for-production",
+        CONVEYOR_DATA_DIR: path.join(tmpdir(), `conveyor-e2e-${suffix}`),
+      });
+      results.push(`e2e: ${code === 0 ? "passed" : "FAILED"}`);
+      if (code !== 0) failed++;
+    }
+  } finally {
+    await admin(serverUrl, async (c) => {
+      for (const db of created.reverse()) await c.query(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`).catch(() => {});
+    }).catch(() => {});
+    await stopEmbedded();
+  }
+  return report(results, failed);
+}
+
+function report(results: string[], failed: number): number {
+  console.log(`\n[test] ${results.join(" · ")}`);
+  return failed ? 1 : 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: Error) => {
+    console.error(`[test] ${err.stack ?? err.message}`);
+    process.exit(1);
+  },
+);
