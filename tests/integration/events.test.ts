@@ -1,0 +1,98 @@
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { AppError } from "@/lib/errors";
+import { openJobEventStream, openTenantEventStream } from "@/lib/events/sse";
+import { requestExport } from "@/lib/exports/service";
+import { createTestDatabase, type TestDatabase } from "../helpers/db";
+import { drainJobs, seedDemo, type DemoPrincipals } from "../helpers/fixtures";
+
+let database: TestDatabase;
+let p: DemoPrincipals;
+
+before(async () => {
+  database = await createTestDatabase();
+  p = await seedDemo();
+});
+after(async () => database.drop());
+
+type Frame = { id?: number; event: string; data: unknown };
+
+/** Reads SSE frames until the stream ends or `stop` says so. */
+async function readFrames(stream: ReadableStream<Uint8Array>, stop: (f: Frame[]) => boolean = () => false): Promise<Frame[]> {
+  const frames: Frame[] = [];
+  const reader = stream.pipeThrough(new TextDecoderStream()).getReader();
+  let buf = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buf += value;
+    let idx: number;
+    while ((idx = buf.indexOf("\n\n")) !== -1) {
+      const raw = buf.slice(0, idx);
+      buf = buf.slice(idx + 2);
+      const frame: Partial<Frame> & { event?: string } = {};
+      for (const line of raw.split("\n")) {
+        if (line.startsWith("id: ")) frame.id = Number(line.slice(4));
+        if (line.startsWith("event: ")) frame.event = line.slice(7);
+        if (line.startsWith("data: ")) frame.data = JSON.parse(line.slice(6));
+      }
+      if (frame.event) frames.push(frame as Frame);
+    }
+    if (stop(frames)) {
+      await reader.cancel();
+      break;
+    }
+  }
+  return frames;
+}
+
+describe("server-sent events", () => {
+  test("a job stream sends a snapshot, then progress and status, and closes after the terminal snapshot", async () => {
+    const { job } = await requestExport(p.ada, { dataset: "events", format: "csv" });
+    const stream = await openJobEventStream(p.ada, job.id, new AbortController().signal);
+    const reading = readFrames(stream);
+    await drainJobs();
+    const frames = await reading; // ends by itself: the server closes after a terminal status
+    assert.equal(frames[0]?.event, "snapshot");
+    assert.equal((frames[0]?.data as { status: string }).status, "queued");
+    const last = frames.at(-1)!;
+    assert.equal(last.event, "snapshot");
+    const final = last.data as { status: string; result: { files: { rows: number }[] } };
+    assert.equal(final.status, "succeeded");
+    assert.ok(final.result.files[0]!.rows > 0);
+    const kinds = frames.map((f) => f.event);
+    assert.ok(kinds.includes("status"), "status events are sent");
+    const ids = frames.map((f) => f.id!).filter((i) => i !== undefined);
+    assert.deepEqual(ids, [...ids].sort((a, b) => a - b), "event ids rise");
+  });
+
+  test("a finished job's stream is its snapshot alone", async () => {
+    const { job } = await requestExport(p.ada, { dataset: "customers" });
+    await drainJobs();
+    const frames = await readFrames(await openJobEventStream(p.ada, job.id, new AbortController().signal));
+    assert.deepEqual(frames.map((f) => f.event), ["snapshot"]);
+  });
+
+  test("another tenant's job stream is not found before any byte is sent", async () => {
+    const { job } = await requestExport(p.ada, { dataset: "customers" });
+    await assert.rejects(openJobEventStream(p.gus, job.id, new AbortController().signal), (e: unknown) => e instanceof AppError && e.code === "not_found");
+  });
+
+  test("the tenant stream carries the tenant's jobs only", async () => {
+    const abort = new AbortController();
+    const gusStream = openTenantEventStream(p.gus, abort.signal);
+    const adaStream = openTenantEventStream(p.ada, abort.signal);
+    const gusFrames = readFrames(gusStream, (f) => f.length > 0);
+    const adaFrames = readFrames(adaStream, (f) => f.some((x) => (x.data as { status: string }).status === "succeeded"));
+    await new Promise((r) => setTimeout(r, 200)); // both subscribed
+    const { job: acmeJob } = await requestExport(p.ada, { dataset: "customers" });
+    const { job: globexJob } = await requestExport(p.gus, { dataset: "customers" });
+    await drainJobs();
+    const ada = await adaFrames;
+    const gus = await gusFrames;
+    assert.ok(ada.every((f) => (f.data as { jobId: string }).jobId !== globexJob.id));
+    assert.ok(ada.some((f) => (f.data as { jobId: string }).jobId === acmeJob.id));
+    assert.ok(gus.every((f) => (f.data as { jobId: string }).jobId !== acmeJob.id));
+    abort.abort();
+  });
+});

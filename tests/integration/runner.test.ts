@@ -1,0 +1,189 @@
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { setTimeout as sleep } from "node:timers/promises";
+import { runOnce } from "graphile-worker";
+import { z } from "zod";
+import { db } from "@/lib/db";
+import { databaseUrl } from "@/lib/env";
+import { eventHub, type JobEvent } from "@/lib/events/hub";
+import { taskCatalog } from "@/lib/jobs/catalog";
+import { enqueueJob } from "@/lib/jobs/enqueue";
+import { PermanentError } from "@/lib/jobs/errors";
+import { runJob } from "@/lib/jobs/runner";
+import { defineTask, type JobContext } from "@/lib/jobs/task";
+import { dispatchToRunner } from "../../worker/tasks/dispatch";
+import { createTestDatabase, type TestDatabase } from "../helpers/db";
+import { quietLogger, seedDemo, type DemoPrincipals } from "../helpers/fixtures";
+
+let database: TestDatabase;
+let p: DemoPrincipals;
+
+type Behaviour = (ctx: JobContext<{ n: number }>) => Promise<unknown>;
+let behaviour: Behaviour = async () => ({ ok: true });
+
+const testTask = defineTask({
+  type: "test_task",
+  queue: "bulk",
+  inputSchema: z.object({ n: z.number().int() }),
+  retry: { maxAttempts: 3, initialBackoffMs: 0, maxBackoffMs: 0, multiplier: 2, jitter: "none" },
+  timeoutMs: 5_000,
+  leaseMs: 5_000,
+  handler: (ctx) => behaviour(ctx),
+});
+
+before(async () => {
+  taskCatalog[testTask.type] = testTask;
+  database = await createTestDatabase();
+  p = await seedDemo(0.001);
+});
+after(async () => {
+  delete taskCatalog[testTask.type];
+  await database.drop();
+});
+
+async function drain(): Promise<void> {
+  await runOnce({ connectionString: databaseUrl(), taskList: { test_task: dispatchToRunner("test_task") }, logger: quietLogger });
+}
+
+async function enqueue(n = 1) {
+  const { job } = await enqueueJob({ tenantId: p.acmeId, type: "test_task", input: { n } });
+  return job.id;
+}
+
+const attemptsOf = (jobId: string) => db().jobAttempt.findMany({ where: { jobId }, orderBy: { attempt: "asc" } });
+
+describe("runner", () => {
+  test("success stores the result and one succeeded attempt", async () => {
+    behaviour = async (ctx) => ({ doubled: ctx.input.n * 2 });
+    const id = await enqueue(21);
+    await drain();
+    const job = await db().job.findUniqueOrThrow({ where: { id } });
+    assert.equal(job.status, "succeeded");
+    assert.deepEqual(job.result, { doubled: 42 });
+    assert.ok(job.finishedAt && job.startedAt);
+    assert.equal(job.leaseOwner, null);
+    const attempts = await attemptsOf(id);
+    assert.deepEqual(attempts.map((a) => a.outcome), ["succeeded"]);
+  });
+
+  test("a retryable failure retries within budget, then the job fails with every attempt recorded", async () => {
+    behaviour = async () => {
+      throw new Error("downstream 503");
+    };
+    const id = await enqueue();
+    await drain();
+    const job = await db().job.findUniqueOrThrow({ where: { id } });
+    assert.equal(job.status, "failed");
+    assert.equal(job.attempts, 3);
+    assert.equal(job.errorClass, "retryable");
+    assert.equal(job.errorMessage, "downstream 503");
+    const attempts = await attemptsOf(id);
+    assert.deepEqual(attempts.map((a) => [a.attempt, a.outcome, a.errorClass]), [
+      [1, "failed", "retryable"],
+      [2, "failed", "retryable"],
+      [3, "failed", "retryable"],
+    ]);
+    assert.ok(attempts.every((a) => a.errorStack?.includes("downstream 503")));
+  });
+
+  test("a failed attempt with budget left is retrying, and the next attempt can succeed", async () => {
+    behaviour = async (ctx) => {
+      if (ctx.job.attempt === 1) throw new Error("flaky");
+      return { attempt: ctx.job.attempt };
+    };
+    const id = await enqueue();
+    await drain();
+    const job = await db().job.findUniqueOrThrow({ where: { id } });
+    assert.equal(job.status, "succeeded");
+    assert.deepEqual(job.result, { attempt: 2 });
+    assert.deepEqual((await attemptsOf(id)).map((a) => a.outcome), ["failed", "succeeded"]);
+  });
+
+  test("a permanent error dead-letters at once", async () => {
+    behaviour = async () => {
+      throw new PermanentError("403 from the bucket");
+    };
+    const id = await enqueue();
+    await drain();
+    const job = await db().job.findUniqueOrThrow({ where: { id } });
+    assert.equal(job.status, "failed");
+    assert.equal(job.attempts, 1);
+    assert.equal(job.errorClass, "permanent");
+  });
+
+  test("input that fails its schema is permanent and names the field", async () => {
+    behaviour = async () => assert.fail("the handler must not run");
+    const id = await enqueue();
+    await db().job.update({ where: { id }, data: { input: { n: "seven" } } });
+    await drain();
+    const job = await db().job.findUniqueOrThrow({ where: { id } });
+    assert.equal(job.status, "failed");
+    assert.equal(job.errorClass, "permanent");
+    assert.match(job.errorMessage ?? "", /^Invalid job input: n: /);
+  });
+
+  test("a timeout aborts the handler and counts as a retryable failure", async () => {
+    behaviour = (ctx) =>
+      new Promise((_, reject) => ctx.signal.addEventListener("abort", () => reject(new Error("aborted")), { once: true }));
+    testTask.timeoutMs = 200;
+    const id = await enqueue();
+    await drain().finally(() => (testTask.timeoutMs = 5_000));
+    const attempts = await attemptsOf(id);
+    assert.equal(attempts.length, 3);
+    assert.ok(attempts.every((a) => a.errorClass === "timeout"));
+    assert.equal((await db().job.findUniqueOrThrow({ where: { id } })).status, "failed");
+  });
+
+  test("fencing: once another claim took the job, the stale attempt's writes change nothing", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let started!: () => void;
+    const running = new Promise<void>((r) => (started = r));
+    behaviour = async (ctx) => {
+      ctx.progress({ done: 5, total: 10 });
+      started();
+      await gate;
+      ctx.progress({ done: 9 });
+      return { stale: true };
+    };
+    const id = await enqueue();
+    const outcome = runJob(id, { workerId: "stale-worker", log: () => {} });
+    await running;
+    await sleep(400); // let the first progress write land
+    // Another worker takes over (as after an expired lease): a new fencing token.
+    await db().job.update({ where: { id }, data: { fencingToken: { increment: 1 }, leaseOwner: "new-worker" } });
+    release();
+    assert.equal(await outcome, "lost");
+    const job = await db().job.findUniqueOrThrow({ where: { id } });
+    assert.equal(job.status, "running", "the stale attempt did not complete the job");
+    assert.equal(job.leaseOwner, "new-worker");
+    assert.equal(job.result, null);
+    assert.equal(Number(job.progressDone), 5, "the stale progress write was refused");
+    assert.deepEqual((await attemptsOf(id)).map((a) => a.outcome), ["lost"]);
+  });
+
+  test("progress never moves backwards, and every change notifies with a rising sequence", async () => {
+    const events: JobEvent[] = [];
+    behaviour = async (ctx) => {
+      ctx.progress({ done: 10, total: 100, unit: "rows", stage: "work" });
+      await sleep(300);
+      ctx.progress({ done: 4 });
+      await sleep(300);
+      ctx.progress({ done: 60 });
+      return {};
+    };
+    const id = await enqueue();
+    const unsubscribe = await eventHub().subscribe({ jobId: id }, (e) => events.push(e));
+    await drain();
+    await sleep(100);
+    unsubscribe();
+    const seqs = events.map((e) => e.seq);
+    assert.deepEqual(seqs, [...seqs].sort((a, b) => a - b), "sequence numbers rise");
+    assert.equal(new Set(seqs).size, seqs.length, "no sequence number repeats");
+    const dones = events.map((e) => Number(e.done));
+    assert.deepEqual(dones, [...dones].sort((a, b) => a - b), "done never decreases");
+    assert.equal(events.at(-1)?.status, "succeeded");
+    assert.ok(events.some((e) => e.status === "running"));
+    assert.ok(events.every((e) => e.tenantId === p.acmeId));
+  });
+});
