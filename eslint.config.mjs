@@ -4,13 +4,29 @@ import tseslint from "typescript-eslint";
 // The arrows go one way: app → lib ← worker.
 const libBoundary = {
   patterns: [
-    { group: ["@/app/*", "@/worker/*", "**/app/*", "**/worker/*"], message: "lib/ never imports app/ or worker/ (app → lib ← worker)." },
-    { group: ["next", "next/*", "next-auth", "next-auth/*"], message: "Only lib/http/ may import Next.js; the worker imports lib/ too." },
+    {
+      group: ["@/app/*", "@/worker/*", "**/app/*", "**/worker/*"],
+      message: "lib/ never imports app/ or worker/ (app → lib ← worker).",
+    },
+    {
+      group: ["next", "next/*", "next-auth", "next-auth/*"],
+      message: "Only lib/http/ may import Next.js; the worker imports lib/ too.",
+    },
   ],
 };
 
 export default tseslint.config(
-  { ignores: ["node_modules/", ".next/", ".data/", "lib/generated/", "next-env.d.ts", "test-results/", "playwright-report/"] },
+  {
+    ignores: [
+      "node_modules/",
+      ".next/",
+      ".data/",
+      "lib/generated/",
+      "next-env.d.ts",
+      "test-results/",
+      "playwright-report/",
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -28,14 +44,24 @@ export default tseslint.config(
     rules: {
       "no-restricted-imports": [
         "error",
-        { patterns: [{ group: ["@/app/*", "**/app/*", "@/lib/http/*", "**/lib/http/*", "next", "next/*"], message: "worker/ uses lib/ only (not app/, lib/http or Next.js)." }] },
+        {
+          patterns: [
+            {
+              group: ["@/app/*", "**/app/*", "@/lib/http/*", "**/lib/http/*", "next", "next/*"],
+              message: "worker/ uses lib/ only (not app/, lib/http or Next.js).",
+            },
+          ],
+        },
       ],
     },
   },
   {
     files: ["app/**/*.{ts,tsx}", "components/**/*.{ts,tsx}"],
     rules: {
-      "no-restricted-imports": ["error", { patterns: [{ group: ["@/worker/*", "**/worker/*"], message: "app/ never imports worker/." }] }],
+      "no-restricted-imports": [
+        "error",
+        { patterns: [{ group: ["@/worker/*", "**/worker/*"], message: "app/ never imports worker/." }] },
+      ],
     },
   },
 );

@@ -37,7 +37,11 @@ export function ExportForm() {
   const fieldError = (path: string) => error?.fields.find((f) => f.path === path)?.message;
 
   return (
-    <form onSubmit={onSubmit} aria-label="Request an export" className="rounded-lg border border-slate-200 bg-white p-5 shadow-sm">
+    <form
+      onSubmit={onSubmit}
+      aria-label="Request an export"
+      className="rounded-lg border border-slate-200 bg-white p-5 shadow-sm"
+    >
       <h2 className="mb-4 text-lg font-semibold">Request an export</h2>
       <div className="grid grid-cols-2 gap-4 md:grid-cols-5">
         <label className="text-sm font-medium">

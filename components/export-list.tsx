@@ -19,7 +19,12 @@ export function ExportList() {
   useTenantJobEvents();
 
   if (query.isPending) return <p className="text-sm text-slate-500">Loading exports…</p>;
-  if (query.isError) return <p role="alert" className="text-sm text-red-700">Could not load exports: {query.error.message}</p>;
+  if (query.isError)
+    return (
+      <p role="alert" className="text-sm text-red-700">
+        Could not load exports: {query.error.message}
+      </p>
+    );
   const jobs = query.data.jobs;
 
   return (
@@ -44,7 +49,12 @@ export function ExportList() {
             {jobs.map((job) => {
               const file = job.result?.files[0];
               return (
-                <tr key={job.id} data-testid="export-row" data-job-id={job.id} className="border-t border-slate-100 align-top">
+                <tr
+                  key={job.id}
+                  data-testid="export-row"
+                  data-job-id={job.id}
+                  className="border-t border-slate-100 align-top"
+                >
                   <td className="px-5 py-3 whitespace-nowrap">
                     <Link href={`/jobs/${job.id}`} className="text-indigo-700 underline">
                       {formatTime(job.createdAt)}
@@ -59,7 +69,11 @@ export function ExportList() {
                   </td>
                   <td className="px-5 py-3">
                     {file && !file.expired && (
-                      <a href={file.downloadUrl} className="rounded bg-emerald-600 px-3 py-1 text-xs font-medium text-white hover:bg-emerald-500" download>
+                      <a
+                        href={file.downloadUrl}
+                        className="rounded bg-emerald-600 px-3 py-1 text-xs font-medium text-white hover:bg-emerald-500"
+                        download
+                      >
                         Download ({formatBytes(file.size)})
                       </a>
                     )}

@@ -58,7 +58,11 @@ export function JobDetail({ initial }: { initial: JobDto }) {
                   {f.expired ? "expired" : `expires ${formatTime(f.expiresAt)}`} · downloaded {f.downloadCount}×
                 </span>
                 {!f.expired && (
-                  <a href={f.downloadUrl} download className="rounded bg-emerald-600 px-3 py-1 text-xs font-medium text-white hover:bg-emerald-500">
+                  <a
+                    href={f.downloadUrl}
+                    download
+                    className="rounded bg-emerald-600 px-3 py-1 text-xs font-medium text-white hover:bg-emerald-500"
+                  >
                     Download
                   </a>
                 )}

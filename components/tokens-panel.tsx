@@ -29,16 +29,34 @@ export function TokensPanel() {
 
   return (
     <div className="space-y-6">
-      <form onSubmit={onSubmit} aria-label="Create an API token" className="flex items-end gap-3 rounded-lg border border-slate-200 bg-white p-5 shadow-sm">
+      <form
+        onSubmit={onSubmit}
+        aria-label="Create an API token"
+        className="flex items-end gap-3 rounded-lg border border-slate-200 bg-white p-5 shadow-sm"
+      >
         <label className="flex-1 text-sm font-medium">
           Token name
-          <input name="name" required maxLength={100} placeholder="e.g. nightly-report" className="mt-1 block w-full rounded border border-slate-300 px-3 py-2" />
+          <input
+            name="name"
+            required
+            maxLength={100}
+            placeholder="e.g. nightly-report"
+            className="mt-1 block w-full rounded border border-slate-300 px-3 py-2"
+          />
         </label>
-        <button type="submit" disabled={create.isPending} className="rounded bg-indigo-600 px-4 py-2 text-sm font-medium text-white disabled:opacity-50">
+        <button
+          type="submit"
+          disabled={create.isPending}
+          className="rounded bg-indigo-600 px-4 py-2 text-sm font-medium text-white disabled:opacity-50"
+        >
           Create token
         </button>
       </form>
-      {create.error && <p role="alert" className="text-sm text-red-700">{create.error.message}</p>}
+      {create.error && (
+        <p role="alert" className="text-sm text-red-700">
+          {create.error.message}
+        </p>
+      )}
       {secret && (
         <div role="status" className="rounded-lg border border-amber-300 bg-amber-50 p-4 text-sm">
           <p className="font-medium">Copy this token now; it is not shown again.</p>
@@ -51,12 +69,19 @@ export function TokensPanel() {
         {tokens.data?.tokens.length ? (
           <ul>
             {tokens.data.tokens.map((t) => (
-              <li key={t.id} className="flex items-center gap-4 border-t border-slate-100 px-5 py-3 text-sm first:border-0">
+              <li
+                key={t.id}
+                className="flex items-center gap-4 border-t border-slate-100 px-5 py-3 text-sm first:border-0"
+              >
                 <span className="font-medium">{t.name}</span>
                 <code className="text-slate-500">{t.prefix}…</code>
                 <span className="text-slate-500">created {formatTime(t.createdAt)}</span>
                 <span className="text-slate-500">last used {formatTime(t.lastUsedAt)}</span>
-                <button onClick={() => revoke.mutate(t.id)} className="ml-auto text-red-700 underline" aria-label={`Revoke token ${t.name}`}>
+                <button
+                  onClick={() => revoke.mutate(t.id)}
+                  className="ml-auto text-red-700 underline"
+                  aria-label={`Revoke token ${t.name}`}
+                >
                   Revoke
                 </button>
               </li>

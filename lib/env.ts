@@ -5,8 +5,7 @@
 import path from "node:path";
 import { z } from "zod";
 
-const intFrom = (def: number, min: number, max: number) =>
-  z.coerce.number().int().min(min).max(max).default(def);
+const intFrom = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
 
 const envSchema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),

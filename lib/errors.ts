@@ -46,7 +46,11 @@ export function invalidInput(error: ZodError, prefix?: string): AppError {
 }
 
 /** Parse with a schema or throw an invalid_input AppError. */
-export function parseOrThrow<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: ZodError } }, value: unknown, prefix?: string): T {
+export function parseOrThrow<T>(
+  schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: ZodError } },
+  value: unknown,
+  prefix?: string,
+): T {
   const result = schema.safeParse(value);
   if (!result.success) throw invalidInput(result.error, prefix);
   return result.data;

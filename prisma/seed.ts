@@ -67,7 +67,12 @@ const NOTE_SQL = `CASE g % 7
   WHEN 5 THEN E'Tab\\tand ''single'' quotes'
   ELSE 'Semi; colon, comma "quote"' END`;
 
-async function seedBusinessData(c: pg.PoolClient, tenantId: string, t: (typeof demoTenants)[number], scale: number): Promise<void> {
+async function seedBusinessData(
+  c: pg.PoolClient,
+  tenantId: string,
+  t: (typeof demoTenants)[number],
+  scale: number,
+): Promise<void> {
   const n = (x: number) => Math.max(10, Math.round(x * scale));
   if (await isEmpty(c, "customers", tenantId)) {
     await c.query(

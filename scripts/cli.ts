@@ -14,7 +14,12 @@ const usage = `usage:
 async function main(): Promise<number> {
   const { positionals, values } = parseArgs({
     allowPositionals: true,
-    options: { email: { type: "string" }, tenant: { type: "string" }, name: { type: "string" }, help: { type: "boolean" } },
+    options: {
+      email: { type: "string" },
+      tenant: { type: "string" },
+      name: { type: "string" },
+      help: { type: "boolean" },
+    },
   });
   if (values.help || positionals.join(" ") !== "token create") {
     console.error(usage);

@@ -36,7 +36,11 @@ async function canConnect(url: string): Promise<boolean> {
 }
 
 /** Starts (initialising on first use) an embedded Postgres cluster in `dir`. */
-export async function startEmbeddedPostgres(dir: string, port: number, log: (line: string) => void = () => {}): Promise<EmbeddedPostgres> {
+export async function startEmbeddedPostgres(
+  dir: string,
+  port: number,
+  log: (line: string) => void = () => {},
+): Promise<EmbeddedPostgres> {
   await mkdir(path.dirname(dir), { recursive: true });
   const cluster = new EmbeddedPostgres({
     databaseDir: dir,
@@ -107,7 +111,9 @@ export async function migrate(url: string): Promise<void> {
     child.stdout.on("data", (d: Buffer) => (output += d.toString()));
     child.stderr.on("data", (d: Buffer) => (output += d.toString()));
     child.on("error", reject);
-    child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`prisma migrate deploy failed (exit ${code}):\n${output}`))));
+    child.on("exit", (code) =>
+      code === 0 ? resolve() : reject(new Error(`prisma migrate deploy failed (exit ${code}):\n${output}`)),
+    );
   });
   await runMigrations({ connectionString: url, logger: undefined });
 }

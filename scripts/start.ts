@@ -6,7 +6,7 @@
  *  - the Next.js server and one worker process; Ctrl-C stops everything
  * `npm run dev` does the same with `next dev` (no build).
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
@@ -60,7 +60,9 @@ function runToEnd(cmd: string, args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { stdio: "inherit", env: process.env });
     child.on("error", reject);
-    child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`${path.basename(args[0] ?? cmd)} exited with ${code}`))));
+    child.on("exit", (code) =>
+      code === 0 ? resolve() : reject(new Error(`${path.basename(args[0] ?? cmd)} exited with ${code}`)),
+    );
   });
 }
 
@@ -123,16 +125,20 @@ async function main(): Promise<void> {
       await runToEnd(process.execPath, [nextBin, "build"]);
     }
     const port = env().PORT;
-    const web = spawn(process.execPath, [nextBin, isDev ? "dev" : "start", "-p", String(port)], {
-      stdio: ["ignore", "inherit", "inherit"],
-      env: process.env,
-    });
-    const worker = spawn(process.execPath, ["--import", "tsx", "worker/index.ts"], {
-      stdio: ["ignore", "inherit", "inherit"],
-      env: process.env,
-    });
+    // Own process groups: a Ctrl-C or a group-wide SIGTERM reaches this process
+    // alone, which then stops each child once, in order (a second signal would
+    // make the worker skip its grace period).
+    const childOptions: SpawnOptions = { stdio: ["ignore", "inherit", "inherit"], env: process.env, detached: true };
+    const web = spawn(process.execPath, [nextBin, isDev ? "dev" : "start", "-p", String(port)], childOptions);
+    const worker = spawn(process.execPath, ["--import", "tsx", "worker/index.ts"], childOptions);
     children.push(web, worker);
-    for (const [name, child] of [["web server", web], ["worker", worker]] as const) {
+    process.on("exit", () => {
+      for (const child of children) if (child.exitCode === null) child.kill("SIGKILL");
+    });
+    for (const [name, child] of [
+      ["web server", web],
+      ["worker", worker],
+    ] as const) {
       child.on("exit", (code, signal) => {
         if (stopping) return;
         console.error(`[start] the ${name} exited (${signal ?? code}); stopping everything`);
@@ -142,7 +148,10 @@ async function main(): Promise<void> {
     const url = `http://localhost:${port}`;
     await waitForHealth(url, web);
     const logins = demoUsers
-      .map((u) => `    ${u.email.padEnd(20)} ${u.admin ? "platform admin" : `${u.role} of ${demoTenants.find((t) => t.slug === u.tenant)?.name}`}`)
+      .map(
+        (u) =>
+          `    ${u.email.padEnd(20)} ${u.admin ? "platform admin" : `${u.role} of ${demoTenants.find((t) => t.slug === u.tenant)?.name}`}`,
+      )
       .join("\n");
     console.log(`
   Conveyor is running at ${url}

@@ -71,7 +71,9 @@ async function main(): Promise<number> {
   let failed = 0;
 
   if (selected.includes("unit")) {
-    const code = await run(process.execPath, ["--import", "tsx", "--test", ...testFiles("tests/unit")], { NODE_ENV: "test" });
+    const code = await run(process.execPath, ["--import", "tsx", "--test", ...testFiles("tests/unit")], {
+      NODE_ENV: "test",
+    });
     results.push(`unit: ${code === 0 ? "passed" : "FAILED"}`);
     if (code !== 0) failed++;
   }

@@ -25,7 +25,9 @@ async function main(): Promise<void> {
     pollInterval: 2_000,
     gracefulShutdownAbortTimeout: env().WORKER_SHUTDOWN_GRACE_MS,
   });
-  console.log(`[worker] ${workerIdentity.id} started: concurrency ${concurrency}, tasks ${Object.keys(taskList).join(", ")}`);
+  console.log(
+    `[worker] ${workerIdentity.id} started: concurrency ${concurrency}, tasks ${Object.keys(taskList).join(", ")}`,
+  );
 
   let stopping = false;
   const stop = (signal: string) => {

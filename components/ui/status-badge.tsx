@@ -11,7 +11,10 @@ const styles: Record<string, string> = {
 
 export function StatusBadge({ status }: { status: string }) {
   return (
-    <span data-testid="job-status" className={`inline-block rounded px-2 py-0.5 text-xs font-medium ${styles[status] ?? styles.queued}`}>
+    <span
+      data-testid="job-status"
+      className={`inline-block rounded px-2 py-0.5 text-xs font-medium ${styles[status] ?? styles.queued}`}
+    >
       {status}
     </span>
   );

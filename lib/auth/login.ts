@@ -2,7 +2,10 @@ import { db } from "../db";
 import { verifyPassword } from "./password";
 
 /** The user for an e-mail and password, or null. Takes the same time whether or not the e-mail exists. */
-export async function verifyCredentials(email: string, password: string): Promise<{ id: string; email: string; name: string } | null> {
+export async function verifyCredentials(
+  email: string,
+  password: string,
+): Promise<{ id: string; email: string; name: string } | null> {
   const user = await db().user.findUnique({ where: { email: email.trim().toLowerCase() } });
   // A fixed dummy hash keeps timing equal for unknown e-mails.
   const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_HASH);

@@ -20,7 +20,11 @@ export type Principal = {
 };
 
 /** Builds the principal of a user in their first (or the named) tenant. Null if the user is gone. */
-export async function loadUserPrincipal(userId: string, tokenId: string | null = null, tenantId?: string): Promise<Principal | null> {
+export async function loadUserPrincipal(
+  userId: string,
+  tokenId: string | null = null,
+  tenantId?: string,
+): Promise<Principal | null> {
   const user = await db().user.findUnique({
     where: { id: userId },
     include: {
@@ -49,7 +53,10 @@ export async function loadUserPrincipal(userId: string, tokenId: string | null =
 /** The tenant a principal acts in, or a 403 saying it needs one (platform admins without membership). */
 export function requireTenant(principal: Principal): string {
   if (!principal.tenantId) {
-    throw new AppError("forbidden", "This action needs a tenant membership; platform admins act on tenants from the console");
+    throw new AppError(
+      "forbidden",
+      "This action needs a tenant membership; platform admins act on tenants from the console",
+    );
   }
   return principal.tenantId;
 }

@@ -21,7 +21,10 @@ function hashToken(secret: string): string {
 }
 
 /** Creates a token for the principal's user and tenant. The secret is returned once and never stored. */
-export async function createApiToken(principal: Principal, body: unknown): Promise<{ token: string; record: TokenDto }> {
+export async function createApiToken(
+  principal: Principal,
+  body: unknown,
+): Promise<{ token: string; record: TokenDto }> {
   const { name } = parseOrThrow(createTokenSchema, body);
   const tenantId = requireTenant(principal);
   const secret = TOKEN_PREFIX + randomBytes(32).toString("base64url");
@@ -48,7 +51,9 @@ export async function principalFromToken(secret: string): Promise<Principal | nu
   const row = await db().apiToken.findUnique({ where: { tokenHash: hashToken(secret) } });
   if (!row || row.revokedAt) return null;
   // Best effort and off the request's critical path.
-  void db().apiToken.update({ where: { id: row.id }, data: { lastUsedAt: new Date() } }).catch(() => {});
+  void db()
+    .apiToken.update({ where: { id: row.id }, data: { lastUsedAt: new Date() } })
+    .catch(() => {});
   return loadUserPrincipal(row.userId, row.id, row.tenantId);
 }
 
@@ -70,7 +75,13 @@ export async function revokeApiToken(principal: Principal, id: string): Promise<
   if (count === 0) throw notFound("Token not found");
 }
 
-function toTokenDto(row: { id: string; name: string; prefix: string; createdAt: Date; lastUsedAt: Date | null }): TokenDto {
+function toTokenDto(row: {
+  id: string;
+  name: string;
+  prefix: string;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+}): TokenDto {
   return {
     id: row.id,
     name: row.name,

@@ -20,7 +20,9 @@ export class ApiError extends Error {
 async function request<T>(url: string, init?: RequestInit): Promise<T> {
   const res = await fetch(url, { ...init, headers: { "Content-Type": "application/json", ...init?.headers } });
   if (!res.ok) {
-    const body = (await res.json().catch(() => null)) as { error?: { message?: string; fields?: ApiError["fields"] } } | null;
+    const body = (await res.json().catch(() => null)) as {
+      error?: { message?: string; fields?: ApiError["fields"] };
+    } | null;
     throw new ApiError(res.status, body?.error?.message ?? `Request failed (${res.status})`, body?.error?.fields);
   }
   return (res.status === 204 ? undefined : await res.json()) as T;
@@ -55,7 +57,11 @@ export type ExportForm = {
 };
 
 export function createExport(body: ExportForm, idempotencyKey: string): Promise<JobDto> {
-  return request("/api/v1/exports", { method: "POST", body: JSON.stringify(body), headers: { "Idempotency-Key": idempotencyKey } });
+  return request("/api/v1/exports", {
+    method: "POST",
+    body: JSON.stringify(body),
+    headers: { "Idempotency-Key": idempotencyKey },
+  });
 }
 
 export function fetchTokens(): Promise<{ tokens: TokenDto[] }> {

@@ -40,7 +40,10 @@ export function percentDone(job: Pick<JobDto, "status" | "progress">): number | 
 }
 
 /** Rows per second since the job started, and the estimated time left. */
-export function rateAndEta(job: Pick<JobDto, "progress" | "startedAt" | "finishedAt">, now = Date.now()): { rate: number | null; etaMs: number | null } {
+export function rateAndEta(
+  job: Pick<JobDto, "progress" | "startedAt" | "finishedAt">,
+  now = Date.now(),
+): { rate: number | null; etaMs: number | null } {
   if (!job.startedAt) return { rate: null, etaMs: null };
   const end = job.finishedAt ? new Date(job.finishedAt).getTime() : now;
   const elapsed = (end - new Date(job.startedAt).getTime()) / 1000;

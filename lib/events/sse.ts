@@ -74,7 +74,13 @@ function eventToWire(e: JobEvent) {
     type: e.type,
     status: e.status as JobStatus,
     attempts: e.attempts,
-    progress: { done: Number(e.done), total: e.total === null ? null : Number(e.total), unit: e.unit, stage: e.stage, message: e.message },
+    progress: {
+      done: Number(e.done),
+      total: e.total === null ? null : Number(e.total),
+      unit: e.unit,
+      stage: e.stage,
+      message: e.message,
+    },
     at: e.at,
   };
 }
@@ -85,7 +91,11 @@ export type JobEventWire = ReturnType<typeof eventToWire>;
  * The event stream of one job. Throws not_found (before any byte is sent) for
  * a job the principal may not see.
  */
-export async function openJobEventStream(principal: Principal, rawJobId: string, signal: AbortSignal): Promise<ReadableStream<Uint8Array>> {
+export async function openJobEventStream(
+  principal: Principal,
+  rawJobId: string,
+  signal: AbortSignal,
+): Promise<ReadableStream<Uint8Array>> {
   const first = await getJob(principal, rawJobId);
   return makeStream(signal, async (sink) => {
     let snapshotSeq = -1;

@@ -28,7 +28,11 @@ export const datasets: Record<DatasetName, Dataset> = {
 export type Quote = (value: string) => string;
 
 /** The SELECT an export runs: the tenant's rows of one dataset in the filter window, in id order. */
-export function buildExportQuery(tenantId: string, request: Pick<ExportRequest, "dataset" | "filter">, quote: Quote): string {
+export function buildExportQuery(
+  tenantId: string,
+  request: Pick<ExportRequest, "dataset" | "filter">,
+  quote: Quote,
+): string {
   const ds = datasets[request.dataset];
   const where = [`tenant_id = ${quote(tenantId)}::uuid`];
   if (request.filter?.from) where.push(`${ds.timeColumn} >= ${quote(request.filter.from)}::timestamptz`);

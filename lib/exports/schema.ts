@@ -13,10 +13,7 @@ export const exportRequestSchema = z
     dataset: z.enum(datasetNames, { error: `must be one of ${datasetNames.join(", ")}` }),
     format: z.enum(["csv", "jsonl"], { error: "must be csv or jsonl" }).default("csv"),
     compression: z.enum(["gzip", "none"], { error: "must be gzip or none" }).default("none"),
-    filter: z
-      .object({ from: isoInstant.optional(), to: isoInstant.optional() })
-      .strict()
-      .optional(),
+    filter: z.object({ from: isoInstant.optional(), to: isoInstant.optional() }).strict().optional(),
   })
   .strict()
   .superRefine((v, ctx) => {

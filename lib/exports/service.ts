@@ -20,10 +20,16 @@ export async function requestExport(
   idempotencyKey?: string | null,
 ): Promise<{ job: JobDto; created: boolean }> {
   const tenantId = requireTenant(principal);
-  if (idempotencyKey !== undefined && idempotencyKey !== null && (idempotencyKey.length === 0 || idempotencyKey.length > MAX_IDEMPOTENCY_KEY)) {
-    throw new AppError("invalid_input", `Invalid input: Idempotency-Key: must be 1 to ${MAX_IDEMPOTENCY_KEY} characters`, [
-      { path: "Idempotency-Key", message: `must be 1 to ${MAX_IDEMPOTENCY_KEY} characters` },
-    ]);
+  if (
+    idempotencyKey !== undefined &&
+    idempotencyKey !== null &&
+    (idempotencyKey.length === 0 || idempotencyKey.length > MAX_IDEMPOTENCY_KEY)
+  ) {
+    throw new AppError(
+      "invalid_input",
+      `Invalid input: Idempotency-Key: must be 1 to ${MAX_IDEMPOTENCY_KEY} characters`,
+      [{ path: "Idempotency-Key", message: `must be 1 to ${MAX_IDEMPOTENCY_KEY} characters` }],
+    );
   }
   const { job, created } = await enqueueJob({
     tenantId,

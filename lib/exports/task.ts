@@ -35,7 +35,9 @@ export function exportContentType(request: ExportRequest): string {
 
 /** The planner's row estimate for a query: cheap, and good enough for a progress bar's total. */
 async function estimateRows(client: pg.PoolClient, select: string): Promise<number> {
-  const res = await client.query<{ "QUERY PLAN": [{ Plan: { "Plan Rows": number } }] }>(`EXPLAIN (FORMAT JSON) ${select}`);
+  const res = await client.query<{ "QUERY PLAN": [{ Plan: { "Plan Rows": number } }] }>(
+    `EXPLAIN (FORMAT JSON) ${select}`,
+  );
   return Math.max(0, Math.round(res.rows[0]?.["QUERY PLAN"][0].Plan["Plan Rows"] ?? 0));
 }
 

@@ -26,7 +26,9 @@ export async function readJson(req: Request): Promise<unknown> {
   try {
     return await req.json();
   } catch {
-    throw new AppError("invalid_input", "Invalid input: body: must be a JSON object", [{ path: "(body)", message: "must be a JSON object" }]);
+    throw new AppError("invalid_input", "Invalid input: body: must be a JSON object", [
+      { path: "(body)", message: "must be a JSON object" },
+    ]);
   }
 }
 

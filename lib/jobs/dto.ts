@@ -82,6 +82,9 @@ export function toJobDto(job: JobModel, files: ExportFileModel[] = []): JobDto {
     finishedAt: job.finishedAt?.toISOString() ?? null,
     runAt: job.runAt.toISOString(),
     error: job.errorMessage ? { class: job.errorClass, message: job.errorMessage } : null,
-    result: job.status === "succeeded" || job.status === "expired" ? { rows: stored?.rows, files: files.map((f) => toFileDto(f)) } : null,
+    result:
+      job.status === "succeeded" || job.status === "expired"
+        ? { rows: stored?.rows, files: files.map((f) => toFileDto(f)) }
+        : null,
   };
 }

@@ -46,7 +46,10 @@ function hashInput(type: string, input: unknown): string {
  * only our job id; graphile's own retries are off (max_attempts 1) because
  * Conveyor schedules retries itself.
  */
-export async function dispatchJob(tx: Tx, job: { id: string; type: string; priority: number; runAt: Date }): Promise<void> {
+export async function dispatchJob(
+  tx: Tx,
+  job: { id: string; type: string; priority: number; runAt: Date },
+): Promise<void> {
   await tx.$executeRaw`SELECT graphile_worker.add_job(
     ${job.type}::text,
     json_build_object('jobId', ${job.id}::text),
@@ -67,7 +70,10 @@ async function findByIdempotencyKey(tenantId: string, key: string, inputHash: st
 /** Validates the input against the task's schema and creates the job (or returns the idempotent original). */
 export async function enqueueJob(opts: EnqueueOptions): Promise<EnqueueResult> {
   const def = getTaskDefinition(opts.type);
-  if (!def) throw new AppError("invalid_input", `Unknown job type: ${opts.type}`, [{ path: "type", message: "unknown job type" }]);
+  if (!def)
+    throw new AppError("invalid_input", `Unknown job type: ${opts.type}`, [
+      { path: "type", message: "unknown job type" },
+    ]);
   const input = parseOrThrow(def.inputSchema, opts.input);
   const inputHash = hashInput(opts.type, input);
   const key = opts.idempotencyKey ?? null;

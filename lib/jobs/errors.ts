@@ -16,7 +16,10 @@ export class PermanentError extends Error {
 /** A downstream asked us to slow down; retry no sooner than retryAfterMs. */
 export class RateLimitedError extends Error {
   readonly errorClass = "rate_limited" as const;
-  constructor(message: string, readonly retryAfterMs: number) {
+  constructor(
+    message: string,
+    readonly retryAfterMs: number,
+  ) {
     super(message);
     this.name = "RateLimitedError";
   }
@@ -24,7 +27,10 @@ export class RateLimitedError extends Error {
 
 /** Why an attempt's AbortSignal fired. */
 export class AbortReason extends Error {
-  constructor(readonly errorClass: "timeout" | "cancelled" | "lease_lost" | "shutdown", message: string) {
+  constructor(
+    readonly errorClass: "timeout" | "cancelled" | "lease_lost" | "shutdown",
+    message: string,
+  ) {
     super(message);
     this.name = "AbortReason";
   }
@@ -42,6 +48,7 @@ export function classifyError(err: unknown, signal?: AbortSignal): Classified {
   const e = err instanceof Error ? err : new Error(String(err));
   const stack = e.stack ?? null;
   if (e instanceof PermanentError) return { errorClass: "permanent", message: e.message, stack };
-  if (e instanceof RateLimitedError) return { errorClass: "rate_limited", message: e.message, stack, retryAfterMs: e.retryAfterMs };
+  if (e instanceof RateLimitedError)
+    return { errorClass: "rate_limited", message: e.message, stack, retryAfterMs: e.retryAfterMs };
   return { errorClass: "retryable", message: e.message || e.name, stack };
 }

@@ -8,7 +8,16 @@ import { AppError, notFound, parseOrThrow } from "../errors";
 import { parseIdOr404 } from "../ids";
 import { toJobDto, type JobDto } from "./dto";
 
-const jobStatuses = ["scheduled", "queued", "running", "retrying", "succeeded", "failed", "cancelled", "expired"] as const;
+const jobStatuses = [
+  "scheduled",
+  "queued",
+  "running",
+  "retrying",
+  "succeeded",
+  "failed",
+  "cancelled",
+  "expired",
+] as const;
 
 export const listJobsQuerySchema = z.object({
   status: z.enum(jobStatuses, { error: `must be one of ${jobStatuses.join(", ")}` }).optional(),
@@ -29,7 +38,9 @@ function decodeCursor(raw: string): Cursor {
   const [at, id] = Buffer.from(raw, "base64url").toString().split("|");
   const createdAt = new Date(at ?? "");
   if (!id || Number.isNaN(createdAt.getTime())) {
-    throw new AppError("invalid_input", "Invalid input: cursor: not a cursor from a previous page", [{ path: "cursor", message: "not a cursor from a previous page" }]);
+    throw new AppError("invalid_input", "Invalid input: cursor: not a cursor from a previous page", [
+      { path: "cursor", message: "not a cursor from a previous page" },
+    ]);
   }
   return { createdAt, id: parseIdOr404(id) };
 }
@@ -43,7 +54,10 @@ export async function getJob(principal: Principal, rawId: string): Promise<JobDt
 }
 
 /** The principal's tenant's jobs, newest first, with keyset pagination. */
-export async function listJobs(principal: Principal, rawQuery: unknown): Promise<{ jobs: JobDto[]; nextCursor: string | null }> {
+export async function listJobs(
+  principal: Principal,
+  rawQuery: unknown,
+): Promise<{ jobs: JobDto[]; nextCursor: string | null }> {
   const q = parseOrThrow(listJobsQuerySchema, rawQuery);
   const cursor = q.cursor ? decodeCursor(q.cursor) : null;
   const rows = await db().job.findMany({

@@ -83,9 +83,11 @@ function makeProgressWriter(jobId: string, token: bigint) {
     const u = pending;
     pending = null;
     lastWrite = Date.now();
-    inFlight = inFlight.then(() => write(u).then(() => undefined)).catch((e: Error) => {
-      console.error(`[jobs] job ${jobId} progress write failed: ${e.message}`);
-    });
+    inFlight = inFlight
+      .then(() => write(u).then(() => undefined))
+      .catch((e: Error) => {
+        console.error(`[jobs] job ${jobId} progress write failed: ${e.message}`);
+      });
     return inFlight;
   };
 
@@ -135,7 +137,12 @@ async function recordSuccess(c: Claimed, result: unknown, startedAt: number): Pr
   });
 }
 
-async function recordFailure(c: Claimed, def: TaskDefinition, failure: Classified, startedAt: number): Promise<RunOutcome> {
+async function recordFailure(
+  c: Claimed,
+  def: TaskDefinition,
+  failure: Classified,
+  startedAt: number,
+): Promise<RunOutcome> {
   const outOfBudget = c.job.attempts >= c.job.maxAttempts;
   const dead = failure.errorClass === "permanent" || failure.errorClass === "cancelled" || outOfBudget;
   const delay = failure.retryAfterMs ?? backoffMs(def.retry, c.job.attempts);
@@ -190,7 +197,12 @@ export async function runJob(jobId: string, opts: RunJobOptions): Promise<RunOut
   if (!def) {
     await db().job.updateMany({
       where: { id: jobId, status: { in: ["queued", "retrying"] } },
-      data: { status: "failed", errorClass: "permanent", errorMessage: `No task is registered for type ${head.type}`, finishedAt: new Date() },
+      data: {
+        status: "failed",
+        errorClass: "permanent",
+        errorMessage: `No task is registered for type ${head.type}`,
+        finishedAt: new Date(),
+      },
     });
     return "failed";
   }
@@ -210,24 +222,32 @@ export async function runJob(jobId: string, opts: RunJobOptions): Promise<RunOut
     () => abort(new AbortReason("timeout", `Timed out after ${def.timeoutMs} ms`)),
     def.timeoutMs,
   );
-  const heartbeat = setInterval(() => {
-    db()
-      .job.updateMany({
-        where: { id: jobId, fencingToken: claimed.token, status: "running" },
-        data: { heartbeatAt: new Date(), leaseExpiresAt: new Date(Date.now() + def.leaseMs) },
-      })
-      .then(({ count }) => {
-        if (!count) abort(new AbortReason("lease_lost", "The lease was lost to another attempt"));
-      })
-      .catch((e: Error) => log(`${tag} heartbeat failed: ${e.message}`));
-  }, Math.max(1000, Math.floor(def.leaseMs / 3)));
+  const heartbeat = setInterval(
+    () => {
+      db()
+        .job.updateMany({
+          where: { id: jobId, fencingToken: claimed.token, status: "running" },
+          data: { heartbeatAt: new Date(), leaseExpiresAt: new Date(Date.now() + def.leaseMs) },
+        })
+        .then(({ count }) => {
+          if (!count) abort(new AbortReason("lease_lost", "The lease was lost to another attempt"));
+        })
+        .catch((e: Error) => log(`${tag} heartbeat failed: ${e.message}`));
+    },
+    Math.max(1000, Math.floor(def.leaseMs / 3)),
+  );
   const progress = makeProgressWriter(jobId, claimed.token);
 
   try {
     const parsed = def.inputSchema.safeParse(claimed.job.input);
     if (!parsed.success) {
       const fields = parsed.error.issues.map((i) => `${i.path.join(".") || "(input)"}: ${i.message}`).join("; ");
-      const outcome = await recordFailure(claimed, def, { errorClass: "permanent", message: `Invalid job input: ${fields}`, stack: null }, startedAt);
+      const outcome = await recordFailure(
+        claimed,
+        def,
+        { errorClass: "permanent", message: `Invalid job input: ${fields}`, stack: null },
+        startedAt,
+      );
       log(`${tag} ${outcome}: invalid input`);
       return outcome;
     }
@@ -242,7 +262,9 @@ export async function runJob(jobId: string, opts: RunJobOptions): Promise<RunOut
       if (controller.signal.aborted) throw controller.signal.reason;
       await progress.close();
       const ok = await recordSuccess(claimed, result, startedAt);
-      log(`${tag} ${ok ? "succeeded" : "finished but its lease was lost; result discarded"} in ${Date.now() - startedAt} ms`);
+      log(
+        `${tag} ${ok ? "succeeded" : "finished but its lease was lost; result discarded"} in ${Date.now() - startedAt} ms`,
+      );
       return ok ? "succeeded" : "lost";
     } catch (err) {
       await progress.close();

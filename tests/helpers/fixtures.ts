@@ -5,7 +5,14 @@ import { databaseUrl } from "@/lib/env";
 import { seed } from "../../prisma/seed";
 import { taskList } from "../../worker/tasks";
 
-export type DemoPrincipals = { ada: Principal; oscar: Principal; gus: Principal; root: Principal; acmeId: string; globexId: string };
+export type DemoPrincipals = {
+  ada: Principal;
+  oscar: Principal;
+  gus: Principal;
+  root: Principal;
+  acmeId: string;
+  globexId: string;
+};
 
 /** Seeds a small demo data set (1% scale) and returns the demo principals. */
 export async function seedDemo(scale = 0.01): Promise<DemoPrincipals> {

@@ -18,9 +18,14 @@ after(async () => database.drop());
 type Frame = { id?: number; event: string; data: unknown };
 
 /** Reads SSE frames until the stream ends or `stop` says so. */
-async function readFrames(stream: ReadableStream<Uint8Array>, stop: (f: Frame[]) => boolean = () => false): Promise<Frame[]> {
+async function readFrames(
+  stream: ReadableStream<Uint8Array>,
+  stop: (f: Frame[]) => boolean = () => false,
+): Promise<Frame[]> {
   const frames: Frame[] = [];
-  const reader = stream.pipeThrough(new TextDecoderStream()).getReader();
+  const reader = stream
+    .pipeThrough(new TextDecoderStream() as unknown as ReadableWritablePair<string, Uint8Array>)
+    .getReader();
   let buf = "";
   for (;;) {
     const { value, done } = await reader.read();
@@ -63,19 +68,29 @@ describe("server-sent events", () => {
     const kinds = frames.map((f) => f.event);
     assert.ok(kinds.includes("status"), "status events are sent");
     const ids = frames.map((f) => f.id!).filter((i) => i !== undefined);
-    assert.deepEqual(ids, [...ids].sort((a, b) => a - b), "event ids rise");
+    assert.deepEqual(
+      ids,
+      [...ids].sort((a, b) => a - b),
+      "event ids rise",
+    );
   });
 
   test("a finished job's stream is its snapshot alone", async () => {
     const { job } = await requestExport(p.ada, { dataset: "customers" });
     await drainJobs();
     const frames = await readFrames(await openJobEventStream(p.ada, job.id, new AbortController().signal));
-    assert.deepEqual(frames.map((f) => f.event), ["snapshot"]);
+    assert.deepEqual(
+      frames.map((f) => f.event),
+      ["snapshot"],
+    );
   });
 
   test("another tenant's job stream is not found before any byte is sent", async () => {
     const { job } = await requestExport(p.ada, { dataset: "customers" });
-    await assert.rejects(openJobEventStream(p.gus, job.id, new AbortController().signal), (e: unknown) => e instanceof AppError && e.code === "not_found");
+    await assert.rejects(
+      openJobEventStream(p.gus, job.id, new AbortController().signal),
+      (e: unknown) => e instanceof AppError && e.code === "not_found",
+    );
   });
 
   test("the tenant stream carries the tenant's jobs only", async () => {
@@ -83,7 +98,9 @@ describe("server-sent events", () => {
     const gusStream = openTenantEventStream(p.gus, abort.signal);
     const adaStream = openTenantEventStream(p.ada, abort.signal);
     const gusFrames = readFrames(gusStream, (f) => f.length > 0);
-    const adaFrames = readFrames(adaStream, (f) => f.some((x) => (x.data as { status: string }).status === "succeeded"));
+    const adaFrames = readFrames(adaStream, (f) =>
+      f.some((x) => (x.data as { status: string }).status === "succeeded"),
+    );
     await new Promise((r) => setTimeout(r, 200)); // both subscribed
     const { job: acmeJob } = await requestExport(p.ada, { dataset: "customers" });
     const { job: globexJob } = await requestExport(p.gus, { dataset: "customers" });

@@ -48,7 +48,9 @@ function parseCsv(text: string): string[][] {
 }
 
 async function countRows(table: string, tenantId: string): Promise<number> {
-  const { rows } = await pool().query<{ n: string }>(`SELECT count(*) AS n FROM ${table} WHERE tenant_id = $1`, [tenantId]);
+  const { rows } = await pool().query<{ n: string }>(`SELECT count(*) AS n FROM ${table} WHERE tenant_id = $1`, [
+    tenantId,
+  ]);
   return Number(rows[0]!.n);
 }
 
@@ -58,8 +60,14 @@ describe("exports", () => {
     assert.equal(created, true);
     assert.equal(job.status, "queued");
     // Read-only look at graphile's table: its public `jobs` view hides payloads.
-    const graphile = await pool().query(`SELECT payload FROM graphile_worker._private_jobs WHERE task_id = (SELECT id FROM graphile_worker._private_tasks WHERE identifier = 'export')`);
-    assert.deepEqual(graphile.rows.map((r) => r.payload), [{ jobId: job.id }], "graphile carries only our job id");
+    const graphile = await pool().query(
+      `SELECT payload FROM graphile_worker._private_jobs WHERE task_id = (SELECT id FROM graphile_worker._private_tasks WHERE identifier = 'export')`,
+    );
+    assert.deepEqual(
+      graphile.rows.map((r) => r.payload),
+      [{ jobId: job.id }],
+      "graphile carries only our job id",
+    );
 
     await drainJobs();
     const done = await getJob(p.ada, job.id);
@@ -78,11 +86,21 @@ describe("exports", () => {
     const body = (await buffer(download.stream)).toString("utf8");
     assert.equal(download.size, Buffer.byteLength(body));
     const rows = parseCsv(body);
-    assert.deepEqual(rows[0], ["id", "customer_id", "status", "amount", "currency", "line_items", "note", "created_at", "updated_at"]);
+    assert.deepEqual(rows[0], [
+      "id",
+      "customer_id",
+      "status",
+      "amount",
+      "currency",
+      "line_items",
+      "note",
+      "created_at",
+      "updated_at",
+    ]);
     assert.equal(rows.length - 1, expected, "one CSV record per order, embedded newlines included");
     assert.ok(body.includes("Line one\nline two, with comma"), "multi-line text survives quoted");
     assert.ok(body.includes("Zürich office — ünïcödé ✓ 東京 🚀"), "unicode survives");
-    const { sha256 } = (await db().exportFile.findFirstOrThrow({ where: { jobId: job.id } }));
+    const { sha256 } = await db().exportFile.findFirstOrThrow({ where: { jobId: job.id } });
     const { createHash } = await import("node:crypto");
     assert.equal(createHash("sha256").update(body).digest("hex"), sha256);
     const after = await db().exportFile.findFirstOrThrow({ where: { jobId: job.id } });
@@ -92,13 +110,21 @@ describe("exports", () => {
   test("JSONL with gzip decompresses to one JSON object per event in the date window", async () => {
     const from = new Date(Date.now() - 2 * 86_400_000).toISOString();
     const to = new Date(Date.now() - 86_400_000).toISOString();
-    const { job } = await requestExport(p.ada, { dataset: "events", format: "jsonl", compression: "gzip", filter: { from, to } });
+    const { job } = await requestExport(p.ada, {
+      dataset: "events",
+      format: "jsonl",
+      compression: "gzip",
+      filter: { from, to },
+    });
     await drainJobs();
     const done = await getJob(p.ada, job.id);
     assert.equal(done.status, "succeeded", JSON.stringify(done.error));
     const download = await openExportDownload(p.ada, job.id);
     assert.equal(download.contentType, "application/gzip");
-    const lines = gunzipSync(await buffer(download.stream)).toString("utf8").split("\n").filter(Boolean);
+    const lines = gunzipSync(await buffer(download.stream))
+      .toString("utf8")
+      .split("\n")
+      .filter(Boolean);
     const { rows } = await pool().query<{ n: string }>(
       `SELECT count(*) AS n FROM events WHERE tenant_id = $1 AND occurred_at >= $2 AND occurred_at < $3`,
       [p.acmeId, from, to],
@@ -108,7 +134,10 @@ describe("exports", () => {
     const first = JSON.parse(lines[0]!) as { id: number; message: string; payload: { path: string } };
     assert.equal(typeof first.id, "number");
     assert.equal(typeof first.payload.path, "string", "JSON columns stay JSON");
-    assert.ok(lines.some((l) => (JSON.parse(l) as { message: string }).message.includes("\n")), "newlines escaped inside JSON");
+    assert.ok(
+      lines.some((l) => (JSON.parse(l) as { message: string }).message.includes("\n")),
+      "newlines escaped inside JSON",
+    );
     assert.equal(done.result?.files[0]?.rows, lines.length);
   });
 
@@ -137,12 +166,16 @@ describe("exports", () => {
     const b = await requestExport(p.ada, { compression: "none", format: "csv", dataset: "customers" }, "key-1");
     assert.equal(b.job.id, a.job.id);
     assert.equal(b.created, false);
-    await assert.rejects(requestExport(p.ada, { ...body, format: "jsonl" }, "key-1"), (e: unknown) => e instanceof AppError && e.code === "conflict");
+    await assert.rejects(
+      requestExport(p.ada, { ...body, format: "jsonl" }, "key-1"),
+      (e: unknown) => e instanceof AppError && e.code === "conflict",
+    );
     // Another tenant may use the same key independently.
     const g = await requestExport(p.gus, body, "key-1");
     assert.notEqual(g.job.id, a.job.id);
 
-    const dispatched = async () => (await pool().query(`SELECT count(*)::int AS n FROM graphile_worker.jobs`)).rows[0].n as number;
+    const dispatched = async () =>
+      (await pool().query(`SELECT count(*)::int AS n FROM graphile_worker.jobs`)).rows[0].n as number;
     const before = await dispatched();
     const results = await Promise.all(Array.from({ length: 50 }, () => requestExport(p.ada, body, "key-burst")));
     const ids = new Set(results.map((r) => r.job.id));
@@ -156,13 +189,22 @@ describe("exports", () => {
     const { job } = await requestExport(p.ada, { dataset: "customers" });
     await drainJobs();
     await assert.rejects(getJob(p.gus, job.id), (e: unknown) => e instanceof AppError && e.code === "not_found");
-    await assert.rejects(openExportDownload(p.gus, job.id), (e: unknown) => e instanceof AppError && e.code === "not_found");
+    await assert.rejects(
+      openExportDownload(p.gus, job.id),
+      (e: unknown) => e instanceof AppError && e.code === "not_found",
+    );
     await assert.rejects(getJob(p.gus, "not-a-uuid"), (e: unknown) => e instanceof AppError && e.code === "not_found");
     const gusJobs = await listJobs(p.gus, {});
     assert.ok(gusJobs.jobs.every((j) => j.tenantId === p.globexId));
-    assert.ok((await listJobs(p.oscar, {})).jobs.some((j) => j.id === job.id), "operators of the tenant see it");
+    assert.ok(
+      (await listJobs(p.oscar, {})).jobs.some((j) => j.id === job.id),
+      "operators of the tenant see it",
+    );
     assert.equal((await getJob(p.root, job.id)).id, job.id, "platform admins see every tenant");
-    await assert.rejects(requestExport(p.root, { dataset: "orders" }), (e: unknown) => e instanceof AppError && e.code === "forbidden");
+    await assert.rejects(
+      requestExport(p.root, { dataset: "orders" }),
+      (e: unknown) => e instanceof AppError && e.code === "forbidden",
+    );
   });
 
   test("keyset pagination walks every job once, newest first", async () => {
@@ -173,10 +215,22 @@ describe("exports", () => {
       all.push(...page.jobs.map((j) => j.id));
       cursor = page.nextCursor ?? undefined;
     } while (cursor);
-    const expected = await db().job.findMany({ where: { tenantId: p.acmeId }, orderBy: [{ createdAt: "desc" }, { id: "desc" }] });
-    assert.deepEqual(all, expected.map((j) => j.id));
-    await assert.rejects(listJobs(p.ada, { cursor: "garbage" }), (e: unknown) => e instanceof AppError && e.code === "invalid_input");
-    await assert.rejects(listJobs(p.ada, { limit: "1000" }), (e: unknown) => e instanceof AppError && e.fields?.[0]?.path === "limit");
+    const expected = await db().job.findMany({
+      where: { tenantId: p.acmeId },
+      orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+    });
+    assert.deepEqual(
+      all,
+      expected.map((j) => j.id),
+    );
+    await assert.rejects(
+      listJobs(p.ada, { cursor: "garbage" }),
+      (e: unknown) => e instanceof AppError && e.code === "invalid_input",
+    );
+    await assert.rejects(
+      listJobs(p.ada, { limit: "1000" }),
+      (e: unknown) => e instanceof AppError && e.fields?.[0]?.path === "limit",
+    );
   });
 
   test("an expired export answers gone", async () => {

@@ -42,7 +42,11 @@ after(async () => {
 });
 
 async function drain(): Promise<void> {
-  await runOnce({ connectionString: databaseUrl(), taskList: { test_task: dispatchToRunner("test_task") }, logger: quietLogger });
+  await runOnce({
+    connectionString: databaseUrl(),
+    taskList: { test_task: dispatchToRunner("test_task") },
+    logger: quietLogger,
+  });
 }
 
 async function enqueue(n = 1) {
@@ -63,7 +67,10 @@ describe("runner", () => {
     assert.ok(job.finishedAt && job.startedAt);
     assert.equal(job.leaseOwner, null);
     const attempts = await attemptsOf(id);
-    assert.deepEqual(attempts.map((a) => a.outcome), ["succeeded"]);
+    assert.deepEqual(
+      attempts.map((a) => a.outcome),
+      ["succeeded"],
+    );
   });
 
   test("a retryable failure retries within budget, then the job fails with every attempt recorded", async () => {
@@ -78,11 +85,14 @@ describe("runner", () => {
     assert.equal(job.errorClass, "retryable");
     assert.equal(job.errorMessage, "downstream 503");
     const attempts = await attemptsOf(id);
-    assert.deepEqual(attempts.map((a) => [a.attempt, a.outcome, a.errorClass]), [
-      [1, "failed", "retryable"],
-      [2, "failed", "retryable"],
-      [3, "failed", "retryable"],
-    ]);
+    assert.deepEqual(
+      attempts.map((a) => [a.attempt, a.outcome, a.errorClass]),
+      [
+        [1, "failed", "retryable"],
+        [2, "failed", "retryable"],
+        [3, "failed", "retryable"],
+      ],
+    );
     assert.ok(attempts.every((a) => a.errorStack?.includes("downstream 503")));
   });
 
@@ -96,7 +106,10 @@ describe("runner", () => {
     const job = await db().job.findUniqueOrThrow({ where: { id } });
     assert.equal(job.status, "succeeded");
     assert.deepEqual(job.result, { attempt: 2 });
-    assert.deepEqual((await attemptsOf(id)).map((a) => a.outcome), ["failed", "succeeded"]);
+    assert.deepEqual(
+      (await attemptsOf(id)).map((a) => a.outcome),
+      ["failed", "succeeded"],
+    );
   });
 
   test("a permanent error dead-letters at once", async () => {
@@ -124,7 +137,9 @@ describe("runner", () => {
 
   test("a timeout aborts the handler and counts as a retryable failure", async () => {
     behaviour = (ctx) =>
-      new Promise((_, reject) => ctx.signal.addEventListener("abort", () => reject(new Error("aborted")), { once: true }));
+      new Promise((_, reject) =>
+        ctx.signal.addEventListener("abort", () => reject(new Error("aborted")), { once: true }),
+      );
     testTask.timeoutMs = 200;
     const id = await enqueue();
     await drain().finally(() => (testTask.timeoutMs = 5_000));
@@ -159,7 +174,10 @@ describe("runner", () => {
     assert.equal(job.leaseOwner, "new-worker");
     assert.equal(job.result, null);
     assert.equal(Number(job.progressDone), 5, "the stale progress write was refused");
-    assert.deepEqual((await attemptsOf(id)).map((a) => a.outcome), ["lost"]);
+    assert.deepEqual(
+      (await attemptsOf(id)).map((a) => a.outcome),
+      ["lost"],
+    );
   });
 
   test("progress never moves backwards, and every change notifies with a rising sequence", async () => {
@@ -178,10 +196,18 @@ describe("runner", () => {
     await sleep(100);
     unsubscribe();
     const seqs = events.map((e) => e.seq);
-    assert.deepEqual(seqs, [...seqs].sort((a, b) => a - b), "sequence numbers rise");
+    assert.deepEqual(
+      seqs,
+      [...seqs].sort((a, b) => a - b),
+      "sequence numbers rise",
+    );
     assert.equal(new Set(seqs).size, seqs.length, "no sequence number repeats");
     const dones = events.map((e) => Number(e.done));
-    assert.deepEqual(dones, [...dones].sort((a, b) => a - b), "done never decreases");
+    assert.deepEqual(
+      dones,
+      [...dones].sort((a, b) => a - b),
+      "done never decreases",
+    );
     assert.equal(events.at(-1)?.status, "succeeded");
     assert.ok(events.some((e) => e.status === "running"));
     assert.ok(events.every((e) => e.tenantId === p.acmeId));

@@ -7,7 +7,11 @@ import { exportFileName } from "@/lib/exports/task";
 const quote = (v: string) => `'${v.replace(/'/g, "''")}'`;
 
 test("the export query is scoped to the tenant and the window, in id order", () => {
-  const sql = buildExportQuery("0193a000-0000-7000-8000-000000000000", { dataset: "events", filter: { from: "2026-01-01", to: "2026-02-01" } }, quote);
+  const sql = buildExportQuery(
+    "0193a000-0000-7000-8000-000000000000",
+    { dataset: "events", filter: { from: "2026-01-01", to: "2026-02-01" } },
+    quote,
+  );
   assert.equal(
     sql,
     "SELECT id, customer_id, type, source, payload, message, occurred_at FROM events WHERE tenant_id = '0193a000-0000-7000-8000-000000000000'::uuid AND occurred_at >= '2026-01-01'::timestamptz AND occurred_at < '2026-02-01'::timestamptz ORDER BY id",
@@ -26,12 +30,18 @@ test("the request schema applies defaults and names failing fields", () => {
   assert.equal(bad.success, false);
   const paths = bad.error!.issues.map((i) => i.path.join(".") || "(root)").sort();
   assert.deepEqual(paths, ["(root)", "filter.from"]);
-  const reversed = exportRequestSchema.safeParse({ dataset: "orders", filter: { from: "2026-02-01T00:00:00Z", to: "2026-01-01" } });
+  const reversed = exportRequestSchema.safeParse({
+    dataset: "orders",
+    filter: { from: "2026-02-01T00:00:00Z", to: "2026-01-01" },
+  });
   assert.equal(reversed.error?.issues[0]?.path.join("."), "filter.to");
 });
 
 test("file names say what is inside", () => {
   const id = "0193a1b2-0000-7000-8000-000000000000";
   assert.equal(exportFileName(id, { dataset: "orders", format: "csv", compression: "gzip" }), "orders-0193a1b2.csv.gz");
-  assert.equal(exportFileName(id, { dataset: "events", format: "jsonl", compression: "none" }), "events-0193a1b2.jsonl");
+  assert.equal(
+    exportFileName(id, { dataset: "events", format: "jsonl", compression: "none" }),
+    "events-0193a1b2.jsonl",
+  );
 });

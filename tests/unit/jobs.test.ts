@@ -5,16 +5,31 @@ import { AbortReason, classifyError, PermanentError, RateLimitedError } from "@/
 import { backoffMs } from "@/lib/jobs/retry";
 import type { RetryPolicy } from "@/lib/jobs/task";
 
-const policy: RetryPolicy = { maxAttempts: 5, initialBackoffMs: 1000, maxBackoffMs: 10_000, multiplier: 3, jitter: "none" };
+const policy: RetryPolicy = {
+  maxAttempts: 5,
+  initialBackoffMs: 1000,
+  maxBackoffMs: 10_000,
+  multiplier: 3,
+  jitter: "none",
+};
 
 test("backoff grows by the multiplier and is capped", () => {
-  assert.deepEqual([1, 2, 3, 4].map((a) => backoffMs(policy, a)), [1000, 3000, 9000, 10_000]);
+  assert.deepEqual(
+    [1, 2, 3, 4].map((a) => backoffMs(policy, a)),
+    [1000, 3000, 9000, 10_000],
+  );
 });
 
 test("full jitter draws from [0, backoff]", () => {
   const jittered = { ...policy, jitter: "full" as const };
-  assert.equal(backoffMs(jittered, 2, () => 0), 0);
-  assert.equal(backoffMs(jittered, 2, () => 0.5), 1500);
+  assert.equal(
+    backoffMs(jittered, 2, () => 0),
+    0,
+  );
+  assert.equal(
+    backoffMs(jittered, 2, () => 0.5),
+    1500,
+  );
   assert.ok(backoffMs(jittered, 2, () => 0.999999) < 3000);
 });
 
@@ -29,10 +44,17 @@ test("errors are classified", () => {
   assert.deepEqual(classifyError(new Error("aborted"), c.signal).errorClass, "timeout");
   const s = new AbortController();
   s.abort(new AbortReason("shutdown", "bye"));
-  assert.equal(classifyError(new Error("x"), s.signal).errorClass, "retryable", "shutdown hands the job back for retry");
+  assert.equal(
+    classifyError(new Error("x"), s.signal).errorClass,
+    "retryable",
+    "shutdown hands the job back for retry",
+  );
 });
 
 test("canonical JSON ignores key order and undefined", () => {
-  assert.equal(canonicalJson({ b: 1, a: { d: [1, { z: 1, y: 2 }], c: undefined } }), '{"a":{"d":[1,{"y":2,"z":1}]},"b":1}');
+  assert.equal(
+    canonicalJson({ b: 1, a: { d: [1, { z: 1, y: 2 }], c: undefined } }),
+    '{"a":{"d":[1,{"y":2,"z":1}]},"b":1}',
+  );
   assert.equal(canonicalJson({ a: 1, b: 2 }), canonicalJson({ b: 2, a: 1 }));
 });

@@ -54,7 +54,10 @@ export default async function LoginPage({ searchParams }: { searchParams: Promis
             className="mt-1 block w-full rounded border border-slate-300 px-3 py-2"
           />
         </label>
-        <button type="submit" className="w-full rounded bg-indigo-600 px-4 py-2 font-medium text-white hover:bg-indigo-500">
+        <button
+          type="submit"
+          className="w-full rounded bg-indigo-600 px-4 py-2 font-medium text-white hover:bg-indigo-500"
+        >
           Sign in
         </button>
       </form>

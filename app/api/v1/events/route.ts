@@ -5,4 +5,6 @@ import { sseHeaders } from "@/lib/http/sse";
 
 export const dynamic = "force-dynamic";
 
-export const GET = withPrincipal(async (req, principal) => new Response(openTenantEventStream(principal, req.signal), { headers: sseHeaders }));
+export const GET = withPrincipal(
+  async (req, principal) => new Response(openTenantEventStream(principal, req.signal), { headers: sseHeaders }),
+);

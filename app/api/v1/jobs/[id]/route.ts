@@ -2,4 +2,6 @@
 import { getJob } from "@/lib/jobs/queries";
 import { withPrincipal } from "@/lib/http/route";
 
-export const GET = withPrincipal<{ id: string }>(async (_req, principal, { id }) => Response.json(await getJob(principal, id)));
+export const GET = withPrincipal<{ id: string }>(async (_req, principal, { id }) =>
+  Response.json(await getJob(principal, id)),
+);

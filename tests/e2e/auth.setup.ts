@@ -1,0 +1,14 @@
+import { expect, test as setup } from "@playwright/test";
+import { DEMO_PASSWORD, storageStateFor } from "./helpers";
+
+for (const who of ["ada@acme.test", "gus@globex.test"]) {
+  setup(`sign in as ${who}`, async ({ page }) => {
+    await page.goto("/login");
+    await page.getByLabel("E-mail").fill(who);
+    await page.getByLabel("Password").fill(DEMO_PASSWORD);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await expect(page.getByRole("heading", { name: "Exports", exact: true })).toBeVisible();
+    await expect(page.getByTestId("whoami")).toContainText(who);
+    await page.context().storageState({ path: storageStateFor(who) });
+  });
+}

@@ -1,0 +1,105 @@
+import { readFile } from "node:fs/promises";
+import { expect, test } from "@playwright/test";
+import { cliToken, countCsvRecords, DEMO_PASSWORD, sql, sqlCount, storageStateFor } from "./helpers";
+
+test.describe("as ada (Acme member)", () => {
+  test.use({ storageState: storageStateFor("ada@acme.test") });
+
+  test("requests an orders export, watches it finish live, and downloads every order", async ({ page }) => {
+    await page.goto("/exports");
+    const form = page.getByRole("form", { name: "Request an export" });
+    await form.getByLabel("Dataset").selectOption("orders");
+    await form.getByLabel("Format").selectOption("csv");
+    await form.getByLabel("Compression").selectOption("none");
+    await form.getByRole("button", { name: "Request export" }).click();
+    await expect(page.getByRole("status")).toContainText("Export queued");
+
+    const jobId = (await page.getByRole("link", { name: "Follow it" }).getAttribute("href"))!.split("/").pop()!;
+    const row = page.locator(`[data-job-id="${jobId}"]`);
+    await expect(row).toBeVisible();
+    // Live: the bar reaches 100% and the status flips without a reload.
+    await expect(row.getByRole("progressbar")).toHaveAttribute("aria-valuenow", "100", { timeout: 60_000 });
+    await expect(row.getByTestId("job-status")).toHaveText("succeeded");
+    await expect(row.getByTestId("progress-text")).toContainText("100%");
+
+    const downloadPromise = page.waitForEvent("download");
+    await row.getByRole("link", { name: /Download/ }).click();
+    const download = await downloadPromise;
+    expect(download.suggestedFilename()).toMatch(/^orders-[0-9a-f]{8}\.csv$/);
+    const text = await readFile((await download.path())!, "utf8");
+    const n = await sqlCount(
+      "SELECT count(*) AS n FROM orders o JOIN tenants t ON t.id = o.tenant_id WHERE t.slug = 'acme'",
+    );
+    expect(countCsvRecords(text) - 1).toBe(Number(n));
+    const [file] = await sql<{ download_count: number }>("SELECT download_count FROM export_files WHERE job_id = $1", [
+      jobId,
+    ]);
+    expect(file!.download_count).toBe(1);
+
+    // The detail page shows the same job, its file and the finished bar.
+    await page.goto(`/jobs/${jobId}`);
+    await expect(page.getByTestId("job-status")).toHaveText("succeeded");
+    await expect(page.getByRole("progressbar", { name: "Job progress" })).toHaveAttribute("aria-valuenow", "100");
+    await expect(page.getByRole("region", { name: "Files" })).toContainText(
+      `${Number(n).toLocaleString("en-US")} rows`,
+    );
+  });
+
+  test("the detail page follows a running export live", async ({ page, request }) => {
+    // A gzip JSONL export of Acme's events takes long enough to watch.
+    const res = await request.post("/api/v1/exports", {
+      data: { dataset: "events", format: "jsonl", compression: "gzip" },
+    });
+    expect(res.status()).toBe(202);
+    const job = (await res.json()) as { id: string };
+    await page.goto(`/jobs/${job.id}`);
+    const bar = page.getByRole("progressbar", { name: "Job progress" });
+    // Seen in progress (or already done on a fast machine), then done, without a reload.
+    await expect(page.getByTestId("job-status")).toHaveText(/queued|running|succeeded/);
+    await expect(page.getByTestId("job-status")).toHaveText("succeeded", { timeout: 80_000 });
+    await expect(bar).toHaveAttribute("aria-valuenow", "100");
+    await expect(page.getByRole("link", { name: "Download" })).toBeVisible();
+  });
+
+  test("bad input shows the API's message next to the form", async ({ page }) => {
+    await page.goto("/exports");
+    const form = page.getByRole("form", { name: "Request an export" });
+    await form.getByLabel("From").fill("2026-03-01");
+    await form.getByLabel("To (exclusive)").fill("2026-02-01");
+    await form.getByRole("button", { name: "Request export" }).click();
+    await expect(form.getByRole("alert")).toContainText("filter.to: must be after filter.from");
+  });
+});
+
+test.describe("as gus (Globex member)", () => {
+  test.use({ storageState: storageStateFor("gus@globex.test") });
+
+  test("gets 404 for ada's job page and API", async ({ page, request, playwright }) => {
+    const ada = await playwright.request.newContext({
+      baseURL: test.info().project.use.baseURL,
+      extraHTTPHeaders: { Authorization: `Bearer ${cliToken("ada@acme.test")}` },
+    });
+    const created = await ada.post("/api/v1/exports", { data: { dataset: "customers" } });
+    expect(created.status()).toBe(202);
+    const { id } = (await created.json()) as { id: string };
+    await ada.dispose();
+    const pageRes = await page.goto(`/jobs/${id}`);
+    expect(pageRes?.status()).toBe(404);
+    await expect(page.getByRole("heading", { name: "Not found" })).toBeVisible();
+    for (const url of [`/api/v1/jobs/${id}`, `/api/v1/jobs/${id}/events`, `/api/v1/exports/${id}/download`]) {
+      const res = await request.get(url);
+      expect(res.status(), url).toBe(404);
+    }
+    const list = (await (await request.get("/api/v1/jobs?limit=100")).json()) as { jobs: { id: string }[] };
+    expect(list.jobs.map((j) => j.id)).not.toContain(id);
+  });
+});
+
+test("signing in with a wrong password says so", async ({ page }) => {
+  await page.goto("/login");
+  await page.getByLabel("E-mail").fill("ada@acme.test");
+  await page.getByLabel("Password").fill(DEMO_PASSWORD + "x");
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await expect(page.getByRole("alert").filter({ hasText: "Wrong e-mail or password" })).toBeVisible();
+  await expect(page).toHaveURL(/\/login/);
+});
