@@ -14,33 +14,18 @@ export function createRowCounter(format: "csv" | "jsonl"): (chunk: Buffer) => nu
       return rows;
     };
   }
-  let inQuote = false;
+  // A plain byte loop: measured about twice as fast as hopping between
+  // indexOf calls on data dense with quotes (JSON columns escape every quote).
+  let inQuote = 0;
   return (chunk) => {
     let rows = 0;
-    let i = 0;
-    const n = chunk.length;
-    let q = chunk.indexOf(QUOTE, 0);
-    let nl = chunk.indexOf(NEWLINE, 0);
-    while (i < n) {
-      if (inQuote) {
-        if (q === -1) break;
-        inQuote = false;
-        i = q + 1;
-        q = chunk.indexOf(QUOTE, i);
-        continue;
-      }
-      if (nl !== -1 && nl < i) nl = chunk.indexOf(NEWLINE, i);
-      if (nl === -1 && q === -1) break;
-      if (nl !== -1 && (q === -1 || nl < q)) {
-        rows++;
-        i = nl + 1;
-        nl = chunk.indexOf(NEWLINE, i);
-      } else {
-        inQuote = true;
-        i = q + 1;
-        q = chunk.indexOf(QUOTE, i);
-      }
+    let q = inQuote;
+    for (let i = 0; i < chunk.length; i++) {
+      const b = chunk[i];
+      if (b === QUOTE) q ^= 1;
+      else if (b === NEWLINE && q === 0) rows++;
     }
+    inQuote = q;
     return rows;
   };
 }
