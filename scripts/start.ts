@@ -82,6 +82,7 @@ async function waitForHealth(url: string, child: ChildProcess, timeoutMs = 120_0
 }
 
 async function main(): Promise<void> {
+  const usesGivenDatabase = Boolean(env().DATABASE_URL);
   const database = await openDatabase(log);
   const children: ChildProcess[] = [];
   let stopping = false;
@@ -155,7 +156,7 @@ async function main(): Promise<void> {
       .join("\n");
     console.log(`
   Conveyor is running at ${url}
-  Database: ${database.embedded || !env().DATABASE_URL ? "embedded Postgres (.data/pg)" : "DATABASE_URL"}${database.url.includes("@127.0.0.1:" + env().EMBEDDED_PG_PORT) ? ` on port ${env().EMBEDDED_PG_PORT}` : ""}
+  Database: ${usesGivenDatabase ? "DATABASE_URL" : `embedded Postgres in ${path.join(dataDir(), "pg")}, port ${env().EMBEDDED_PG_PORT}`}
   Demo logins (password: ${DEMO_PASSWORD}):
 ${logins}
   Press Ctrl-C to stop.

@@ -22,6 +22,8 @@ async function main(): Promise<void> {
     concurrency,
     taskList,
     noHandleSignals: true,
+    // No graphile cron: scheduling belongs to Conveyor's own job table.
+    crontab: "",
     pollInterval: 2_000,
     gracefulShutdownAbortTimeout: env().WORKER_SHUTDOWN_GRACE_MS,
   });

@@ -1,0 +1,64 @@
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { setTimeout as sleep } from "node:timers/promises";
+import { db } from "@/lib/db";
+import { requestExport } from "@/lib/exports/service";
+import { createTestDatabase, type TestDatabase } from "../helpers/db";
+import { seedDemo, type DemoPrincipals } from "../helpers/fixtures";
+
+let database: TestDatabase;
+let p: DemoPrincipals;
+
+before(async () => {
+  database = await createTestDatabase();
+  p = await seedDemo(0.2); // 200,000 Acme events: an export long enough to interrupt
+});
+after(async () => database.drop());
+
+async function waitFor<T>(fn: () => Promise<T | null | undefined | false>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const v = await fn();
+    if (v) return v;
+    await sleep(20);
+  }
+  throw new Error("timed out");
+}
+
+test("npm run worker runs queued exports and SIGTERM lets the running one finish before a clean exit", async () => {
+  const worker = spawn(process.execPath, ["--import", "tsx", "worker/index.ts", "--concurrency", "2"], {
+    env: { ...process.env, DATABASE_URL: database.url, WORKER_SHUTDOWN_GRACE_MS: "20000" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  worker.stdout.on("data", (d: Buffer) => (output += d.toString()));
+  worker.stderr.on("data", (d: Buffer) => (output += d.toString()));
+  try {
+    const { job } = await requestExport(p.ada, { dataset: "events", format: "jsonl", compression: "gzip" });
+    await waitFor(async () => (await db().job.findUnique({ where: { id: job.id } }))?.status === "running");
+    worker.kill("SIGTERM");
+    const [code] = (await once(worker, "exit")) as [number | null];
+    assert.equal(code, 0, output);
+    const done = await db().job.findUniqueOrThrow({ where: { id: job.id } });
+    assert.equal(done.status, "succeeded", "the running export finished within the grace period");
+    assert.equal(Number(done.progressDone), 200_000);
+    assert.match(output, /SIGTERM: finishing running jobs/);
+    assert.match(output, /\[worker\] stopped/);
+  } finally {
+    if (worker.exitCode === null) worker.kill("SIGKILL");
+  }
+});
+
+test("a worker given a bad --concurrency refuses to start", async () => {
+  const worker = spawn(process.execPath, ["--import", "tsx", "worker/index.ts", "--concurrency", "zero"], {
+    env: { ...process.env, DATABASE_URL: database.url },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  worker.stderr.on("data", (d: Buffer) => (output += d.toString()));
+  const [code] = (await once(worker, "exit")) as [number | null];
+  assert.equal(code, 1);
+  assert.match(output, /--concurrency must be an integer from 1 to 64/);
+});
