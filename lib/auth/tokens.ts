@@ -4,6 +4,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { z } from "zod";
+import { recordAudit } from "../audit";
 import { db } from "../db";
 import { AppError, notFound, parseOrThrow } from "../errors";
 import { loadUserPrincipal, requireTenant, type Principal } from "./principal";
@@ -28,8 +29,16 @@ export async function createApiToken(
   const { name } = parseOrThrow(createTokenSchema, body);
   const tenantId = requireTenant(principal);
   const secret = TOKEN_PREFIX + randomBytes(32).toString("base64url");
-  const row = await db().apiToken.create({
-    data: { userId: principal.userId, tenantId, name, tokenHash: hashToken(secret), prefix: secret.slice(0, 10) },
+  const row = await db().$transaction(async (tx) => {
+    const created = await tx.apiToken.create({
+      data: { userId: principal.userId, tenantId, name, tokenHash: hashToken(secret), prefix: secret.slice(0, 10) },
+    });
+    await recordAudit(
+      principal,
+      { action: "token.create", targetType: "api_token", targetIds: [created.id], details: { name } },
+      tx,
+    );
+    return created;
   });
   return { token: secret, record: toTokenDto(row) };
 }
@@ -68,11 +77,14 @@ export async function listApiTokens(principal: Principal): Promise<TokenDto[]> {
 
 /** Revokes one of the principal's own tokens; another user's token answers 404. */
 export async function revokeApiToken(principal: Principal, id: string): Promise<void> {
-  const { count } = await db().apiToken.updateMany({
-    where: { id, userId: principal.userId, revokedAt: null },
-    data: { revokedAt: new Date() },
+  await db().$transaction(async (tx) => {
+    const { count } = await tx.apiToken.updateMany({
+      where: { id, userId: principal.userId, revokedAt: null },
+      data: { revokedAt: new Date() },
+    });
+    if (count === 0) throw notFound("Token not found");
+    await recordAudit(principal, { action: "token.revoke", targetType: "api_token", targetIds: [id] }, tx);
   });
-  if (count === 0) throw notFound("Token not found");
 }
 
 function toTokenDto(row: {
