@@ -23,7 +23,7 @@ async function main(): Promise<void> {
     taskList,
     noHandleSignals: true,
     // No graphile cron: scheduling belongs to Conveyor's own job table.
-    crontab: "",
+    parsedCronItems: [],
     pollInterval: 2_000,
     gracefulShutdownAbortTimeout: env().WORKER_SHUTDOWN_GRACE_MS,
   });
