@@ -31,6 +31,12 @@ const envSchema = z.object({
   WORKER_CONCURRENCY: intFrom(4, 1, 64),
   /** On SIGTERM, how long running jobs may finish before they are aborted and handed back, in ms. */
   WORKER_SHUTDOWN_GRACE_MS: intFrom(10_000, 0, 600_000),
+  /** How often a worker process records that it is alive, in ms. */
+  WORKER_HEARTBEAT_MS: intFrom(2_000, 100, 60_000),
+  /** A worker silent for this long is declared dead and its jobs are reaped, in ms. */
+  WORKER_DEAD_AFTER_MS: intFrom(10_000, 500, 600_000),
+  /** How often each worker runs the reaper (one at a time across the fleet), in ms. */
+  REAPER_INTERVAL_MS: intFrom(1_000, 100, 60_000),
   /** Rows of demo business data: 1 gives Acme 1,000,000 events and 100,000 orders. */
   SEED_SCALE: z.coerce.number().positive().max(100).default(1),
 });

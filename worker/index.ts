@@ -1,13 +1,17 @@
 /**
  * The worker process: graphile-worker dispatching Conveyor's jobs.
  *   npm run worker -- [--concurrency 4]
- * SIGTERM/SIGINT: stop taking work, let running jobs finish within
- * WORKER_SHUTDOWN_GRACE_MS, then abort them (they are handed back for retry).
+ * It registers in the worker registry and heartbeats, runs the reaper on an
+ * interval, and on SIGTERM/SIGINT stops taking work, lets running jobs finish
+ * within WORKER_SHUTDOWN_GRACE_MS, then aborts them (handed back at once).
  */
+import { EventEmitter } from "node:events";
 import { parseArgs } from "node:util";
-import { run } from "graphile-worker";
+import { run, type WorkerEvents } from "graphile-worker";
 import { closeDb } from "@/lib/db";
 import { databaseUrl, env } from "@/lib/env";
+import { reap } from "@/lib/jobs/reaper";
+import { heartbeatWorker, markWorkerStopped, registerWorker } from "@/lib/jobs/workers";
 import { workerIdentity } from "./identity";
 import { taskList } from "./tasks";
 
@@ -17,19 +21,50 @@ async function main(): Promise<void> {
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
     throw new Error(`--concurrency must be an integer from 1 to 64 (got ${values.concurrency})`);
   }
+  const id = workerIdentity.id;
+  await registerWorker({ id, queues: ["interactive", "bulk"], concurrency });
+
+  // graphile's own worker ids, so the reaper can release their locks if this process dies.
+  const graphileIds = new Set<string>();
+  const events: WorkerEvents = new EventEmitter();
+  events.on("worker:create", ({ worker }) => graphileIds.add(worker.workerId));
+
+  let state: "running" | "stopping" = "running";
+  const beat = async () => {
+    const alive = await heartbeatWorker(id, [...graphileIds], state);
+    if (!alive) {
+      // Declared dead (e.g. paused past WORKER_DEAD_AFTER_MS): its jobs were handed
+      // to others and its attempts are fenced off. Start over as a new worker.
+      console.error(`[worker] ${id} was declared dead by the fleet; exiting so it can be restarted`);
+      process.exit(3);
+    }
+  };
+  const heartbeat = setInterval(
+    () => void beat().catch((e: Error) => console.error(`[worker] heartbeat failed: ${e.message}`)),
+    env().WORKER_HEARTBEAT_MS,
+  );
+  const reaper = setInterval(() => {
+    reap({ deadAfterMs: env().WORKER_DEAD_AFTER_MS })
+      .then((r) => {
+        if (r.deadWorkers.length) console.log(`[reaper] declared dead: ${r.deadWorkers.join(", ")}`);
+        for (const j of r.reapedJobs) console.log(`[reaper] job ${j.id} (lease of ${j.previousOwner}) → ${j.status}`);
+      })
+      .catch((e: Error) => console.error(`[reaper] failed: ${e.message}`));
+  }, env().REAPER_INTERVAL_MS);
+
   const runner = await run({
     connectionString: databaseUrl(),
     concurrency,
     taskList,
+    events,
     noHandleSignals: true,
+    pollInterval: 2_000,
     // No graphile cron: scheduling belongs to Conveyor's own job table.
     parsedCronItems: [],
-    pollInterval: 2_000,
     gracefulShutdownAbortTimeout: env().WORKER_SHUTDOWN_GRACE_MS,
   });
-  console.log(
-    `[worker] ${workerIdentity.id} started: concurrency ${concurrency}, tasks ${Object.keys(taskList).join(", ")}`,
-  );
+  await beat();
+  console.log(`[worker] ${id} started: concurrency ${concurrency}, tasks ${Object.keys(taskList).join(", ")}`);
 
   let stopping = false;
   const stop = (signal: string) => {
@@ -38,11 +73,18 @@ async function main(): Promise<void> {
       process.exit(1);
     }
     stopping = true;
+    state = "stopping";
+    clearInterval(reaper);
     console.log(`[worker] ${signal}: finishing running jobs (grace ${env().WORKER_SHUTDOWN_GRACE_MS} ms)`);
     runner
       .stop()
       .catch((e: Error) => console.error(`[worker] stop failed: ${e.message}`))
+      .then(() => {
+        clearInterval(heartbeat);
+        return markWorkerStopped(id);
+      })
       .then(() => closeDb())
+      .catch((e: Error) => console.error(`[worker] cleanup failed: ${e.message}`))
       .finally(() => {
         console.log("[worker] stopped");
         process.exit(0);

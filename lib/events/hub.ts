@@ -20,6 +20,8 @@ export type JobEvent = {
   unit: string | null;
   stage: string | null;
   message: string | null;
+  /** A cancel was requested while the job runs. */
+  cancelRequested?: boolean;
   at: string;
 };
 

@@ -44,7 +44,10 @@ function hashInput(type: string, input: unknown): string {
 /**
  * Adds the graphile-worker job that dispatches `jobId`, inside `tx`. It carries
  * only our job id; graphile's own retries are off (max_attempts 1) because
- * Conveyor schedules retries itself.
+ * Conveyor schedules retries itself. The job key is our id: adding it again
+ * (a retry, a reaped lease) replaces a pending dispatch, or, while the old one
+ * is locked by a running or dead worker, creates a fresh one beside it; and
+ * cancel can remove it with `remove_job`.
  */
 export async function dispatchJob(
   tx: Tx,
@@ -55,6 +58,7 @@ export async function dispatchJob(
     json_build_object('jobId', ${job.id}::text),
     run_at => ${job.runAt}::timestamptz,
     max_attempts => 1,
+    job_key => ${job.id}::text,
     priority => ${job.priority}::int
   )`;
 }

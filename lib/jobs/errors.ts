@@ -2,7 +2,8 @@
  * Error classes a handler can throw to say how a failure should be treated.
  * Anything else is `retryable`.
  */
-export type ErrorClass = "permanent" | "retryable" | "rate_limited" | "timeout" | "cancelled" | "lease_lost";
+export type ErrorClass =
+  "permanent" | "retryable" | "rate_limited" | "timeout" | "cancelled" | "lease_lost" | "shutdown" | "crashed";
 
 /** Retrying cannot help (bad input, authorization, a 4xx from a downstream): dead-letter at once. */
 export class PermanentError extends Error {
@@ -42,8 +43,7 @@ export type Classified = { errorClass: ErrorClass; message: string; stack: strin
 export function classifyError(err: unknown, signal?: AbortSignal): Classified {
   const reason = signal?.aborted ? signal.reason : undefined;
   if (reason instanceof AbortReason) {
-    const errorClass = reason.errorClass === "shutdown" ? "retryable" : reason.errorClass;
-    return { errorClass, message: reason.message, stack: null };
+    return { errorClass: reason.errorClass, message: reason.message, stack: null };
   }
   const e = err instanceof Error ? err : new Error(String(err));
   const stack = e.stack ?? null;

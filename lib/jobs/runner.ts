@@ -1,12 +1,14 @@
 /**
  * Runs one attempt of a job: claim with a lease and a fresh fencing token,
  * heartbeat, call the handler, then record the outcome. Every write after the
- * claim carries the token, so a stale attempt changes nothing.
+ * claim carries the token, so a stale attempt changes nothing; a write that
+ * finds its token stale aborts the handler.
  */
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import { db, Prisma } from "../db";
 import { env } from "../env";
+import { eventHub } from "../events/hub";
 import { getTaskDefinition } from "./catalog";
 import { dispatchJob } from "./enqueue";
 import { AbortReason, classifyError, type Classified } from "./errors";
@@ -18,7 +20,7 @@ export function makeWorkerId(): string {
   return `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
 }
 
-export type RunOutcome = "succeeded" | "failed" | "retrying" | "skipped" | "lost";
+export type RunOutcome = "succeeded" | "failed" | "retrying" | "cancelled" | "skipped" | "lost";
 
 type ClaimedJob = {
   id: string;
@@ -30,6 +32,7 @@ type ClaimedJob = {
   fencingToken: bigint;
   createdById: string | null;
   priority: number;
+  checkpoint: unknown;
 };
 type Claimed = { job: ClaimedJob; token: bigint; attemptId: bigint };
 
@@ -44,11 +47,11 @@ async function claimJob(jobId: string, workerId: string, leaseMs: number): Promi
         lease_expires_at = now() + make_interval(secs => ${leaseMs / 1000}::float8),
         heartbeat_at = now(),
         started_at = coalesce(started_at, now()),
-        error_class = NULL, error_message = NULL, error_stack = NULL,
         updated_at = now()
       WHERE id = ${jobId}::uuid AND status IN ('queued', 'retrying') AND cancel_requested_at IS NULL
+        AND run_at <= now() + interval '1 second'
       RETURNING id, tenant_id AS "tenantId", type, input, attempts, max_attempts AS "maxAttempts",
-                fencing_token AS "fencingToken", created_by_id AS "createdById", priority`;
+                fencing_token AS "fencingToken", created_by_id AS "createdById", priority, checkpoint`;
     const row = rows[0];
     if (!row) return null;
     const attempt = await tx.jobAttempt.create({
@@ -59,7 +62,7 @@ async function claimJob(jobId: string, workerId: string, leaseMs: number): Promi
 }
 
 /** Progress writes, throttled to one per PROGRESS_INTERVAL_MS; `done` never moves backwards. */
-function makeProgressWriter(jobId: string, token: bigint) {
+function makeProgressWriter(jobId: string, token: bigint, onStale: () => void) {
   const interval = env().PROGRESS_INTERVAL_MS;
   let pending: ProgressUpdate | null = null;
   let lastWrite = 0;
@@ -84,7 +87,10 @@ function makeProgressWriter(jobId: string, token: bigint) {
     pending = null;
     lastWrite = Date.now();
     inFlight = inFlight
-      .then(() => write(u).then(() => undefined))
+      .then(() => write(u))
+      .then((count) => {
+        if (count === 0) onStale();
+      })
       .catch((e: Error) => {
         console.error(`[jobs] job ${jobId} progress write failed: ${e.message}`);
       });
@@ -137,33 +143,50 @@ async function recordSuccess(c: Claimed, result: unknown, startedAt: number): Pr
   });
 }
 
+/** Failures that say nothing about the job itself: hand it back at once, without backoff. */
+const NO_BACKOFF = new Set(["shutdown", "lease_lost", "crashed"]);
+
+/**
+ * What happens to a job after a failed attempt: dead-lettered (`failed`),
+ * `cancelled`, or `retrying` at `runAt`.
+ */
+export function nextStateAfterFailure(
+  def: Pick<TaskDefinition, "retry">,
+  attempts: number,
+  maxAttempts: number,
+  failure: Pick<Classified, "errorClass" | "retryAfterMs">,
+  now = Date.now(),
+): { status: "failed" | "cancelled" | "retrying"; runAt?: Date } {
+  if (failure.errorClass === "cancelled") return { status: "cancelled" };
+  if (failure.errorClass === "permanent" || attempts >= maxAttempts) return { status: "failed" };
+  const delay = NO_BACKOFF.has(failure.errorClass) ? 0 : (failure.retryAfterMs ?? backoffMs(def.retry, attempts));
+  return { status: "retrying", runAt: new Date(now + delay) };
+}
+
 async function recordFailure(
   c: Claimed,
   def: TaskDefinition,
   failure: Classified,
   startedAt: number,
 ): Promise<RunOutcome> {
-  const outOfBudget = c.job.attempts >= c.job.maxAttempts;
-  const dead = failure.errorClass === "permanent" || failure.errorClass === "cancelled" || outOfBudget;
-  const delay = failure.retryAfterMs ?? backoffMs(def.retry, c.job.attempts);
-  const runAt = new Date(Date.now() + delay);
+  const next = nextStateAfterFailure(def, c.job.attempts, c.job.maxAttempts, failure);
   return db().$transaction(async (tx) => {
     const { count } = await tx.job.updateMany({
       where: { id: c.job.id, fencingToken: c.token, status: "running" },
       data: {
-        status: dead ? (failure.errorClass === "cancelled" ? "cancelled" : "failed") : "retrying",
+        status: next.status,
         errorClass: failure.errorClass,
         errorMessage: failure.message,
         errorStack: failure.stack,
         leaseOwner: null,
         leaseExpiresAt: null,
-        ...(dead ? { finishedAt: new Date() } : { runAt }),
+        ...(next.runAt ? { runAt: next.runAt } : { finishedAt: new Date() }),
       },
     });
     await tx.jobAttempt.update({
       where: { id: c.attemptId },
       data: {
-        outcome: count ? (failure.errorClass === "cancelled" ? "cancelled" : "failed") : "lost",
+        outcome: count ? (next.status === "cancelled" ? "cancelled" : "failed") : "lost",
         finishedAt: new Date(),
         durationMs: Date.now() - startedAt,
         errorClass: failure.errorClass,
@@ -172,9 +195,11 @@ async function recordFailure(
       },
     });
     if (!count) return "lost";
-    if (dead) return "failed";
-    await dispatchJob(tx, { id: c.job.id, type: c.job.type, priority: c.job.priority, runAt });
-    return "retrying";
+    if (next.runAt) {
+      await dispatchJob(tx, { id: c.job.id, type: c.job.type, priority: c.job.priority, runAt: next.runAt });
+      return "retrying";
+    }
+    return next.status;
   });
 }
 
@@ -206,6 +231,7 @@ export async function runJob(jobId: string, opts: RunJobOptions): Promise<RunOut
     });
     return "failed";
   }
+  const claimedAt = Date.now();
   const claimed = await claimJob(jobId, opts.workerId, def.leaseMs);
   if (!claimed) return "skipped";
   const tag = `[task:${def.type}] job ${jobId} attempt ${claimed.job.attempts}`;
@@ -216,27 +242,47 @@ export async function runJob(jobId: string, opts: RunJobOptions): Promise<RunOut
   const abort = (reason: AbortReason) => {
     if (!controller.signal.aborted) controller.abort(reason);
   };
+  const leaseLost = () => abort(new AbortReason("lease_lost", "The lease was lost to another attempt"));
   const onShutdown = () => abort(new AbortReason("shutdown", "The worker shut down during the attempt"));
   opts.signal?.addEventListener("abort", onShutdown, { once: true });
+
+  // Cancellation arrives through this process's one LISTEN connection.
+  let unsubscribe: () => void = () => {};
+  try {
+    unsubscribe = await eventHub().subscribe({ jobId }, (e) => {
+      if (e.cancelRequested) abort(new AbortReason("cancelled", "Cancelled on request"));
+    });
+  } catch (e) {
+    log(`${tag} could not listen for cancellation (${(e as Error).message}); the heartbeat still checks`);
+  }
+
   const timeout = setTimeout(
     () => abort(new AbortReason("timeout", `Timed out after ${def.timeoutMs} ms`)),
     def.timeoutMs,
   );
-  const heartbeat = setInterval(
-    () => {
-      db()
-        .job.updateMany({
-          where: { id: jobId, fencingToken: claimed.token, status: "running" },
-          data: { heartbeatAt: new Date(), leaseExpiresAt: new Date(Date.now() + def.leaseMs) },
-        })
-        .then(({ count }) => {
-          if (!count) abort(new AbortReason("lease_lost", "The lease was lost to another attempt"));
-        })
-        .catch((e: Error) => log(`${tag} heartbeat failed: ${e.message}`));
-    },
-    Math.max(1000, Math.floor(def.leaseMs / 3)),
-  );
-  const progress = makeProgressWriter(jobId, claimed.token);
+  // The lease as this process knows it, counted from before the claim was sent,
+  // so it ends no later than the database's. Stop before it runs out: another
+  // worker may then take the job, and two attempts must never run at once.
+  let leaseValidUntil = claimedAt + def.leaseMs;
+  const heartbeatEvery = Math.max(200, Math.floor(def.leaseMs / 3));
+  const heartbeat = setInterval(() => {
+    if (Date.now() > leaseValidUntil - heartbeatEvery / 2) {
+      abort(new AbortReason("lease_lost", "The lease could not be renewed in time"));
+      return;
+    }
+    const sentAt = Date.now();
+    db().$queryRaw<{ cancel: boolean }[]>`
+        UPDATE jobs SET heartbeat_at = now(), lease_expires_at = now() + make_interval(secs => ${def.leaseMs / 1000}::float8)
+        WHERE id = ${jobId}::uuid AND fencing_token = ${claimed.token} AND status = 'running'
+        RETURNING cancel_requested_at IS NOT NULL AS cancel`
+      .then((rows) => {
+        if (!rows[0]) return leaseLost();
+        leaseValidUntil = sentAt + def.leaseMs;
+        if (rows[0].cancel) abort(new AbortReason("cancelled", "Cancelled on request"));
+      })
+      .catch((e: Error) => log(`${tag} heartbeat failed: ${e.message}`));
+  }, heartbeatEvery);
+  const progress = makeProgressWriter(jobId, claimed.token, leaseLost);
 
   try {
     const parsed = def.inputSchema.safeParse(claimed.job.input);
@@ -257,6 +303,16 @@ export async function runJob(jobId: string, opts: RunJobOptions): Promise<RunOut
         input: parsed.data,
         signal: controller.signal,
         progress: (u) => progress.update(u),
+        lastCheckpoint: claimed.job.checkpoint ?? null,
+        checkpoint: async (value) => {
+          const count = await db().$executeRaw`
+            UPDATE jobs SET checkpoint = ${JSON.stringify(value)}::jsonb, updated_at = now()
+            WHERE id = ${jobId}::uuid AND fencing_token = ${claimed.token} AND status = 'running'`;
+          if (count === 0) {
+            leaseLost();
+            throw controller.signal.reason;
+          }
+        },
         idempotencyKey: `job:${jobId}`,
       });
       if (controller.signal.aborted) throw controller.signal.reason;
@@ -276,6 +332,7 @@ export async function runJob(jobId: string, opts: RunJobOptions): Promise<RunOut
   } finally {
     clearTimeout(timeout);
     clearInterval(heartbeat);
+    unsubscribe();
     opts.signal?.removeEventListener("abort", onShutdown);
   }
 }

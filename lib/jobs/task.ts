@@ -38,6 +38,10 @@ export type JobContext<I> = {
   signal: AbortSignal;
   /** Records progress; writes are throttled and never move `done` backwards. */
   progress(update: ProgressUpdate): void;
+  /** Saves where the handler got to (JSON); the next attempt finds it in `lastCheckpoint`. */
+  checkpoint(value: unknown): Promise<void>;
+  /** The checkpoint an earlier attempt saved, or null. */
+  lastCheckpoint: unknown;
   /** Stable across attempts: use it for external calls that must not repeat. */
   idempotencyKey: string;
 };

@@ -1,0 +1,109 @@
+/**
+ * Crash recovery. graphile-worker alone would hold a dead worker's job for
+ * 4 hours; the reaper makes it runnable again within about one lease:
+ *  - a worker whose heartbeat stopped for `deadAfterMs` is declared dead, its
+ *    graphile locks are released (`force_unlock_workers`) and the dispatch rows
+ *    they held, now spent, are cleared (`complete_jobs`);
+ *  - a running job whose lease expired, or whose lease owner is dead, gets its
+ *    attempt recorded as lost, a new fencing token (so the old holder's writes
+ *    are refused) and a fresh dispatch — or, out of budget, the dead-letter queue.
+ * Every worker runs it periodically; an advisory lock lets one at a time work.
+ */
+import { db } from "../db";
+import { getTaskDefinition } from "./catalog";
+import { dispatchJob } from "./enqueue";
+import { nextStateAfterFailure } from "./runner";
+
+const REAPER_LOCK = 0x436f6e76; // "Conv"
+const BATCH = 200;
+
+export type ReapResult = {
+  deadWorkers: string[];
+  reapedJobs: { id: string; status: string; previousOwner: string | null }[];
+};
+
+type Expired = {
+  id: string;
+  type: string;
+  priority: number;
+  attempts: number;
+  maxAttempts: number;
+  fencingToken: bigint;
+  leaseOwner: string | null;
+  cancelRequested: boolean;
+};
+
+/** One pass of the reaper. Safe to call from any number of processes at once. */
+export async function reap(opts: { deadAfterMs: number }): Promise<ReapResult> {
+  return db().$transaction(
+    async (tx) => {
+      const lock = await tx.$queryRaw<
+        { locked: boolean }[]
+      >`SELECT pg_try_advisory_xact_lock(${REAPER_LOCK}) AS locked`;
+      if (!lock[0]?.locked) return { deadWorkers: [], reapedJobs: [] };
+
+      const dead = await tx.$queryRaw<{ id: string; graphileWorkerIds: string[] }[]>`
+        UPDATE workers SET state = 'dead', stopped_at = now()
+        WHERE state IN ('running', 'stopping')
+          AND heartbeat_at < now() - make_interval(secs => ${opts.deadAfterMs / 1000}::float8)
+        RETURNING id, graphile_worker_ids AS "graphileWorkerIds"`;
+      const graphileIds = dead.flatMap((d) => d.graphileWorkerIds);
+      if (graphileIds.length) {
+        await tx.$executeRaw`SELECT graphile_worker.force_unlock_workers(${graphileIds}::text[])`;
+      }
+      // Dispatch rows whose single graphile attempt was spent by a dead worker: never runnable again.
+      await tx.$executeRaw`
+        SELECT graphile_worker.complete_jobs(array(
+          SELECT id FROM graphile_worker.jobs
+          WHERE locked_at IS NULL AND attempts >= max_attempts AND key IS NULL
+          LIMIT ${BATCH}))`;
+
+      const expired = await tx.$queryRaw<Expired[]>`
+        SELECT j.id, j.type, j.priority, j.attempts, j.max_attempts AS "maxAttempts",
+               j.fencing_token AS "fencingToken", j.lease_owner AS "leaseOwner",
+               j.cancel_requested_at IS NOT NULL AS "cancelRequested"
+        FROM jobs j
+        WHERE j.status = 'running'
+          AND (j.lease_expires_at < now()
+               OR j.lease_owner IN (SELECT id FROM workers WHERE state IN ('dead', 'stopped')))
+        ORDER BY j.lease_expires_at
+        LIMIT ${BATCH}
+        FOR UPDATE SKIP LOCKED`;
+
+      const reapedJobs: ReapResult["reapedJobs"] = [];
+      for (const job of expired) {
+        const def = getTaskDefinition(job.type);
+        const owner = job.leaseOwner ?? "unknown";
+        const message = `The attempt was lost: worker ${owner} stopped renewing its lease`;
+        const next = job.cancelRequested
+          ? { status: "cancelled" as const }
+          : def
+            ? nextStateAfterFailure(def, job.attempts, job.maxAttempts, { errorClass: "crashed" })
+            : { status: "failed" as const };
+        await tx.$executeRaw`
+          UPDATE job_attempts SET outcome = 'lost', finished_at = now(), error_class = 'crashed', error_message = ${message},
+                 duration_ms = (extract(epoch FROM now() - started_at) * 1000)::int
+          WHERE job_id = ${job.id}::uuid AND fencing_token = ${job.fencingToken} AND outcome = 'running'`;
+        await tx.job.update({
+          where: { id: job.id },
+          data: {
+            status: next.status,
+            fencingToken: { increment: 1 },
+            leaseOwner: null,
+            leaseExpiresAt: null,
+            errorClass: "crashed",
+            errorMessage: message,
+            errorStack: null,
+            ...(next.status === "retrying" ? { runAt: next.runAt } : { finishedAt: new Date() }),
+          },
+        });
+        if (next.status === "retrying" && next.runAt) {
+          await dispatchJob(tx, { id: job.id, type: job.type, priority: job.priority, runAt: next.runAt });
+        }
+        reapedJobs.push({ id: job.id, status: next.status, previousOwner: job.leaseOwner });
+      }
+      return { deadWorkers: dead.map((d) => d.id), reapedJobs };
+    },
+    { timeout: 30_000 },
+  );
+}
