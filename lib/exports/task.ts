@@ -126,6 +126,11 @@ export const exportTask = defineTask({
       signal: ctx.signal,
       onRows: (done, estimate) => ctx.progress({ done, total: Math.max(estimate, done) }),
     });
+    if (ctx.signal.aborted) {
+      // Cancelled (or the lease was lost) as the file completed: leave nothing behind.
+      await storage().delete(key);
+      throw ctx.signal.reason;
+    }
     const tenant = await db().tenant.findUniqueOrThrow({ where: { id: job.tenantId } });
     const retentionDays = tenant.exportRetentionDays ?? env().EXPORT_RETENTION_DAYS;
     const expiresAt = new Date(Date.now() + retentionDays * 86_400_000);

@@ -3,12 +3,14 @@
  * worker registers one graphile-worker task per entry.
  */
 import { exportTask } from "../exports/task";
+import { probeTask } from "./probe";
 import type { TaskDefinition } from "./task";
 
 // `any` input: the registry holds definitions of different input types.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const taskCatalog: Record<string, TaskDefinition<any, any>> = {
   [exportTask.type]: exportTask,
+  [probeTask.type]: probeTask,
 };
 
 /** The definition of a task type, or undefined for an unknown type. */

@@ -21,6 +21,8 @@ export type EnqueueOptions = {
   priority?: number;
   runAt?: Date;
   parentId?: string | null;
+  /** Overrides the task's retry budget. */
+  maxAttempts?: number;
 };
 
 export type EnqueueResult = { job: JobModel; created: boolean };
@@ -99,7 +101,7 @@ export async function enqueueJob(opts: EnqueueOptions): Promise<EnqueueResult> {
           input: input as Prisma.InputJsonValue,
           inputHash,
           idempotencyKey: key,
-          maxAttempts: def.retry.maxAttempts,
+          maxAttempts: opts.maxAttempts ?? def.retry.maxAttempts,
           createdById: opts.createdById ?? null,
           parentId: opts.parentId ?? null,
           runAt: opts.runAt ?? new Date(),

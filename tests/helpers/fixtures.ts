@@ -9,6 +9,7 @@ export type DemoPrincipals = {
   ada: Principal;
   oscar: Principal;
   gus: Principal;
+  gina: Principal;
   root: Principal;
   acmeId: string;
   globexId: string;
@@ -27,6 +28,7 @@ export async function seedDemo(scale = 0.01): Promise<DemoPrincipals> {
     ada: await principal("ada@acme.test"),
     oscar: await principal("oscar@acme.test"),
     gus: await principal("gus@globex.test"),
+    gina: await principal("gina@globex.test"),
     root: await principal("root@conveyor.test"),
     acmeId: tenants.get("acme")!,
     globexId: tenants.get("globex")!,

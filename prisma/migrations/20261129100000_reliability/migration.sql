@@ -95,3 +95,38 @@ BEGIN
   END IF;
   RETURN NULL;
 END $$;
+
+-- ─── Every status change, kept: the job's timeline, and the evidence that
+-- no status ever moved backwards.
+CREATE TABLE "job_transitions" (
+    "id" BIGSERIAL PRIMARY KEY,
+    "job_id" UUID NOT NULL,
+    "from_status" "job_status",
+    "to_status" "job_status" NOT NULL,
+    "attempt" INTEGER NOT NULL,
+    "at" TIMESTAMPTZ(3) NOT NULL DEFAULT clock_timestamp(),
+    CONSTRAINT "job_transitions_job_id_fkey" FOREIGN KEY ("job_id") REFERENCES "jobs"("id") ON DELETE CASCADE ON UPDATE CASCADE
+);
+CREATE INDEX "job_transitions_job_id_id_idx" ON "job_transitions"("job_id", "id");
+
+CREATE FUNCTION "conveyor_job_record_transition"() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    INSERT INTO job_transitions (job_id, from_status, to_status, attempt) VALUES (NEW.id, NULL, NEW.status, NEW.attempts);
+  ELSIF NEW.status IS DISTINCT FROM OLD.status THEN
+    INSERT INTO job_transitions (job_id, from_status, to_status, attempt) VALUES (NEW.id, OLD.status, NEW.status, NEW.attempts);
+  END IF;
+  RETURN NULL;
+END $$;
+
+CREATE TRIGGER "jobs_record_transition" AFTER INSERT OR UPDATE OF "status" ON "jobs"
+  FOR EACH ROW EXECUTE FUNCTION "conveyor_job_record_transition"();
+
+-- ─── The probe task's side effects (npm run chaos, bench:throughput): one row
+-- per job however often it runs, and how often it ran.
+CREATE TABLE "probe_effects" (
+    "job_id" UUID PRIMARY KEY,
+    "executions" INTEGER NOT NULL DEFAULT 1,
+    "first_at" TIMESTAMPTZ(3) NOT NULL DEFAULT clock_timestamp(),
+    "last_at" TIMESTAMPTZ(3) NOT NULL DEFAULT clock_timestamp()
+);
