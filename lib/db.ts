@@ -5,7 +5,7 @@
 import pg from "pg";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "./generated/prisma/client";
-import { databaseUrl } from "./env";
+import { databaseUrl, env } from "./env";
 
 export { Prisma } from "./generated/prisma/client";
 export type { PrismaClient } from "./generated/prisma/client";
@@ -17,10 +17,21 @@ const store = globalThis as unknown as { [globalKey]?: Handles };
 function handles(): Handles {
   let h = store[globalKey];
   if (!h) {
-    const pool = new pg.Pool({ connectionString: databaseUrl(), max: 10 });
+    // Room for every job slot's COPY stream plus its heartbeats and progress writes.
+    const pool = new pg.Pool({
+      connectionString: databaseUrl(),
+      max: Math.max(10, env().WORKER_CONCURRENCY * 2 + 4),
+      // Surface an exhausted pool as an error instead of waiting forever.
+      connectionTimeoutMillis: 30_000,
+      keepAlive: true,
+    });
     // An idle client's error (e.g. the server restarted) must not crash the process.
     pool.on("error", (err) => console.error("[db] idle client error:", err.message));
-    const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+    const prisma = new PrismaClient({
+      adapter: new PrismaPg(pool),
+      // Generous: a loaded 2-core box can stall a short transaction for seconds.
+      transactionOptions: { maxWait: 15_000, timeout: 30_000 },
+    });
     h = { pool, prisma };
     store[globalKey] = h;
   }

@@ -44,7 +44,7 @@ async function main(): Promise<void> {
     env().WORKER_HEARTBEAT_MS,
   );
   const reaper = setInterval(() => {
-    reap({ deadAfterMs: env().WORKER_DEAD_AFTER_MS })
+    reap({ deadAfterMs: env().WORKER_DEAD_AFTER_MS, selfId: id })
       .then((r) => {
         if (r.deadWorkers.length) console.log(`[reaper] declared dead: ${r.deadWorkers.join(", ")}`);
         for (const j of r.reapedJobs) console.log(`[reaper] job ${j.id} (lease of ${j.previousOwner}) → ${j.status}`);

@@ -27,16 +27,22 @@ export type JobEvent = {
 
 type Listener = (event: JobEvent) => void;
 type Filter = { tenantId?: string | null; jobId?: string };
+type Subscription = { filter: Filter; onReset?: () => void };
 
 class JobEventHub {
   private client: pg.Client | null = null;
   private connecting: Promise<void> | null = null;
-  private readonly listeners = new Map<Listener, Filter>();
+  private readonly listeners = new Map<Listener, Subscription>();
   private retryMs = 250;
+  private retryTimer: NodeJS.Timeout | null = null;
 
-  /** Subscribes; resolves once the LISTEN is in place, so nothing committed after it is missed. */
-  async subscribe(filter: Filter, listener: Listener): Promise<() => void> {
-    this.listeners.set(listener, filter);
+  /**
+   * Subscribes; resolves once the LISTEN is in place, so nothing committed
+   * after it is missed. `onReset` is called if the connection is lost: events
+   * may have been missed, so the subscriber should start over from a snapshot.
+   */
+  async subscribe(filter: Filter, listener: Listener, onReset?: () => void): Promise<() => void> {
+    this.listeners.set(listener, { filter, onReset });
     try {
       await this.ensureConnected();
     } catch (err) {
@@ -60,37 +66,65 @@ class JobEventHub {
     return this.connecting;
   }
 
+  private scheduleReconnect(): void {
+    if (this.retryTimer || this.listeners.size === 0) return;
+    const delay = this.retryMs;
+    this.retryMs = Math.min(this.retryMs * 2, 10_000);
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      if (this.listeners.size === 0) return;
+      this.ensureConnected().catch((e: Error) => {
+        console.error(`[events] LISTEN reconnect failed: ${e.message}; retrying in ${this.retryMs} ms`);
+        this.scheduleReconnect();
+      });
+    }, delay);
+    this.retryTimer.unref();
+  }
+
+  private dispatch(event: JobEvent): void {
+    for (const [listener, { filter: f }] of this.listeners) {
+      if (f.jobId && f.jobId !== event.jobId) continue;
+      if (f.tenantId && f.tenantId !== event.tenantId) continue;
+      listener(event);
+    }
+  }
+
   private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: databaseUrl(), application_name: "conveyor-events" });
+    const client = new pg.Client({
+      connectionString: databaseUrl(),
+      application_name: "conveyor-events",
+      keepAlive: true,
+    });
     client.on("notification", (msg) => {
       if (msg.channel !== JOB_EVENTS_CHANNEL || !msg.payload) return;
-      let event: JobEvent;
       try {
-        event = JSON.parse(msg.payload) as JobEvent;
-      } catch {
-        return;
-      }
-      for (const [listener, f] of this.listeners) {
-        if (f.jobId && f.jobId !== event.jobId) continue;
-        if (f.tenantId && f.tenantId !== event.tenantId) continue;
-        listener(event);
+        this.dispatch(JSON.parse(msg.payload) as JobEvent);
+      } catch (e) {
+        console.error(`[events] bad notification dropped: ${(e as Error).message}`);
       }
     });
+    let lost = false;
     const onLost = (err?: Error) => {
-      if (this.client !== client) return;
-      this.client = null;
-      console.error(`[events] LISTEN connection lost${err ? `: ${err.message}` : ""}; reconnecting`);
+      if (lost) return;
+      lost = true;
+      if (this.client === client) this.client = null;
       client.end().catch(() => {});
-      const delay = this.retryMs;
-      this.retryMs = Math.min(this.retryMs * 2, 10_000);
-      setTimeout(() => {
-        if (this.listeners.size > 0) this.ensureConnected().catch(() => {});
-      }, delay).unref();
+      if (this.listeners.size === 0) return;
+      console.error(`[events] LISTEN connection lost${err ? `: ${err.message}` : ""}; reconnecting`);
+      // Whatever happened while disconnected is unknown: let subscribers resync.
+      for (const { onReset } of this.listeners.values()) onReset?.();
+      this.scheduleReconnect();
     };
     client.on("error", onLost);
     client.on("end", () => onLost());
-    await client.connect();
-    await client.query(`LISTEN ${JOB_EVENTS_CHANNEL}`);
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${JOB_EVENTS_CHANNEL}`);
+    } catch (err) {
+      lost = true;
+      client.end().catch(() => {});
+      throw err;
+    }
     this.client = client;
     this.retryMs = 250;
   }

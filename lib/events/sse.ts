@@ -117,8 +117,16 @@ export async function openJobEventStream(
       if (isTerminal(e.status as JobStatus)) void finalSnapshot().catch(() => sink.close());
     };
     // Subscribe before reading the snapshot so no change between the two is lost.
-    const unsubscribe = await eventHub().subscribe({ jobId: first.id }, onEvent);
-    const snapshot: JobDto = await getJob(principal, first.id);
+    // If the hub loses its connection, close: EventSource reconnects and starts
+    // over from a fresh snapshot.
+    const unsubscribe = await eventHub().subscribe({ jobId: first.id }, onEvent, () => sink.close());
+    let snapshot: JobDto;
+    try {
+      snapshot = await getJob(principal, first.id);
+    } catch (err) {
+      unsubscribe();
+      throw err;
+    }
     snapshotSeq = snapshot.seq;
     lastStatus = snapshot.status;
     sink.send(sseFrame("snapshot", snapshot, snapshot.seq));
@@ -137,6 +145,10 @@ export async function openJobEventStream(
 export function openTenantEventStream(principal: Principal, signal: AbortSignal): ReadableStream<Uint8Array> {
   const tenantId = principal.isPlatformAdmin ? undefined : requireTenant(principal);
   return makeStream(signal, async (sink) => {
-    return eventHub().subscribe({ tenantId }, (e) => sink.send(sseFrame("job", eventToWire(e), e.seq)));
+    return eventHub().subscribe(
+      { tenantId },
+      (e) => sink.send(sseFrame("job", eventToWire(e), e.seq)),
+      () => sink.close(),
+    );
   });
 }

@@ -1,11 +1,8 @@
 import { z } from "zod";
+import { isoInstant } from "../validation";
 
 export const datasetNames = ["customers", "orders", "events"] as const;
 export type DatasetName = (typeof datasetNames)[number];
-
-const isoInstant = z.union([z.iso.datetime({ offset: true }), z.iso.date()], {
-  error: "must be an ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z)",
-});
 
 /** The body of POST /api/v1/exports. */
 export const exportRequestSchema = z

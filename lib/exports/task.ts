@@ -7,7 +7,7 @@ import { Transform } from "node:stream";
 import { createGzip } from "node:zlib";
 import { to as copyTo } from "pg-copy-streams";
 import type pg from "pg";
-import { db, pool } from "../db";
+import { pool } from "../db";
 import { env } from "../env";
 import { defineTask } from "../jobs/task";
 import { storage } from "../storage";
@@ -19,7 +19,7 @@ export type ExportResult = {
   rows: number;
   format: ExportRequest["format"];
   compression: ExportRequest["compression"];
-  files: { id: string; name: string; size: number; sha256: string }[];
+  files: { name: string; key: string; size: number; sha256: string; rows: number; contentType: string }[];
 };
 
 /** File name of an export's single file: `orders-0193….csv.gz`. */
@@ -117,7 +117,8 @@ export const exportTask = defineTask({
   async handler(ctx): Promise<ExportResult> {
     const { job, input } = ctx;
     const name = exportFileName(job.id, input);
-    const key = `${job.tenantId}/${job.id}/${name}`;
+    // One path per attempt: a stale attempt can never overwrite or delete the winner's file.
+    const key = `${job.tenantId}/${job.id}/${job.attempt}/${name}`;
     ctx.progress({ done: 0, unit: "rows", stage: "exporting", message: `Exporting ${input.dataset}` });
     const { rows, size, sha256 } = await streamExport({
       tenantId: job.tenantId,
@@ -131,31 +132,33 @@ export const exportTask = defineTask({
       await storage().delete(key);
       throw ctx.signal.reason;
     }
-    const tenant = await db().tenant.findUniqueOrThrow({ where: { id: job.tenantId } });
-    const retentionDays = tenant.exportRetentionDays ?? env().EXPORT_RETENTION_DAYS;
-    const expiresAt = new Date(Date.now() + retentionDays * 86_400_000);
-    // Keyed by (job, name): a retried attempt replaces its own record.
-    const file = await db().exportFile.upsert({
-      where: { jobId_name: { jobId: job.id, name } },
-      create: {
-        jobId: job.id,
-        tenantId: job.tenantId,
-        name,
-        storageKey: key,
-        contentType: exportContentType(input),
-        size: BigInt(size),
-        sha256,
-        rowCount: BigInt(rows),
-        expiresAt,
-      },
-      update: { size: BigInt(size), sha256, rowCount: BigInt(rows), expiresAt, storageKey: key },
-    });
     ctx.progress({ done: rows, total: rows, stage: "done", message: `${rows.toLocaleString("en-US")} rows` });
     return {
       rows,
       format: input.format,
       compression: input.compression,
-      files: [{ id: file.id, name, size, sha256 }],
+      files: [{ name, key, size, sha256, rows, contentType: exportContentType(input) }],
     };
+  },
+  // The file becomes downloadable in the same transaction that marks the job succeeded.
+  async commit(tx, job, result) {
+    const tenant = await tx.tenant.findUniqueOrThrow({ where: { id: job.tenantId } });
+    const retentionDays = tenant.exportRetentionDays ?? env().EXPORT_RETENTION_DAYS;
+    const expiresAt = new Date(Date.now() + retentionDays * 86_400_000);
+    for (const f of result.files) {
+      const data = {
+        size: BigInt(f.size),
+        sha256: f.sha256,
+        rowCount: BigInt(f.rows),
+        storageKey: f.key,
+        contentType: f.contentType,
+        expiresAt,
+      };
+      await tx.exportFile.upsert({
+        where: { jobId_name: { jobId: job.id, name: f.name } },
+        create: { jobId: job.id, tenantId: job.tenantId, name: f.name, ...data },
+        update: data,
+      });
+    }
   },
 });

@@ -10,6 +10,7 @@ import { db, Prisma } from "../db";
 import { AppError, notFound, parseOrThrow } from "../errors";
 import type { JobModel } from "../generated/prisma/models";
 import { isUuid, parseIdOr404 } from "../ids";
+import { isoInstant } from "../validation";
 import { isTerminal, toJobDto, type JobDto } from "./dto";
 import { dispatchJob } from "./enqueue";
 
@@ -130,10 +131,6 @@ export async function replayJob(principal: Principal, rawId: string): Promise<Jo
   });
   return toJobDto(replay);
 }
-
-const isoInstant = z.union([z.iso.datetime({ offset: true }), z.iso.date()], {
-  error: "must be an ISO 8601 date or date-time",
-});
 
 export const deadLetterFilterSchema = z
   .object({

@@ -3,7 +3,8 @@
  * no job is recorded but never queued, nor queued but never recorded.
  */
 import { createHash } from "node:crypto";
-import { db, Prisma } from "../db";
+import { v7 as uuidv7 } from "uuid";
+import { db, pool, Prisma } from "../db";
 import { AppError, parseOrThrow } from "../errors";
 import type { JobModel } from "../generated/prisma/models";
 import { getTaskDefinition } from "./catalog";
@@ -45,8 +46,7 @@ function hashInput(type: string, input: unknown): string {
 
 /**
  * Adds the graphile-worker job that dispatches `jobId`, inside `tx`. It carries
- * only our job id; graphile's own retries are off (max_attempts 1) because
- * Conveyor schedules retries itself. The job key is our id: adding it again
+ * only our job id. Conveyor schedules a job's retries itself. The job key is our id: adding it again
  * (a retry, a reaped lease) replaces a pending dispatch, or, while the old one
  * is locked by a running or dead worker, creates a fresh one beside it; and
  * cancel can remove it with `remove_job`.
@@ -55,15 +55,22 @@ export async function dispatchJob(
   tx: Tx,
   job: { id: string; type: string; priority: number; runAt: Date },
 ): Promise<void> {
-  await tx.$executeRaw`SELECT graphile_worker.add_job(
-    ${job.type}::text,
-    json_build_object('jobId', ${job.id}::text),
-    run_at => ${job.runAt}::timestamptz,
-    max_attempts => 1,
-    job_key => ${job.id}::text,
-    priority => ${job.priority}::int
-  )`;
+  await tx.$executeRawUnsafe(ADD_JOB_SQL, job.type, job.id, job.runAt, job.priority);
 }
+
+/**
+ * graphile retries a dispatch only when the task itself throws (the database
+ * was unreachable before our claim): a handler's failure never reaches it.
+ */
+const DISPATCH_ATTEMPTS = 5;
+const ADD_JOB_SQL = `SELECT graphile_worker.add_job(
+    $1::text,
+    json_build_object('jobId', $2::text),
+    run_at => coalesce($3::timestamptz, now()),
+    max_attempts => ${DISPATCH_ATTEMPTS},
+    job_key => $2::text,
+    priority => $4::int
+  )`;
 
 async function findByIdempotencyKey(tenantId: string, key: string, inputHash: string): Promise<JobModel | null> {
   const existing = await db().job.findUnique({ where: { tenantId_idempotencyKey: { tenantId, idempotencyKey: key } } });
@@ -89,34 +96,43 @@ export async function enqueueJob(opts: EnqueueOptions): Promise<EnqueueResult> {
     if (existing) return { job: existing, created: false };
   }
 
+  // One short transaction on a pooled connection: the hot path of every API
+  // request, kept free of interactive-transaction overhead.
+  const id = uuidv7();
+  const client = await pool().connect();
   try {
-    const job = await db().$transaction(async (tx) => {
-      const row = await tx.job.create({
-        data: {
-          tenantId: opts.tenantId,
-          type: opts.type,
-          queue: def.queue,
-          priority: opts.priority ?? 0,
-          status: "queued",
-          input: input as Prisma.InputJsonValue,
-          inputHash,
-          idempotencyKey: key,
-          maxAttempts: opts.maxAttempts ?? def.retry.maxAttempts,
-          createdById: opts.createdById ?? null,
-          parentId: opts.parentId ?? null,
-          runAt: opts.runAt ?? new Date(),
-        },
-      });
-      await dispatchJob(tx, row);
-      return row;
-    });
-    return { job, created: true };
+    await client.query("BEGIN");
+    await client.query(
+      `INSERT INTO jobs (id, tenant_id, type, queue, priority, status, input, input_hash, idempotency_key,
+                         max_attempts, created_by_id, parent_id, run_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10, $11, coalesce($12, now()), now())`,
+      [
+        id,
+        opts.tenantId,
+        opts.type,
+        def.queue,
+        opts.priority ?? 0,
+        JSON.stringify(input),
+        inputHash,
+        key,
+        opts.maxAttempts ?? def.retry.maxAttempts,
+        opts.createdById ?? null,
+        opts.parentId ?? null,
+        opts.runAt ?? null,
+      ],
+    );
+    await client.query(ADD_JOB_SQL, [opts.type, id, opts.runAt ?? null, opts.priority ?? 0]);
+    await client.query("COMMIT");
   } catch (err) {
+    await client.query("ROLLBACK").catch(() => {});
+    client.release();
     // A concurrent request with the same key won the race: answer with its job.
-    if (key && err instanceof Prisma.PrismaClientKnownRequestError && err.code === "P2002") {
+    if (key && (err as { code?: string }).code === "23505") {
       const existing = await findByIdempotencyKey(opts.tenantId, key, inputHash);
       if (existing) return { job: existing, created: false };
     }
     throw err;
   }
+  client.release();
+  return { job: await db().job.findUniqueOrThrow({ where: { id } }), created: true };
 }

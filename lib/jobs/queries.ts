@@ -5,7 +5,7 @@ import { z } from "zod";
 import { tenantScope, type Principal } from "../auth/principal";
 import { db } from "../db";
 import { AppError, notFound, parseOrThrow } from "../errors";
-import { parseIdOr404 } from "../ids";
+import { isUuid, parseIdOr404 } from "../ids";
 import { toJobDto, type JobDto } from "./dto";
 
 const jobStatuses = [
@@ -34,15 +34,19 @@ function encodeCursor(c: Cursor): string {
   return Buffer.from(`${c.createdAt.toISOString()}|${c.id}`).toString("base64url");
 }
 
+const MIN_TIME = Date.UTC(1970, 0, 1);
+const MAX_TIME = Date.UTC(9999, 11, 31);
+
 function decodeCursor(raw: string): Cursor {
   const [at, id] = Buffer.from(raw, "base64url").toString().split("|");
   const createdAt = new Date(at ?? "");
-  if (!id || Number.isNaN(createdAt.getTime())) {
+  const t = createdAt.getTime();
+  if (!id || !isUuid(id) || Number.isNaN(t) || t < MIN_TIME || t > MAX_TIME) {
     throw new AppError("invalid_input", "Invalid input: cursor: not a cursor from a previous page", [
       { path: "cursor", message: "not a cursor from a previous page" },
     ]);
   }
-  return { createdAt, id: parseIdOr404(id) };
+  return { createdAt, id };
 }
 
 /** One job the principal may see, with its files; 404 otherwise. */

@@ -34,7 +34,10 @@ type Expired = {
 };
 
 /** One pass of the reaper. Safe to call from any number of processes at once. */
-export async function reap(opts: { deadAfterMs: number }): Promise<ReapResult> {
+export async function reap(opts: {
+  deadAfterMs: number;
+  /** The calling worker: it never declares itself dead. */ selfId?: string;
+}): Promise<ReapResult> {
   return db().$transaction(
     async (tx) => {
       const lock = await tx.$queryRaw<
@@ -44,7 +47,7 @@ export async function reap(opts: { deadAfterMs: number }): Promise<ReapResult> {
 
       const dead = await tx.$queryRaw<{ id: string; graphileWorkerIds: string[] }[]>`
         UPDATE workers SET state = 'dead', stopped_at = now()
-        WHERE state IN ('running', 'stopping')
+        WHERE state IN ('running', 'stopping') AND id <> ${opts.selfId ?? ""}
           AND heartbeat_at < now() - make_interval(secs => ${opts.deadAfterMs / 1000}::float8)
         RETURNING id, graphile_worker_ids AS "graphileWorkerIds"`;
       const graphileIds = dead.flatMap((d) => d.graphileWorkerIds);

@@ -123,7 +123,7 @@ function toJobInfo(job: ClaimedJob): JobInfo {
   };
 }
 
-async function recordSuccess(c: Claimed, result: unknown, startedAt: number): Promise<boolean> {
+async function recordSuccess(c: Claimed, def: TaskDefinition, result: unknown, startedAt: number): Promise<boolean> {
   return db().$transaction(async (tx) => {
     const { count } = await tx.job.updateMany({
       where: { id: c.job.id, fencingToken: c.token, status: "running" },
@@ -133,8 +133,13 @@ async function recordSuccess(c: Claimed, result: unknown, startedAt: number): Pr
         finishedAt: new Date(),
         leaseOwner: null,
         leaseExpiresAt: null,
+        // A success after failed attempts is a success: the attempts keep their errors.
+        errorClass: null,
+        errorMessage: null,
+        errorStack: null,
       },
     });
+    if (count === 1 && def.commit) await def.commit(tx, toJobInfo(c.job), result);
     await tx.jobAttempt.update({
       where: { id: c.attemptId },
       data: { outcome: count ? "succeeded" : "lost", finishedAt: new Date(), durationMs: Date.now() - startedAt },
@@ -169,12 +174,16 @@ async function recordFailure(
   failure: Classified,
   startedAt: number,
 ): Promise<RunOutcome> {
-  const next = nextStateAfterFailure(def, c.job.attempts, c.job.maxAttempts, failure);
+  // A deploy's shutdown says nothing about the job: its budget grows by the
+  // interrupted attempt (attempt numbers stay unique and rising).
+  const interrupted = failure.errorClass === "shutdown";
+  const next = nextStateAfterFailure(def, c.job.attempts, c.job.maxAttempts + (interrupted ? 1 : 0), failure);
   return db().$transaction(async (tx) => {
     const { count } = await tx.job.updateMany({
       where: { id: c.job.id, fencingToken: c.token, status: "running" },
       data: {
         status: next.status,
+        ...(interrupted ? { maxAttempts: { increment: 1 } } : {}),
         errorClass: failure.errorClass,
         errorMessage: failure.message,
         errorStack: failure.stack,
@@ -186,7 +195,7 @@ async function recordFailure(
     await tx.jobAttempt.update({
       where: { id: c.attemptId },
       data: {
-        outcome: count ? (next.status === "cancelled" ? "cancelled" : "failed") : "lost",
+        outcome: !count ? "lost" : interrupted ? "interrupted" : next.status === "cancelled" ? "cancelled" : "failed",
         finishedAt: new Date(),
         durationMs: Date.now() - startedAt,
         errorClass: failure.errorClass,
@@ -317,7 +326,7 @@ export async function runJob(jobId: string, opts: RunJobOptions): Promise<RunOut
       });
       if (controller.signal.aborted) throw controller.signal.reason;
       await progress.close();
-      const ok = await recordSuccess(claimed, result, startedAt);
+      const ok = await recordSuccess(claimed, def, result, startedAt);
       log(
         `${tag} ${ok ? "succeeded" : "finished but its lease was lost; result discarded"} in ${Date.now() - startedAt} ms`,
       );

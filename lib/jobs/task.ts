@@ -2,6 +2,7 @@
  * What a task type declares, and what its handler receives.
  */
 import type { z } from "zod";
+import type { Prisma } from "../db";
 
 export type QueueName = "interactive" | "bulk";
 
@@ -58,6 +59,12 @@ export type TaskDefinition<I = unknown, R = unknown> = {
   leaseMs: number;
   /** Returns the job's result (stored as JSON). */
   handler(ctx: JobContext<I>): Promise<R>;
+  /**
+   * Records what the attempt produced, inside the transaction that marks the
+   * job succeeded, and only if this attempt still holds the lease (its fencing
+   * token matched): a stale attempt's output is never recorded.
+   */
+  commit?(tx: Prisma.TransactionClient, job: JobInfo, result: R): Promise<void>;
 };
 
 /** Identity helper that keeps the input type of a definition. */

