@@ -4,6 +4,8 @@ import { useQuery } from "@tanstack/react-query";
 import { fetchJob, jobKeys, type JobDto } from "@/lib/client/api";
 import { formatBytes, formatCount, formatTime } from "@/lib/client/format";
 import { useJobEvents } from "@/lib/client/live";
+import { JobActions } from "./job-actions";
+import { JobAttempts } from "./job-attempts";
 import { JobProgress } from "./job-progress";
 import { StatusBadge } from "./ui/status-badge";
 
@@ -18,7 +20,7 @@ function Row({ label, children }: { label: string; children: React.ReactNode }) 
   );
 }
 
-export function JobDetail({ initial }: { initial: JobDto }) {
+export function JobDetail({ initial, canOperate }: { initial: JobDto; canOperate: boolean }) {
   const { data: job } = useQuery({
     queryKey: jobKeys.detail(initial.id),
     queryFn: () => fetchJob(initial.id),
@@ -31,6 +33,9 @@ export function JobDetail({ initial }: { initial: JobDto }) {
       <div className="flex items-center gap-3">
         <h1 className="text-2xl font-semibold">Job {job.type}</h1>
         <StatusBadge status={job.status} />
+        <div className="ml-auto">
+          <JobActions job={job} canOperate={canOperate} />
+        </div>
       </div>
       <section aria-label="Progress" className="rounded-lg border border-slate-200 bg-white p-5 shadow-sm">
         <JobProgress job={job} label="Job progress" />
@@ -71,6 +76,7 @@ export function JobDetail({ initial }: { initial: JobDto }) {
           </ul>
         </section>
       )}
+      <JobAttempts jobId={job.id} seq={job.seq} />
       <section aria-label="Details" className="rounded-lg border border-slate-200 bg-white p-5 shadow-sm">
         <dl className="divide-y divide-slate-100">
           <Row label="Job id">

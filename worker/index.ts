@@ -27,6 +27,8 @@ async function main(): Promise<void> {
   // graphile's own worker ids, so the reaper can release their locks if this process dies.
   const graphileIds = new Set<string>();
   const events: WorkerEvents = new EventEmitter();
+  // graphile 0.17 locks jobs in the pool's name; record worker ids too, for older or newer versions.
+  events.on("pool:create", ({ workerPool }) => graphileIds.add(workerPool.id));
   events.on("worker:create", ({ worker }) => graphileIds.add(worker.workerId));
 
   let state: "running" | "stopping" = "running";

@@ -64,6 +64,33 @@ export function createExport(body: ExportForm, idempotencyKey: string): Promise<
   });
 }
 
+export type JobHistory = {
+  attempts: {
+    attempt: number;
+    workerId: string;
+    startedAt: string;
+    finishedAt: string | null;
+    outcome: string;
+    durationMs: number | null;
+    error: { class: string | null; message: string | null; stack: string | null } | null;
+  }[];
+  transitions: { from: string | null; to: string; attempt: number; at: string }[];
+};
+
+export const historyKeys = { detail: (id: string) => ["jobs", "history", id] as const };
+
+export function fetchJobHistory(id: string): Promise<JobHistory> {
+  return request(`/api/v1/jobs/${encodeURIComponent(id)}/history`);
+}
+
+export function cancelJob(id: string): Promise<JobDto> {
+  return request(`/api/v1/jobs/${encodeURIComponent(id)}/cancel`, { method: "POST" });
+}
+
+export function replayJob(id: string): Promise<JobDto> {
+  return request(`/api/v1/jobs/${encodeURIComponent(id)}/replay`, { method: "POST" });
+}
+
 export function fetchTokens(): Promise<{ tokens: TokenDto[] }> {
   return request("/api/v1/tokens");
 }

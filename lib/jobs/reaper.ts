@@ -24,6 +24,7 @@ export type ReapResult = {
 
 type Expired = {
   id: string;
+  runAt: Date;
   type: string;
   priority: number;
   attempts: number;
@@ -62,7 +63,7 @@ export async function reap(opts: {
           LIMIT ${BATCH}))`;
 
       const expired = await tx.$queryRaw<Expired[]>`
-        SELECT j.id, j.type, j.priority, j.attempts, j.max_attempts AS "maxAttempts",
+        SELECT j.id, j.run_at AS "runAt", j.type, j.priority, j.attempts, j.max_attempts AS "maxAttempts",
                j.fencing_token AS "fencingToken", j.lease_owner AS "leaseOwner",
                j.cancel_requested_at IS NOT NULL AS "cancelRequested"
         FROM jobs j
@@ -97,11 +98,12 @@ export async function reap(opts: {
             errorClass: "crashed",
             errorMessage: message,
             errorStack: null,
-            ...(next.status === "retrying" ? { runAt: next.runAt } : { finishedAt: new Date() }),
+            ...(next.status === "retrying" ? {} : { finishedAt: new Date() }),
           },
         });
         if (next.status === "retrying" && next.runAt) {
-          await dispatchJob(tx, { id: job.id, type: job.type, priority: job.priority, runAt: next.runAt });
+          // Back to its old place in the queue (its original run_at), not behind everything queued since.
+          await dispatchJob(tx, { id: job.id, type: job.type, priority: job.priority, runAt: job.runAt });
         }
         reapedJobs.push({ id: job.id, status: next.status, previousOwner: job.leaseOwner });
       }

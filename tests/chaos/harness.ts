@@ -6,6 +6,9 @@
  * completed twice, no status moved backwards, attempts within budget.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { createWriteStream, type WriteStream } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { pool } from "@/lib/db";
 import { enqueueJob } from "@/lib/jobs/enqueue";
@@ -36,7 +39,7 @@ export type ChaosReport = {
   backwardTransitions: number;
   overBudget: number;
   overlappingAttempts: number;
-  kills: { pid: number; inFlight: number; recoveryMs: number | null }[];
+  kills: { pid: number; inFlight: number; runnableMs: number | null; recoveryMs: number | null }[];
   terminations: number;
   seconds: number;
   ok: boolean;
@@ -52,29 +55,49 @@ const WORKER_ENV = {
 
 type Running = { child: ChildProcess; pid: number };
 
+let workerLog: WriteStream | null = null;
+
 function startWorker(opts: ChaosOptions): Running {
-  const child = spawn(process.execPath, ["--import", "tsx", "worker/index.ts", "--concurrency", String(opts.concurrency)], {
-    env: { ...process.env, ...WORKER_ENV, DATABASE_URL: opts.databaseUrl },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", "worker/index.ts", "--concurrency", String(opts.concurrency)],
+    {
+      env: { ...process.env, ...WORKER_ENV, DATABASE_URL: opts.databaseUrl },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   let err = "";
-  child.stderr?.on("data", (d: Buffer) => (err = (err + d.toString()).slice(-4000)));
+  const stamp = (d: Buffer) => d.toString().replace(/^(?=.)/gm, `${new Date().toISOString()} [${child.pid}] `);
+  child.stdout?.on("data", (d: Buffer) => workerLog?.write(stamp(d)));
+  child.stderr?.on("data", (d: Buffer) => {
+    workerLog?.write(stamp(d));
+    err = (err + d.toString()).slice(-4000);
+  });
   child.on("exit", (code, signal) => {
-    if (signal !== "SIGKILL" && code !== 0 && code !== null) opts.log(`[chaos] worker ${child.pid} exited ${code}: ${err.trim().split("\n").slice(-3).join(" | ")}`);
+    if (signal !== "SIGKILL" && code !== 0 && code !== null)
+      opts.log(`[chaos] worker ${child.pid} exited ${code}: ${err.trim().split("\n").slice(-3).join(" | ")}`);
   });
   return { child, pid: child.pid! };
 }
 
-const q = async <T>(text: string, values: unknown[] = []): Promise<T[]> => (await pool().query(text, values)).rows as T[];
+const q = async <T>(text: string, values: unknown[] = []): Promise<T[]> =>
+  (await pool().query(text, values)).rows as T[];
 
 export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const started = Date.now();
+  const logPath = path.join(tmpdir(), `conveyor-chaos-${process.pid}.log`);
+  workerLog = createWriteStream(logPath);
+  opts.log(`[chaos] worker output: ${logPath}`);
   const workers: Running[] = Array.from({ length: opts.workers }, () => startWorker(opts));
   opts.log(`[chaos] ${opts.workers} workers × concurrency ${opts.concurrency}; enqueuing ${opts.jobs} probe jobs`);
   for (let i = 0; i < opts.jobs; i += 100) {
     await Promise.all(
       Array.from({ length: Math.min(100, opts.jobs - i) }, () =>
-        enqueueJob({ tenantId: opts.tenantId, type: "probe", input: { sleepMs: Math.floor(Math.random() * opts.maxSleepMs) } }),
+        enqueueJob({
+          tenantId: opts.tenantId,
+          type: "probe",
+          input: { sleepMs: Math.floor(Math.random() * opts.maxSleepMs) },
+        }),
       ),
     );
   }
@@ -86,7 +109,9 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   const deadline = started + opts.timeoutMs;
   let remaining = opts.jobs;
   while (Date.now() < deadline) {
-    const [row] = await q<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE type = 'probe' AND status NOT IN ('succeeded', 'failed', 'cancelled')`);
+    const [row] = await q<{ n: number }>(
+      `SELECT count(*)::int AS n FROM jobs WHERE type = 'probe' AND status NOT IN ('succeeded', 'failed', 'cancelled')`,
+    );
     remaining = row?.n ?? 0;
     if (remaining === 0) break;
     // Chaos only while there is plenty left, so the run also shows a clean finish.
@@ -124,7 +149,9 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   );
   const seconds = (Date.now() - started) / 1000;
 
-  const statusRows = await q<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM jobs WHERE type = 'probe' GROUP BY status`);
+  const statusRows = await q<{ status: string; n: number }>(
+    `SELECT status, count(*)::int AS n FROM jobs WHERE type = 'probe' GROUP BY status`,
+  );
   const byStatus = Object.fromEntries(statusRows.map((r) => [r.status, r.n]));
   const [checks] = await q<Record<string, number>>(`
     SELECT
@@ -144,13 +171,23 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   // Recovery after each kill: from the kill to the next attempt of each job the victim held.
   const killReports = [];
   for (const k of kills) {
-    const rows = await q<{ recovery_ms: number | null }>(
-      `SELECT (extract(epoch FROM (SELECT min(b.started_at) FROM job_attempts b WHERE b.job_id = a.job_id AND b.attempt > a.attempt)) * 1000 - $2)::float8 AS recovery_ms
+    // Runnable again: the reaper moved the job on (running → retrying); running again: the next attempt started.
+    const rows = await q<{ runnable_ms: number | null; recovery_ms: number | null }>(
+      `SELECT (extract(epoch FROM (SELECT min(t.at) FROM job_transitions t WHERE t.job_id = a.job_id AND t.from_status = 'running' AND t.at >= a.started_at)) * 1000 - $2)::float8 AS runnable_ms,
+              (extract(epoch FROM (SELECT min(b.started_at) FROM job_attempts b WHERE b.job_id = a.job_id AND b.attempt > a.attempt)) * 1000 - $2)::float8 AS recovery_ms
        FROM job_attempts a WHERE a.worker_id LIKE $1 AND a.outcome = 'lost'`,
       [`%:${k.pid}:%`, k.at],
     );
-    const recoveries = rows.map((r) => r.recovery_ms).filter((v): v is number => v !== null);
-    killReports.push({ pid: k.pid, inFlight: rows.length, recoveryMs: recoveries.length ? Math.round(Math.max(...recoveries)) : null });
+    const worst = (xs: (number | null)[]) => {
+      const v = xs.filter((x): x is number => x !== null);
+      return v.length ? Math.round(Math.max(...v)) : null;
+    };
+    killReports.push({
+      pid: k.pid,
+      inFlight: rows.length,
+      runnableMs: worst(rows.map((r) => r.runnable_ms)),
+      recoveryMs: worst(rows.map((r) => r.recovery_ms)),
+    });
   }
 
   const report: ChaosReport = {
@@ -181,14 +218,23 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
 }
 
 export function formatReport(r: ChaosReport): string {
-  const recov = r.kills.map((k) => k.recoveryMs).filter((v): v is number => v !== null);
+  const runnable = r.kills.map((k) => k.runnableMs).filter((v): v is number => v !== null);
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   return [
-    `jobs ${r.jobs} in ${r.seconds.toFixed(1)} s: ${Object.entries(r.byStatus).map(([s, n]) => `${s} ${n}`).join(", ")}`,
+    `jobs ${r.jobs} in ${r.seconds.toFixed(1)} s: ${Object.entries(r.byStatus)
+      .map(([s, n]) => `${s} ${n}`)
+      .join(", ")}`,
     `lost ${r.lost} · side-effect rows ${r.effectRows} (jobs without one: ${r.jobsWithoutEffect}; re-executions ${r.reExecutions})`,
     `completed twice ${r.completedTwice} · backward transitions ${r.backwardTransitions} · over budget ${r.overBudget} · overlapping attempts ${r.overlappingAttempts}`,
     `kills ${r.kills.length}, connection terminations ${r.terminations}`,
-    ...r.kills.map((k) => `  SIGKILL worker ${k.pid}: ${k.inFlight} jobs in flight, all running again after ${k.recoveryMs === null ? "—" : `${k.recoveryMs} ms`}`),
-    recov.length ? `recovery after a kill: max ${Math.max(...recov)} ms, median ${recov.sort((a, b) => a - b)[Math.floor(recov.length / 2)]} ms (lease 3000 ms)` : "recovery: no kill caught a job in flight",
+    ...r.kills.map(
+      (k) =>
+        `  SIGKILL worker ${k.pid}: ${k.inFlight} jobs in flight` +
+        (k.inFlight ? `; all runnable again after ${k.runnableMs} ms, all running again after ${k.recoveryMs} ms` : ""),
+    ),
+    runnable.length
+      ? `recovery (kill → runnable again): max ${Math.max(...runnable)} ms, median ${median(runnable)} ms; goal ≤ 2 × lease = 6000 ms`
+      : "recovery: no kill caught a job in flight",
     r.ok ? "RESULT: all checks passed" : "RESULT: FAILED",
   ].join("\n");
 }

@@ -13,7 +13,7 @@ export default async function JobPage({ params }: { params: Promise<{ jobId: str
   const { jobId } = await params;
   try {
     const job = await getJob(principal, jobId);
-    return <JobDetail initial={job} />;
+    return <JobDetail initial={job} canOperate={principal.isPlatformAdmin || principal.role === "operator"} />;
   } catch (err) {
     if (err instanceof AppError && err.code === "not_found") notFound();
     throw err;
