@@ -100,12 +100,14 @@ export async function enqueueJob(opts: EnqueueOptions): Promise<EnqueueResult> {
   // request, kept free of interactive-transaction overhead.
   const id = uuidv7();
   const client = await pool().connect();
+  let inserted: { rows: JobRowText[] };
   try {
     await client.query("BEGIN");
-    await client.query(
+    inserted = await client.query<JobRowText>(
       `INSERT INTO jobs (id, tenant_id, type, queue, priority, status, input, input_hash, idempotency_key,
                          max_attempts, created_by_id, parent_id, run_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10, $11, coalesce($12, now()), now())`,
+       VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10, $11, coalesce($12, now()), now())
+       RETURNING ${JOB_COLUMNS}`,
       [
         id,
         opts.tenantId,
@@ -134,5 +136,32 @@ export async function enqueueJob(opts: EnqueueOptions): Promise<EnqueueResult> {
     throw err;
   }
   client.release();
-  return { job: await db().job.findUniqueOrThrow({ where: { id } }), created: true };
+  return { job: rowToJob(inserted.rows[0]!), created: true };
+}
+
+// The job as inserted (not re-read: a worker may have claimed it by then),
+// in the shape Prisma returns. node-postgres hands int8 back as text.
+const JOB_COLUMNS = `id, tenant_id AS "tenantId", type, queue, priority, status, input, idempotency_key AS "idempotencyKey",
+  input_hash AS "inputHash", attempts, max_attempts AS "maxAttempts", progress_done AS "progressDone",
+  progress_total AS "progressTotal", progress_unit AS "progressUnit", progress_stage AS "progressStage",
+  progress_message AS "progressMessage", seq, checkpoint, result, error_class AS "errorClass",
+  error_message AS "errorMessage", error_stack AS "errorStack", lease_owner AS "leaseOwner",
+  lease_expires_at AS "leaseExpiresAt", heartbeat_at AS "heartbeatAt", fencing_token AS "fencingToken",
+  parent_id AS "parentId", replay_of_id AS "replayOfId", discarded_at AS "discardedAt", created_by_id AS "createdById",
+  run_at AS "runAt", created_at AS "createdAt", updated_at AS "updatedAt", started_at AS "startedAt",
+  finished_at AS "finishedAt", cancel_requested_at AS "cancelRequestedAt"`;
+
+type JobRowText = Omit<JobModel, "progressDone" | "progressTotal" | "fencingToken"> & {
+  progressDone: string;
+  progressTotal: string | null;
+  fencingToken: string;
+};
+
+function rowToJob(row: JobRowText): JobModel {
+  return {
+    ...row,
+    progressDone: BigInt(row.progressDone),
+    progressTotal: row.progressTotal === null ? null : BigInt(row.progressTotal),
+    fencingToken: BigInt(row.fencingToken),
+  };
 }

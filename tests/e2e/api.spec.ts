@@ -150,3 +150,36 @@ test("GET /api/v1/jobs pages newest first with a cursor", async () => {
   expect(new Set([...first.jobs, ...second.jobs].map((j) => j.id)).size).toBe(first.jobs.length + second.jobs.length);
   expect(new Date(first.jobs[1]!.createdAt) >= new Date(second.jobs[0]!.createdAt)).toBe(true);
 });
+
+test("50 concurrent identical POSTs with one Idempotency-Key create one job, and every answer carries its id", async () => {
+  const key = `burst-${Date.now()}`;
+  const answers = await Promise.all(
+    Array.from({ length: 50 }, () =>
+      ada.post("/api/v1/exports", {
+        headers: { "Idempotency-Key": key },
+        data: { dataset: "customers", format: "jsonl" },
+      }),
+    ),
+  );
+  expect(answers.map((a) => a.status())).toEqual(Array(50).fill(202));
+  const ids = new Set(await Promise.all(answers.map(async (a) => ((await a.json()) as { id: string }).id)));
+  expect(ids.size).toBe(1);
+  expect(await sqlCount("SELECT count(*) AS n FROM jobs WHERE idempotency_key = $1", [key])).toBe(1);
+});
+
+test("cancel answers 409 for a finished job and 404 across tenants; replay is for operators", async () => {
+  const { id } = (await (await ada.post("/api/v1/exports", { data: { dataset: "customers" } })).json()) as {
+    id: string;
+  };
+  await waitForStatus(ada, id, "succeeded");
+  expect((await ada.post(`/api/v1/jobs/${id}/cancel`)).status()).toBe(409);
+  expect((await gus.post(`/api/v1/jobs/${id}/cancel`)).status()).toBe(404);
+  expect((await ada.post(`/api/v1/jobs/${id}/replay`)).status()).toBe(403);
+  expect((await ada.get(`/api/v1/dead-letters`)).status()).toBe(403);
+  const history = (await (await ada.get(`/api/v1/jobs/${id}/history`)).json()) as {
+    attempts: { outcome: string }[];
+    transitions: { to: string }[];
+  };
+  expect(history.attempts.map((a) => a.outcome)).toEqual(["succeeded"]);
+  expect(history.transitions.map((t) => t.to)).toEqual(["queued", "running", "succeeded"]);
+});

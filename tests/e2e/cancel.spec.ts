@@ -23,7 +23,10 @@ test.describe("as ada (member)", () => {
     await page.getByRole("button", { name: "Cancel job" }).click();
     await expect(page.getByTestId("job-status")).toHaveText("cancelled", { timeout: 1_500 });
     await expect(page.getByTestId("attempt-row")).toContainText("cancelled");
-    const [row] = await sql<{ status: string; error_class: string }>("SELECT status, error_class FROM jobs WHERE id = $1", [id]);
+    const [row] = await sql<{ status: string; error_class: string }>(
+      "SELECT status, error_class FROM jobs WHERE id = $1",
+      [id],
+    );
     expect(row).toEqual({ status: "cancelled", error_class: "cancelled" });
   });
 });

@@ -44,11 +44,7 @@ test("errors are classified", () => {
   assert.deepEqual(classifyError(new Error("aborted"), c.signal).errorClass, "timeout");
   const s = new AbortController();
   s.abort(new AbortReason("shutdown", "bye"));
-  assert.equal(
-    classifyError(new Error("x"), s.signal).errorClass,
-    "retryable",
-    "shutdown hands the job back for retry",
-  );
+  assert.equal(classifyError(new Error("x"), s.signal).errorClass, "shutdown");
 });
 
 test("canonical JSON ignores key order and undefined", () => {

@@ -1,0 +1,43 @@
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { formatReport, runChaos } from "../chaos/harness";
+import { createTestDatabase, type TestDatabase } from "../helpers/db";
+import { seedDemo, type DemoPrincipals } from "../helpers/fixtures";
+
+let database: TestDatabase;
+let p: DemoPrincipals;
+
+before(async () => {
+  database = await createTestDatabase();
+  p = await seedDemo(0.001);
+});
+after(async () => database.drop());
+
+test("chaos, short: 300 jobs on 3 workers through SIGKILLs and terminated connections — nothing lost, nothing twice", async () => {
+  const report = await runChaos({
+    databaseUrl: database.url,
+    tenantId: p.acmeId,
+    jobs: 300,
+    workers: 3,
+    concurrency: 4,
+    killEveryMs: 1_200,
+    terminateEveryMs: 700,
+    maxSleepMs: 150,
+    timeoutMs: 120_000,
+    log: () => {},
+  });
+  console.log(formatReport(report));
+  assert.equal(report.lost, 0);
+  assert.equal(report.effectRows, 300);
+  assert.equal(report.jobsWithoutEffect, 0);
+  assert.equal(report.completedTwice, 0);
+  assert.equal(report.backwardTransitions, 0);
+  assert.equal(report.overBudget, 0);
+  assert.equal(report.overlappingAttempts, 0);
+  assert.ok(report.kills.length >= 1, "at least one worker was killed");
+  for (const k of report.kills) {
+    if (k.runnableMs !== null)
+      assert.ok(k.runnableMs <= 6_000, `jobs of worker ${k.pid} runnable again after ${k.runnableMs} ms (≤ 2 × lease)`);
+  }
+  assert.equal(report.ok, true);
+});
