@@ -6,7 +6,7 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
-import { db } from "../db";
+import { pool } from "../db";
 import { defineTask } from "./task";
 
 export const probeTask = defineTask({
@@ -26,9 +26,11 @@ export const probeTask = defineTask({
     if (ctx.input.crashWorker) process.kill(process.pid, "SIGKILL");
     if (ctx.input.sleepMs > 0) await sleep(ctx.input.sleepMs, undefined, { signal: ctx.signal });
     // Keyed by the job: a second execution (at-least-once) counts, but adds no row.
-    await db().$executeRaw`
-      INSERT INTO probe_effects (job_id) VALUES (${ctx.job.id}::uuid)
-      ON CONFLICT (job_id) DO UPDATE SET executions = probe_effects.executions + 1, last_at = clock_timestamp()`;
+    await pool().query(
+      `INSERT INTO probe_effects (job_id) VALUES ($1)
+       ON CONFLICT (job_id) DO UPDATE SET executions = probe_effects.executions + 1, last_at = clock_timestamp()`,
+      [ctx.job.id],
+    );
     return { ok: true };
   },
 });

@@ -6,7 +6,7 @@
  */
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
-import { db, Prisma } from "../db";
+import { db, pool, Prisma } from "../db";
 import { env } from "../env";
 import { eventHub } from "../events/hub";
 import { getTaskDefinition } from "./catalog";
@@ -36,29 +36,40 @@ type ClaimedJob = {
 };
 type Claimed = { job: ClaimedJob; token: bigint; attemptId: bigint };
 
-async function claimJob(jobId: string, workerId: string, leaseMs: number): Promise<Claimed | null> {
-  return db().$transaction(async (tx) => {
-    const rows = await tx.$queryRaw<ClaimedJob[]>`
-      UPDATE jobs SET
-        status = 'running',
-        attempts = attempts + 1,
-        fencing_token = fencing_token + 1,
-        lease_owner = ${workerId},
-        lease_expires_at = now() + make_interval(secs => ${leaseMs / 1000}::float8),
-        heartbeat_at = now(),
-        started_at = coalesce(started_at, now()),
-        updated_at = now()
-      WHERE id = ${jobId}::uuid AND status IN ('queued', 'retrying') AND cancel_requested_at IS NULL
-        AND run_at <= now() + interval '1 second'
-      RETURNING id, tenant_id AS "tenantId", type, input, attempts, max_attempts AS "maxAttempts",
-                fencing_token AS "fencingToken", created_by_id AS "createdById", priority, checkpoint`;
-    const row = rows[0];
-    if (!row) return null;
-    const attempt = await tx.jobAttempt.create({
-      data: { jobId, attempt: row.attempts, workerId, fencingToken: row.fencingToken },
-    });
-    return { job: row, token: row.fencingToken, attemptId: attempt.id };
-  });
+/**
+ * Claims a job: one statement (the update and the attempt row together), on
+ * the raw pool — this is the hot path of every job.
+ */
+async function claimJob(jobId: string, type: string, workerId: string, leaseMs: number): Promise<Claimed | null> {
+  const { rows } = await pool().query<Omit<ClaimedJob, "fencingToken"> & { fencingToken: string; attemptId: string }>(
+    `WITH claimed AS (
+       UPDATE jobs SET
+         status = 'running',
+         attempts = attempts + 1,
+         fencing_token = fencing_token + 1,
+         lease_owner = $2,
+         lease_expires_at = now() + make_interval(secs => $3::float8),
+         heartbeat_at = now(),
+         started_at = coalesce(started_at, now()),
+         updated_at = now()
+       WHERE id = $1 AND type = $4 AND status IN ('queued', 'retrying') AND cancel_requested_at IS NULL
+         AND run_at <= now() + interval '1 second'
+       RETURNING id, tenant_id, type, input, attempts, max_attempts, fencing_token, created_by_id, priority, checkpoint
+     ), attempt AS (
+       INSERT INTO job_attempts (job_id, attempt, worker_id, fencing_token)
+       SELECT id, attempts, $2, fencing_token FROM claimed
+       RETURNING id
+     )
+     SELECT c.id, c.tenant_id AS "tenantId", c.type, c.input, c.attempts, c.max_attempts AS "maxAttempts",
+            c.fencing_token AS "fencingToken", c.created_by_id AS "createdById", c.priority, c.checkpoint,
+            a.id AS "attemptId"
+     FROM claimed c, attempt a`,
+    [jobId, workerId, leaseMs / 1000, type],
+  );
+  const row = rows[0];
+  if (!row) return null;
+  const token = BigInt(row.fencingToken);
+  return { job: { ...row, fencingToken: token }, token, attemptId: BigInt(row.attemptId) };
 }
 
 /** Progress writes, throttled to one per PROGRESS_INTERVAL_MS; `done` never moves backwards. */
@@ -124,6 +135,25 @@ function toJobInfo(job: ClaimedJob): JobInfo {
 }
 
 async function recordSuccess(c: Claimed, def: TaskDefinition, result: unknown, startedAt: number): Promise<boolean> {
+  const resultJson = JSON.stringify(result ?? null);
+  if (!def.commit) {
+    // The common case: one statement, fenced by the token.
+    const { rows } = await pool().query<{ ok: boolean }>(
+      `WITH done AS (
+         UPDATE jobs SET status = 'succeeded', result = $3::jsonb, finished_at = now(), lease_owner = NULL,
+                lease_expires_at = NULL, error_class = NULL, error_message = NULL, error_stack = NULL, updated_at = now()
+         WHERE id = $1 AND fencing_token = $2 AND status = 'running'
+         RETURNING id
+       ), attempt AS (
+         UPDATE job_attempts SET outcome = CASE WHEN EXISTS (SELECT 1 FROM done) THEN 'succeeded' ELSE 'lost' END,
+                finished_at = now(), duration_ms = $5
+         WHERE id = $4
+       )
+       SELECT EXISTS (SELECT 1 FROM done) AS ok`,
+      [c.job.id, c.token.toString(), resultJson, c.attemptId.toString(), Date.now() - startedAt],
+    );
+    return rows[0]?.ok === true;
+  }
   return db().$transaction(async (tx) => {
     const { count } = await tx.job.updateMany({
       where: { id: c.job.id, fencingToken: c.token, status: "running" },
@@ -139,7 +169,7 @@ async function recordSuccess(c: Claimed, def: TaskDefinition, result: unknown, s
         errorStack: null,
       },
     });
-    if (count === 1 && def.commit) await def.commit(tx, toJobInfo(c.job), result);
+    if (count === 1) await def.commit!(tx, toJobInfo(c.job), result);
     await tx.jobAttempt.update({
       where: { id: c.attemptId },
       data: { outcome: count ? "succeeded" : "lost", finishedAt: new Date(), durationMs: Date.now() - startedAt },
@@ -214,6 +244,8 @@ async function recordFailure(
 
 export type RunJobOptions = {
   workerId: string;
+  /** The job's type when the caller knows it (graphile's task identifier): saves a lookup. */
+  type?: string;
   /** Aborts the attempt (worker shutdown). */
   signal?: AbortSignal;
   log?: (line: string) => void;
@@ -225,7 +257,9 @@ export type RunJobOptions = {
  */
 export async function runJob(jobId: string, opts: RunJobOptions): Promise<RunOutcome> {
   const log = opts.log ?? ((line: string) => console.log(line));
-  const head = await db().job.findUnique({ where: { id: jobId }, select: { type: true } });
+  const head = opts.type
+    ? { type: opts.type }
+    : await db().job.findUnique({ where: { id: jobId }, select: { type: true } });
   if (!head) return "skipped";
   const def = getTaskDefinition(head.type);
   if (!def) {
@@ -241,10 +275,9 @@ export async function runJob(jobId: string, opts: RunJobOptions): Promise<RunOut
     return "failed";
   }
   const claimedAt = Date.now();
-  const claimed = await claimJob(jobId, opts.workerId, def.leaseMs);
+  const claimed = await claimJob(jobId, head.type, opts.workerId, def.leaseMs);
   if (!claimed) return "skipped";
   const tag = `[task:${def.type}] job ${jobId} attempt ${claimed.job.attempts}`;
-  log(`${tag} started`);
   const startedAt = Date.now();
 
   const controller = new AbortController();

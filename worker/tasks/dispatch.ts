@@ -15,6 +15,7 @@ export function dispatchToRunner(type: string): Task {
     }
     await runJob(jobId, {
       workerId: workerIdentity.id,
+      type,
       signal: helpers.abortSignal,
       log: (line) => helpers.logger.info(line),
     });
