@@ -148,19 +148,33 @@ async function main(): Promise<void> {
       console.error(`[start] the web server exited (${signal ?? code}); stopping everything`);
       void shutdown(1);
     });
+    // A worker that dies (declared dead after a stall, or crashed) is replaced;
+    // its jobs are reaped by the fleet. Five deaths within a minute stop everything.
+    const deaths: number[] = [];
     const startWorker = () => {
       const worker = spawn(process.execPath, ["--import", "tsx", "worker/index.ts"], childOptions);
       children.push(worker);
       worker.on("exit", (code, signal) => {
         if (stopping) return;
         children.splice(children.indexOf(worker), 1);
-        if (code === WORKER_DECLARED_DEAD) {
-          log("the worker was declared dead by the fleet (it stalled); starting a new one");
-          startWorker();
+        const now = Date.now();
+        deaths.push(now);
+        while (deaths.length && deaths[0]! < now - 60_000) deaths.shift();
+        if (deaths.length >= 5) {
+          console.error(
+            `[start] the worker died ${deaths.length} times within a minute (last: ${signal ?? code}); stopping everything`,
+          );
+          void shutdown(1);
           return;
         }
-        console.error(`[start] the worker exited (${signal ?? code}); stopping everything`);
-        void shutdown(1);
+        log(
+          code === WORKER_DECLARED_DEAD
+            ? "the worker was declared dead by the fleet (it stalled); starting a new one"
+            : `the worker exited (${signal ?? code}); starting a new one`,
+        );
+        setTimeout(() => {
+          if (!stopping) startWorker();
+        }, 1_000);
       });
     };
     startWorker();

@@ -15,6 +15,16 @@ import { heartbeatWorker, markWorkerStopped, registerWorker } from "@/lib/jobs/w
 import { workerIdentity } from "./identity";
 import { taskList } from "./tasks";
 
+// graphile-worker 0.17 can throw from its batched job completion when its
+// connection is terminated under it. Log it plainly and exit: the fleet reaps
+// this worker's jobs, and `npm start` starts a new worker.
+for (const event of ["uncaughtException", "unhandledRejection"] as const) {
+  process.on(event, (err: unknown) => {
+    console.error(`[worker] fatal (${event}): ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    process.exit(1);
+  });
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { concurrency: { type: "string" } } });
   const concurrency = values.concurrency ? Number(values.concurrency) : env().WORKER_CONCURRENCY;
