@@ -5,6 +5,7 @@ import { once } from "node:events";
 import { setTimeout as sleep } from "node:timers/promises";
 import { db } from "@/lib/db";
 import { requestExport } from "@/lib/exports/service";
+import { enqueueJob } from "@/lib/jobs/enqueue";
 import { createTestDatabase, type TestDatabase } from "../helpers/db";
 import { seedDemo, type DemoPrincipals } from "../helpers/fixtures";
 
@@ -61,4 +62,36 @@ test("a worker given a bad --concurrency refuses to start", async () => {
   const [code] = (await once(worker, "exit")) as [number | null];
   assert.equal(code, 1);
   assert.match(output, /--concurrency must be an integer from 1 to 64/);
+});
+
+test("past its grace period a shutdown hands the running job back at once, without spending its budget", async () => {
+  const worker = spawn(process.execPath, ["--import", "tsx", "worker/index.ts", "--concurrency", "1"], {
+    env: { ...process.env, DATABASE_URL: database.url, WORKER_SHUTDOWN_GRACE_MS: "300" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  worker.stdout.on("data", (d: Buffer) => (output += d.toString()));
+  worker.stderr.on("data", (d: Buffer) => (output += d.toString()));
+  try {
+    const { job } = await enqueueJob({ tenantId: p.acmeId, type: "probe", input: { sleepMs: 30_000 } });
+    await waitFor(async () => (await db().job.findUnique({ where: { id: job.id } }))?.status === "running");
+    const t0 = Date.now();
+    worker.kill("SIGTERM");
+    const [code] = (await once(worker, "exit")) as [number | null];
+    assert.equal(code, 0, output);
+    assert.ok(Date.now() - t0 < 10_000, "the worker did not wait for the 30 s job");
+    const after = await db().job.findUniqueOrThrow({ where: { id: job.id }, include: { attemptsHistory: true } });
+    assert.equal(after.status, "retrying");
+    assert.equal(after.errorClass, "shutdown");
+    assert.ok(after.runAt.getTime() <= Date.now(), "runnable again at once");
+    assert.equal(after.maxAttempts, 11, "the interrupted attempt does not count against the budget of 10");
+    assert.deepEqual(
+      after.attemptsHistory.map((a) => a.outcome),
+      ["interrupted"],
+    );
+    const registry = await db().worker.findFirstOrThrow({ where: { pid: worker.pid } });
+    assert.equal(registry.state, "stopped");
+  } finally {
+    if (worker.exitCode === null) worker.kill("SIGKILL");
+  }
 });
