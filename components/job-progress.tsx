@@ -16,15 +16,19 @@ export function JobProgress({ job, label }: { job: JobDto; label: string }) {
   }, [active]);
   const percent = percentDone(job);
   const { rate, etaMs } = rateAndEta(job, now);
-  const unit = job.progress.unit ?? "rows";
+  const unit = job.progress.unit ?? "items";
+  // A job that ended without knowing its total shows an empty bar, not a busy one.
+  const shown = percent ?? (active && job.status !== "queued" ? null : 0);
+  const hasCount = job.progress.done > 0 || job.progress.total !== null;
   return (
     <div className="min-w-48 space-y-1">
-      <ProgressBar percent={job.status === "queued" ? 0 : percent} label={label} />
+      <ProgressBar percent={job.status === "queued" ? 0 : shown} label={label} />
       <p className="text-xs text-slate-600" data-testid="progress-text">
         {percent !== null ? `${percent}% · ` : ""}
-        {formatCount(job.progress.done)}
-        {job.progress.total !== null ? ` of ${formatCount(job.progress.total)}` : ""} {unit}
-        {rate !== null ? ` · ${formatCount(rate)} ${unit}/s` : ""}
+        {hasCount
+          ? `${formatCount(job.progress.done)}${job.progress.total !== null ? ` of ${formatCount(job.progress.total)}` : ""} ${unit}`
+          : job.status}
+        {hasCount && rate !== null ? ` · ${formatCount(rate)} ${unit}/s` : ""}
         {etaMs !== null && job.status === "running" ? ` · ${formatDuration(etaMs)} left` : ""}
       </p>
     </div>

@@ -214,6 +214,7 @@ async function recordFailure(
       data: {
         status: next.status,
         ...(interrupted ? { maxAttempts: { increment: 1 } } : {}),
+        ...(next.status === "cancelled" ? { progressMessage: "Cancelled" } : {}),
         errorClass: failure.errorClass,
         errorMessage: failure.message,
         errorStack: failure.stack,
