@@ -4,6 +4,7 @@
  */
 import type { JobDto } from "../jobs/dto";
 import type { TokenDto } from "../auth/tokens";
+import type { getJobHistory } from "../jobs/actions";
 
 export type { JobDto, TokenDto };
 
@@ -64,18 +65,7 @@ export function createExport(body: ExportForm, idempotencyKey: string): Promise<
   });
 }
 
-export type JobHistory = {
-  attempts: {
-    attempt: number;
-    workerId: string;
-    startedAt: string;
-    finishedAt: string | null;
-    outcome: string;
-    durationMs: number | null;
-    error: { class: string | null; message: string | null; stack: string | null } | null;
-  }[];
-  transitions: { from: string | null; to: string; attempt: number; at: string }[];
-};
+export type JobHistory = Awaited<ReturnType<typeof getJobHistory>>;
 
 export const historyKeys = { detail: (id: string) => ["jobs", "history", id] as const };
 
