@@ -52,3 +52,24 @@ export function classifyError(err: unknown, signal?: AbortSignal): Classified {
     return { errorClass: "rate_limited", message: e.message, stack, retryAfterMs: e.retryAfterMs };
   return { errorClass: "retryable", message: e.message || e.name, stack };
 }
+
+/**
+ * The error a handler should throw for a downstream HTTP answer: 429 is
+ * rate-limited (honouring Retry-After, in seconds or as an HTTP date), other
+ * 4xx are permanent (408 aside: a timeout), 5xx and anything else retryable.
+ */
+export function errorForHttpStatus(status: number, what: string, retryAfter?: string | null, now = Date.now()): Error {
+  const message = `${what} answered HTTP ${status}`;
+  if (status === 429) {
+    let ms = 60_000;
+    if (retryAfter) {
+      const seconds = Number(retryAfter);
+      const date = Date.parse(retryAfter);
+      if (Number.isFinite(seconds)) ms = Math.max(0, seconds * 1000);
+      else if (!Number.isNaN(date)) ms = Math.max(0, date - now);
+    }
+    return new RateLimitedError(message, ms);
+  }
+  if (status >= 400 && status < 500 && status !== 408) return new PermanentError(message);
+  return new Error(message);
+}

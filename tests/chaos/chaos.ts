@@ -20,6 +20,7 @@ async function main(): Promise<number> {
       "kill-every": { type: "string", default: "1500" },
       "terminate-every": { type: "string", default: "700" },
       "max-sleep": { type: "string", default: "100" },
+      poison: { type: "string", default: "1" },
     },
   });
   const database = await openDatabase(() => {});
@@ -45,6 +46,7 @@ async function main(): Promise<number> {
       killEveryMs: Number(values["kill-every"]),
       terminateEveryMs: Number(values["terminate-every"]),
       maxSleepMs: Number(values["max-sleep"]),
+      poisonJobs: Number(values.poison),
       timeoutMs: 15 * 60_000,
       log: console.log,
     });

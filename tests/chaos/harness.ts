@@ -24,12 +24,15 @@ export type ChaosOptions = {
   /** A random worker database connection is terminated this often (ms). */
   terminateEveryMs: number;
   maxSleepMs: number;
+  /** Jobs that SIGKILL whichever worker runs them, every time (budget 3): they must end dead-lettered. */
+  poisonJobs: number;
   timeoutMs: number;
   log: (line: string) => void;
 };
 
 export type ChaosReport = {
   jobs: number;
+  poison: { jobs: number; deadLettered: number; attempts: number[] };
   byStatus: Record<string, number>;
   lost: number;
   effectRows: number;
@@ -102,6 +105,17 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     );
   }
 
+  const POISON_BUDGET = 3;
+  const poisonIds: string[] = [];
+  for (let i = 0; i < opts.poisonJobs; i++) {
+    const { job } = await enqueueJob({
+      tenantId: opts.tenantId,
+      type: "probe",
+      input: { crashWorker: true },
+      maxAttempts: POISON_BUDGET,
+    });
+    poisonIds.push(job.id);
+  }
   const kills: { pid: number; at: number }[] = [];
   let terminations = 0;
   let nextKill = Date.now() + opts.killEveryMs;
@@ -124,6 +138,14 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       await sleep(200);
       workers[idx] = startWorker(opts);
       nextKill = Date.now() + opts.killEveryMs;
+    }
+    // Workers killed by a poison job (or crashed) are restarted like the ones we kill.
+    for (let i = 0; i < workers.length; i++) {
+      const w = workers[i]!;
+      if (w.child.exitCode !== null || w.child.signalCode !== null) {
+        if (!kills.some((k) => k.pid === w.pid)) kills.push({ pid: w.pid, at: Date.now() });
+        workers[i] = startWorker(opts);
+      }
     }
     if (Date.now() >= nextTerminate && remaining > opts.jobs / 10) {
       const rows = await q<{ pid: number }>(
@@ -149,14 +171,21 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   );
   const seconds = (Date.now() - started) / 1000;
 
+  const poisonRows = await q<{ status: string; attempts: number }>(
+    `SELECT status, attempts FROM jobs WHERE id = ANY($1::uuid[])`,
+    [poisonIds],
+  );
   const statusRows = await q<{ status: string; n: number }>(
-    `SELECT status, count(*)::int AS n FROM jobs WHERE type = 'probe' GROUP BY status`,
+    `SELECT status, count(*)::int AS n FROM jobs WHERE type = 'probe' AND NOT (id = ANY($1::uuid[])) GROUP BY status`,
+    [poisonIds],
   );
   const byStatus = Object.fromEntries(statusRows.map((r) => [r.status, r.n]));
-  const [checks] = await q<Record<string, number>>(`
+  const [checks] = await q<Record<string, number>>(
+    `
     SELECT
       (SELECT count(*)::int FROM probe_effects) AS "effectRows",
-      (SELECT count(*)::int FROM jobs j WHERE j.type = 'probe' AND NOT EXISTS (SELECT 1 FROM probe_effects e WHERE e.job_id = j.id)) AS "jobsWithoutEffect",
+      (SELECT count(*)::int FROM jobs j WHERE j.type = 'probe' AND NOT (j.id = ANY($1::uuid[]))
+         AND NOT EXISTS (SELECT 1 FROM probe_effects e WHERE e.job_id = j.id)) AS "jobsWithoutEffect",
       (SELECT coalesce(sum(executions - 1), 0)::int FROM probe_effects) AS "reExecutions",
       (SELECT count(*)::int FROM (SELECT job_id FROM job_attempts WHERE outcome = 'succeeded' GROUP BY job_id HAVING count(*) > 1) t) AS "completedTwice",
       (SELECT count(*)::int FROM job_transitions t WHERE t.from_status IS NOT NULL AND (t.from_status::text || '>' || t.to_status::text) NOT IN (
@@ -166,7 +195,9 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
       (SELECT count(*)::int FROM jobs j WHERE j.type = 'probe' AND (j.attempts > j.max_attempts
          OR (SELECT count(*) FROM job_attempts a WHERE a.job_id = j.id) > j.max_attempts)) AS "overBudget",
       (SELECT count(*)::int FROM job_attempts a JOIN job_attempts b ON a.job_id = b.job_id AND b.attempt = a.attempt + 1
-         WHERE a.finished_at IS NULL OR b.started_at < a.finished_at) AS "overlappingAttempts"`);
+         WHERE a.finished_at IS NULL OR b.started_at < a.finished_at) AS "overlappingAttempts"`,
+    [poisonIds],
+  );
 
   // Recovery after each kill: from the kill to the next attempt of each job the victim held.
   const killReports = [];
@@ -192,6 +223,11 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
 
   const report: ChaosReport = {
     jobs: opts.jobs,
+    poison: {
+      jobs: poisonIds.length,
+      deadLettered: poisonRows.filter((r) => r.status === "failed").length,
+      attempts: poisonRows.map((r) => r.attempts),
+    },
     byStatus,
     lost: opts.jobs - (byStatus.succeeded ?? 0),
     effectRows: checks!.effectRows!,
@@ -207,6 +243,8 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     ok: false,
   };
   report.ok =
+    report.poison.deadLettered === report.poison.jobs &&
+    report.poison.attempts.every((a) => a === POISON_BUDGET) &&
     report.lost === 0 &&
     report.effectRows === opts.jobs &&
     report.jobsWithoutEffect === 0 &&
@@ -226,7 +264,8 @@ export function formatReport(r: ChaosReport): string {
       .join(", ")}`,
     `lost ${r.lost} · side-effect rows ${r.effectRows} (jobs without one: ${r.jobsWithoutEffect}; re-executions ${r.reExecutions})`,
     `completed twice ${r.completedTwice} · backward transitions ${r.backwardTransitions} · over budget ${r.overBudget} · overlapping attempts ${r.overlappingAttempts}`,
-    `kills ${r.kills.length}, connection terminations ${r.terminations}`,
+    `poison jobs ${r.poison.jobs}: dead-lettered ${r.poison.deadLettered} after ${r.poison.attempts.join(", ") || "—"} attempts (each attempt killed its worker)`,
+    `kills ${r.kills.length} (ours and the poison jobs'), connection terminations ${r.terminations}`,
     ...r.kills.map(
       (k) =>
         `  SIGKILL worker ${k.pid}: ${k.inFlight} jobs in flight` +

@@ -23,10 +23,16 @@ test("chaos, short: 300 jobs on 3 workers through SIGKILLs and terminated connec
     killEveryMs: 1_200,
     terminateEveryMs: 700,
     maxSleepMs: 150,
+    poisonJobs: 1,
     timeoutMs: 120_000,
     log: () => {},
   });
   console.log(formatReport(report));
+  assert.deepEqual(
+    report.poison,
+    { jobs: 1, deadLettered: 1, attempts: [3] },
+    "the poison job ends dead-lettered after its budget",
+  );
   assert.equal(report.lost, 0);
   assert.equal(report.effectRows, 300);
   assert.equal(report.jobsWithoutEffect, 0);

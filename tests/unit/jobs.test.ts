@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { canonicalJson } from "@/lib/jobs/enqueue";
-import { AbortReason, classifyError, PermanentError, RateLimitedError } from "@/lib/jobs/errors";
+import { AbortReason, classifyError, errorForHttpStatus, PermanentError, RateLimitedError } from "@/lib/jobs/errors";
 import { backoffMs } from "@/lib/jobs/retry";
 import type { RetryPolicy } from "@/lib/jobs/task";
 
@@ -53,4 +53,18 @@ test("canonical JSON ignores key order and undefined", () => {
     '{"a":{"d":[1,{"y":2,"z":1}]},"b":1}',
   );
   assert.equal(canonicalJson({ a: 1, b: 2 }), canonicalJson({ b: 2, a: 1 }));
+});
+
+test("downstream HTTP answers map to error classes, Retry-After honoured", () => {
+  const now = Date.UTC(2026, 0, 1);
+  const cls = (status: number, retryAfter?: string) =>
+    classifyError(errorForHttpStatus(status, "hooks.example", retryAfter, now));
+  assert.equal(cls(404).errorClass, "permanent");
+  assert.equal(cls(403).errorClass, "permanent");
+  assert.equal(cls(408).errorClass, "retryable");
+  assert.equal(cls(503).errorClass, "retryable");
+  assert.deepEqual([cls(429, "7").errorClass, cls(429, "7").retryAfterMs], ["rate_limited", 7000]);
+  assert.equal(cls(429, new Date(now + 90_000).toUTCString()).retryAfterMs, 90_000);
+  assert.equal(cls(429).retryAfterMs, 60_000);
+  assert.equal(cls(500).message, "hooks.example answered HTTP 500");
 });
