@@ -269,7 +269,9 @@ export function formatReport(r: ChaosReport): string {
     ...r.kills.map(
       (k) =>
         `  SIGKILL worker ${k.pid}: ${k.inFlight} jobs in flight` +
-        (k.inFlight ? `; all runnable again after ${k.runnableMs} ms, all running again after ${k.recoveryMs} ms` : ""),
+        (k.inFlight
+          ? `; all runnable again after ${k.runnableMs} ms, ${k.recoveryMs === null ? "not run again (out of budget: dead-lettered)" : `all running again after ${k.recoveryMs} ms`}`
+          : ""),
     ),
     runnable.length
       ? `recovery (kill → runnable again): max ${Math.max(...runnable)} ms, median ${median(runnable)} ms; goal ≤ 2 × lease = 6000 ms`
