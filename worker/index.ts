@@ -60,6 +60,7 @@ async function main(): Promise<void> {
       .then((r) => {
         if (r.deadWorkers.length) console.log(`[reaper] declared dead: ${r.deadWorkers.join(", ")}`);
         for (const j of r.reapedJobs) console.log(`[reaper] job ${j.id} (lease of ${j.previousOwner}) → ${j.status}`);
+        for (const id of r.redispatched) console.log(`[reaper] job ${id} had lost its dispatch; dispatched again`);
       })
       .catch((e: Error) => console.error(`[reaper] failed: ${e.message}`));
   }, env().REAPER_INTERVAL_MS);

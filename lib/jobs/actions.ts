@@ -82,8 +82,17 @@ export async function cancelJob(principal: Principal, rawId: string): Promise<Jo
   return toJobDto(job);
 }
 
-/** The replay of a dead job; the original leaves the dead-letter queue (its history stays). */
-async function replayOne(tx: Tx, principal: Principal, original: JobModel): Promise<JobModel> {
+/**
+ * The replay of a dead job; the original leaves the dead-letter queue (its
+ * history stays). Null when the original already left it (replayed or
+ * discarded, perhaps by a concurrent request): a dead job is replayed once.
+ */
+async function replayOne(tx: Tx, principal: Principal, original: JobModel): Promise<JobModel | null> {
+  const { count } = await tx.job.updateMany({
+    where: { id: original.id, discardedAt: null },
+    data: { discardedAt: new Date() },
+  });
+  if (count === 0) return null;
   const replay = await tx.job.create({
     data: {
       tenantId: original.tenantId,
@@ -100,7 +109,6 @@ async function replayOne(tx: Tx, principal: Principal, original: JobModel): Prom
     },
   });
   await dispatchJob(tx, replay);
-  if (!original.discardedAt) await tx.job.update({ where: { id: original.id }, data: { discardedAt: new Date() } });
   return replay;
 }
 
@@ -116,6 +124,7 @@ export async function replayJob(principal: Principal, rawId: string): Promise<Jo
       throw new AppError("conflict", `Only failed or cancelled jobs can be replayed; this one is ${original.status}`);
     }
     const replay = await replayOne(tx, principal, original);
+    if (!replay) throw new AppError("conflict", "This job was already replayed or discarded");
     await recordAudit(
       principal,
       {
@@ -206,7 +215,10 @@ export async function replayDeadLetters(
         take: BULK_LIMIT,
       });
       const jobIds: string[] = [];
-      for (const original of originals) jobIds.push((await replayOne(tx, principal, original)).id);
+      for (const original of originals) {
+        const replay = await replayOne(tx, principal, original);
+        if (replay) jobIds.push(replay.id);
+      }
       await recordAudit(
         principal,
         {

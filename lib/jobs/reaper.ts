@@ -4,7 +4,7 @@
  *  - a worker whose heartbeat stopped for `deadAfterMs` is declared dead, its
  *    graphile locks are released (`force_unlock_workers`) and the dispatch rows
  *    they held, now spent, are cleared (`complete_jobs`);
- *  - a running job whose lease expired, or whose lease owner is dead, gets its
+ *  - a running job whose lease expired gets its
  *    attempt recorded as lost, a new fencing token (so the old holder's writes
  *    are refused) and a fresh dispatch — or, out of budget, the dead-letter queue.
  * Every worker runs it periodically; an advisory lock lets one at a time work.
@@ -20,6 +20,7 @@ const BATCH = 200;
 export type ReapResult = {
   deadWorkers: string[];
   reapedJobs: { id: string; status: string; previousOwner: string | null }[];
+  redispatched: string[];
 };
 
 type Expired = {
@@ -44,7 +45,7 @@ export async function reap(opts: {
       const lock = await tx.$queryRaw<
         { locked: boolean }[]
       >`SELECT pg_try_advisory_xact_lock(${REAPER_LOCK}) AS locked`;
-      if (!lock[0]?.locked) return { deadWorkers: [], reapedJobs: [] };
+      if (!lock[0]?.locked) return { deadWorkers: [], reapedJobs: [], redispatched: [] };
 
       const dead = await tx.$queryRaw<{ id: string; graphileWorkerIds: string[] }[]>`
         UPDATE workers SET state = 'dead', stopped_at = now()
@@ -67,9 +68,10 @@ export async function reap(opts: {
                j.fencing_token AS "fencingToken", j.lease_owner AS "leaseOwner",
                j.cancel_requested_at IS NOT NULL AS "cancelRequested"
         FROM jobs j
-        WHERE j.status = 'running'
-          AND (j.lease_expires_at < now()
-               OR j.lease_owner IN (SELECT id FROM workers WHERE state IN ('dead', 'stopped')))
+        -- Only expired leases: a worker declared dead may merely have stalled, and
+        -- stops its own attempts before their lease runs out; reaping earlier could
+        -- let two attempts run at once.
+        WHERE j.status = 'running' AND j.lease_expires_at < now()
         ORDER BY j.lease_expires_at
         LIMIT ${BATCH}
         FOR UPDATE SKIP LOCKED`;
@@ -107,7 +109,17 @@ export async function reap(opts: {
         }
         reapedJobs.push({ id: job.id, status: next.status, previousOwner: job.leaseOwner });
       }
-      return { deadWorkers: dead.map((d) => d.id), reapedJobs };
+      // Waiting jobs whose dispatch is gone for good (graphile gave up on it after
+      // the database failed under every try): dispatch them again.
+      const orphans = await tx.$queryRaw<{ id: string; type: string; priority: number; runAt: Date }[]>`
+        SELECT j.id, j.type, j.priority, j.run_at AS "runAt" FROM jobs j
+        WHERE j.status IN ('queued', 'retrying') AND j.cancel_requested_at IS NULL
+          AND j.run_at < now() - interval '1 minute'
+          AND NOT EXISTS (SELECT 1 FROM graphile_worker.jobs g WHERE g.key = j.id::text AND g.attempts < g.max_attempts)
+        LIMIT ${BATCH}`;
+      for (const o of orphans) await dispatchJob(tx, o);
+
+      return { deadWorkers: dead.map((d) => d.id), reapedJobs, redispatched: orphans.map((o) => o.id) };
     },
     { timeout: 30_000 },
   );

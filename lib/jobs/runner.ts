@@ -67,7 +67,16 @@ async function claimJob(jobId: string, type: string, workerId: string, leaseMs: 
     [jobId, workerId, leaseMs / 1000, type],
   );
   const row = rows[0];
-  if (!row) return null;
+  if (!row) {
+    // Backstop: a waiting job whose cancel request found no attempt to stop ends here.
+    await pool().query(
+      `UPDATE jobs SET status = 'cancelled', finished_at = now(), error_class = 'cancelled',
+              error_message = coalesce(error_message, 'Cancelled on request'), progress_message = 'Cancelled'
+       WHERE id = $1 AND status IN ('queued', 'retrying') AND cancel_requested_at IS NOT NULL`,
+      [jobId],
+    );
+    return null;
+  }
   const token = BigInt(row.fencingToken);
   return { job: { ...row, fencingToken: token }, token, attemptId: BigInt(row.attemptId) };
 }
@@ -79,6 +88,7 @@ function makeProgressWriter(jobId: string, token: bigint, onStale: () => void) {
   let lastWrite = 0;
   let timer: NodeJS.Timeout | null = null;
   let inFlight: Promise<void> = Promise.resolve();
+  let closed = false;
 
   const write = (u: ProgressUpdate) =>
     db().$executeRaw`
@@ -110,6 +120,7 @@ function makeProgressWriter(jobId: string, token: bigint, onStale: () => void) {
 
   return {
     update(u: ProgressUpdate) {
+      if (closed) return; // a late callback after the attempt ended
       // Merge so a throttled update keeps fields set by an earlier one.
       pending = { ...pending, ...u, done: Math.max(pending?.done ?? 0, u.done ?? 0) };
       if (timer) return;
@@ -117,6 +128,7 @@ function makeProgressWriter(jobId: string, token: bigint, onStale: () => void) {
       timer = setTimeout(flush, wait);
     },
     async close() {
+      closed = true;
       if (timer) clearTimeout(timer);
       await flush();
     },
@@ -207,8 +219,14 @@ async function recordFailure(
   // A deploy's shutdown says nothing about the job: its budget grows by the
   // interrupted attempt (attempt numbers stay unique and rising).
   const interrupted = failure.errorClass === "shutdown";
-  const next = nextStateAfterFailure(def, c.job.attempts, c.job.maxAttempts + (interrupted ? 1 : 0), failure);
   return db().$transaction(async (tx) => {
+    // A cancel request wins over whatever else ended the attempt: a job asked
+    // to stop must not be scheduled again (its next claim would refuse it).
+    const current = await tx.job.findUnique({ where: { id: c.job.id }, select: { cancelRequestedAt: true } });
+    if (current?.cancelRequestedAt && failure.errorClass !== "cancelled") {
+      failure = { errorClass: "cancelled", message: "Cancelled on request", stack: null };
+    }
+    const next = nextStateAfterFailure(def, c.job.attempts, c.job.maxAttempts + (interrupted ? 1 : 0), failure);
     const { count } = await tx.job.updateMany({
       where: { id: c.job.id, fencingToken: c.token, status: "running" },
       data: {
@@ -341,6 +359,10 @@ export async function runJob(jobId: string, opts: RunJobOptions): Promise<RunOut
       return outcome;
     }
     try {
+      if (Date.now() > leaseValidUntil - heartbeatEvery / 2) {
+        abort(new AbortReason("lease_lost", "The lease ran out before the handler could start"));
+      }
+      if (controller.signal.aborted) throw controller.signal.reason;
       const result = await def.handler({
         job: toJobInfo(claimed.job),
         input: parsed.data,

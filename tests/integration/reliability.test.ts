@@ -111,6 +111,22 @@ describe("cancel", () => {
     );
   });
 
+  test("a cancel that races another failure still ends cancelled, never retrying forever", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    behaviour = async () => {
+      await gate; // ignores its signal, then fails for a reason of its own
+      throw new Error("downstream 503");
+    };
+    const id = await enqueue();
+    const outcome = runJob(id, { workerId: "w-race", log: () => {} });
+    await waitUntilRunning(id);
+    await cancelJob(p.ada, id);
+    release();
+    assert.equal(await outcome, "cancelled");
+    assert.equal((await job(id)).status, "cancelled");
+  });
+
   test("cancelling a finished job is a conflict; another tenant's job is not found", async () => {
     const id = await enqueue();
     await drain();
@@ -138,6 +154,7 @@ describe("replay and the dead-letter queue", () => {
     await drain();
     assert.equal((await job(replay.id)).status, "succeeded");
     await assert.rejects(replayJob(p.oscar, replay.id), isCode("conflict"), "a succeeded job is not replayed");
+    await assert.rejects(replayJob(p.oscar, id), isCode("conflict"), "a dead job is replayed once");
     const audit = await db().auditLog.findFirstOrThrow({ where: { action: "job.replay", targetIds: { has: id } } });
     assert.equal(audit.actorUserId, p.oscar.userId);
   });
@@ -223,7 +240,7 @@ describe("crash recovery", () => {
     );
   });
 
-  test("a dead worker's jobs are reaped before their leases expire", async () => {
+  test("a dead worker is declared dead and its graphile locks released; its jobs wait for their leases", async () => {
     const id = await enqueue();
     await pool().query(`SELECT graphile_worker.remove_job($1)`, [id]);
     await db().worker.create({
@@ -234,18 +251,36 @@ describe("crash recovery", () => {
         version: "t",
         queues: [],
         concurrency: 1,
-        graphileWorkerIds: [],
+        graphileWorkerIds: ["pool-dead"],
         heartbeatAt: new Date(Date.now() - 60_000),
       },
     });
     await simulateCrash(id, "dead-worker", new Date(Date.now() + 60_000));
-    const result = await reap({ deadAfterMs: 5_000 });
-    assert.deepEqual(result.deadWorkers, ["dead-worker"]);
+    const first = await reap({ deadAfterMs: 5_000, selfId: "me" });
+    assert.deepEqual(first.deadWorkers, ["dead-worker"]);
     assert.deepEqual(
-      result.reapedJobs.map((r) => r.id),
-      [id],
+      first.reapedJobs,
+      [],
+      "a stalled worker stops its own attempt before the lease ends; nothing is taken early",
     );
     assert.equal((await db().worker.findUniqueOrThrow({ where: { id: "dead-worker" } })).state, "dead");
+    await db().job.update({ where: { id }, data: { leaseExpiresAt: new Date(Date.now() - 1) } });
+    const second = await reap({ deadAfterMs: 5_000 });
+    assert.deepEqual(
+      second.reapedJobs.map((r) => r.id),
+      [id],
+    );
+    assert.equal((await reap({ deadAfterMs: 5_000, selfId: "dead-worker" })).deadWorkers.length, 0);
+  });
+
+  test("a waiting job whose dispatch is gone for good is dispatched again", async () => {
+    const id = await enqueue();
+    await pool().query(`SELECT graphile_worker.remove_job($1)`, [id]);
+    await db().job.update({ where: { id }, data: { runAt: new Date(Date.now() - 5 * 60_000) } });
+    const result = await reap({ deadAfterMs: 60_000 });
+    assert.deepEqual(result.redispatched, [id]);
+    await drain();
+    assert.equal((await job(id)).status, "succeeded");
   });
 
   test("a job that dies with its worker every time ends in the dead-letter queue after its budget", async () => {
