@@ -58,10 +58,20 @@ export function env(): Env {
 }
 
 /** The database URL, or a clear error when nothing set it. */
+/** The embedded Postgres that `npm start` runs when DATABASE_URL is unset. */
+export const embeddedPostgres = { user: "postgres", password: "conveyor", database: "conveyor" } as const;
+
+export function embeddedDatabaseUrl(database: string = embeddedPostgres.database): string {
+  const { user, password } = embeddedPostgres;
+  return `postgresql://${user}:${password}@127.0.0.1:${env().EMBEDDED_PG_PORT}/${database}`;
+}
+
+/**
+ * The database URL: DATABASE_URL, or else the embedded Postgres of a running
+ * `npm start` (so `npm run worker` can add workers beside it with nothing set).
+ */
 export function databaseUrl(): string {
-  const url = env().DATABASE_URL;
-  if (!url) throw new Error("DATABASE_URL is not set (npm start sets it for the embedded Postgres)");
-  return url;
+  return env().DATABASE_URL ?? embeddedDatabaseUrl();
 }
 
 export function dataDir(): string {

