@@ -10,7 +10,7 @@ import { databaseUrl, env } from "./env";
 export { Prisma } from "./generated/prisma/client";
 export type { PrismaClient } from "./generated/prisma/client";
 
-type Handles = { pool: pg.Pool; prisma: PrismaClient };
+type Handles = { pool: pg.Pool; prisma: PrismaClient; bookkeeping?: pg.Pool };
 const globalKey = Symbol.for("conveyor.db");
 const store = globalThis as unknown as { [globalKey]?: Handles };
 
@@ -48,11 +48,36 @@ export function pool(): pg.Pool {
   return handles().pool;
 }
 
-/** Closes the pool (scripts and tests). */
+/**
+ * A pool for the runner's own bookkeeping — claims, heartbeats, progress and
+ * fenced success writes — with `synchronous_commit = off`: a commit returns
+ * before its WAL is flushed. A Postgres crash can forget the last fraction of
+ * a second of these writes, which at-least-once execution already covers: a
+ * forgotten claim leaves the job waiting (the reaper re-dispatches it), a
+ * forgotten success leaves it running until its lease expires and it runs
+ * again. Creating jobs (the 202 promise) and everything else stays durable.
+ */
+export function bookkeepingPool(): pg.Pool {
+  const h = handles();
+  if (!h.bookkeeping) {
+    h.bookkeeping = new pg.Pool({
+      connectionString: databaseUrl(),
+      max: Math.max(4, env().WORKER_CONCURRENCY + 2),
+      connectionTimeoutMillis: 30_000,
+      keepAlive: true,
+      options: "-c synchronous_commit=off",
+    });
+    h.bookkeeping.on("error", (err) => console.error("[db] idle client error:", err.message));
+  }
+  return h.bookkeeping;
+}
+
+/** Closes the pools (scripts and tests). */
 export async function closeDb(): Promise<void> {
   const h = store[globalKey];
   if (!h) return;
   delete store[globalKey];
   await h.prisma.$disconnect();
   await h.pool.end().catch(() => {});
+  await h.bookkeeping?.end().catch(() => {});
 }

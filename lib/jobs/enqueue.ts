@@ -96,18 +96,21 @@ export async function enqueueJob(opts: EnqueueOptions): Promise<EnqueueResult> {
     if (existing) return { job: existing, created: false };
   }
 
-  // One short transaction on a pooled connection: the hot path of every API
-  // request, kept free of interactive-transaction overhead.
+  // One statement — the row and its dispatch commit together or not at all —
+  // and one round trip: this is the hot path of every API request.
   const id = uuidv7();
-  const client = await pool().connect();
-  let inserted: { rows: JobRowText[] };
   try {
-    await client.query("BEGIN");
-    inserted = await client.query<JobRowText>(
-      `INSERT INTO jobs (id, tenant_id, type, queue, priority, status, input, input_hash, idempotency_key,
-                         max_attempts, created_by_id, parent_id, run_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10, $11, coalesce($12, now()), now())
-       RETURNING ${JOB_COLUMNS}`,
+    const { rows } = await pool().query<JobRowText>(
+      `WITH inserted AS (
+         INSERT INTO jobs (id, tenant_id, type, queue, priority, status, input, input_hash, idempotency_key,
+                           max_attempts, created_by_id, parent_id, run_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10, $11, coalesce($12, now()), now())
+         RETURNING *
+       ), dispatched AS (
+         SELECT graphile_worker.add_job(type, json_build_object('jobId', id::text), run_at => run_at,
+                max_attempts => ${DISPATCH_ATTEMPTS}, job_key => id::text, priority => priority) FROM inserted
+       )
+       SELECT ${JOB_COLUMNS} FROM inserted, dispatched`,
       [
         id,
         opts.tenantId,
@@ -123,11 +126,8 @@ export async function enqueueJob(opts: EnqueueOptions): Promise<EnqueueResult> {
         opts.runAt ?? null,
       ],
     );
-    await client.query(ADD_JOB_SQL, [opts.type, id, opts.runAt ?? null, opts.priority ?? 0]);
-    await client.query("COMMIT");
+    return { job: rowToJob(rows[0]!), created: true };
   } catch (err) {
-    await client.query("ROLLBACK").catch(() => {});
-    client.release();
     // A concurrent request with the same key won the race: answer with its job.
     if (key && (err as { code?: string }).code === "23505") {
       const existing = await findByIdempotencyKey(opts.tenantId, key, inputHash);
@@ -135,8 +135,6 @@ export async function enqueueJob(opts: EnqueueOptions): Promise<EnqueueResult> {
     }
     throw err;
   }
-  client.release();
-  return { job: rowToJob(inserted.rows[0]!), created: true };
 }
 
 // The job as inserted (not re-read: a worker may have claimed it by then),

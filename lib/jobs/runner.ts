@@ -6,7 +6,7 @@
  */
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
-import { db, pool, Prisma } from "../db";
+import { bookkeepingPool, db, pool, Prisma } from "../db";
 import { env } from "../env";
 import { eventHub } from "../events/hub";
 import { getTaskDefinition } from "./catalog";
@@ -41,7 +41,9 @@ type Claimed = { job: ClaimedJob; token: bigint; attemptId: bigint };
  * the raw pool — this is the hot path of every job.
  */
 async function claimJob(jobId: string, type: string, workerId: string, leaseMs: number): Promise<Claimed | null> {
-  const { rows } = await pool().query<Omit<ClaimedJob, "fencingToken"> & { fencingToken: string; attemptId: string }>(
+  const { rows } = await bookkeepingPool().query<
+    Omit<ClaimedJob, "fencingToken"> & { fencingToken: string; attemptId: string }
+  >(
     `WITH claimed AS (
        UPDATE jobs SET
          status = 'running',
@@ -150,7 +152,7 @@ async function recordSuccess(c: Claimed, def: TaskDefinition, result: unknown, s
   const resultJson = JSON.stringify(result ?? null);
   if (!def.commit) {
     // The common case: one statement, fenced by the token.
-    const { rows } = await pool().query<{ ok: boolean }>(
+    const { rows } = await bookkeepingPool().query<{ ok: boolean }>(
       `WITH done AS (
          UPDATE jobs SET status = 'succeeded', result = $3::jsonb, finished_at = now(), lease_owner = NULL,
                 lease_expires_at = NULL, error_class = NULL, error_message = NULL, error_stack = NULL, updated_at = now()
