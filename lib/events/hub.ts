@@ -54,10 +54,6 @@ class JobEventHub {
     };
   }
 
-  get subscriberCount(): number {
-    return this.listeners.size;
-  }
-
   private ensureConnected(): Promise<void> {
     if (this.client) return Promise.resolve();
     this.connecting ??= this.connect().finally(() => {

@@ -63,5 +63,3 @@ export async function openExportDownload(principal: Principal, rawJobId: string)
   await db().exportFile.update({ where: { id: file.id }, data: { downloadCount: { increment: 1 } } });
   return { stream: opened.stream, size: opened.size, name: file.name, contentType: file.contentType };
 }
-
-export { toJobDto };

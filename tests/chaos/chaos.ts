@@ -4,11 +4,8 @@
  * embedded Postgres) and exits non-zero when a check fails.
  */
 import { parseArgs } from "node:util";
-import pg from "pg";
-import { closeDb } from "@/lib/db";
-import { resetEnvCache } from "@/lib/env";
 import { seed } from "../../prisma/seed";
-import { migrate, openDatabase } from "../../scripts/database";
+import { withScratchDatabase } from "../../scripts/database";
 import { formatReport, runChaos } from "./harness";
 
 async function main(): Promise<number> {
@@ -23,22 +20,10 @@ async function main(): Promise<number> {
       poison: { type: "string", default: "1" },
     },
   });
-  const database = await openDatabase(() => {});
-  const name = `conveyor_chaos_${process.pid}`;
-  const admin = new URL(database.url);
-  admin.pathname = "/postgres";
-  const adminClient = new pg.Client({ connectionString: admin.toString() });
-  await adminClient.connect();
-  await adminClient.query(`CREATE DATABASE ${name}`);
-  const url = new URL(database.url);
-  url.pathname = `/${name}`;
-  process.env.DATABASE_URL = url.toString();
-  resetEnvCache();
-  try {
-    await migrate(url.toString());
+  return withScratchDatabase("conveyor_chaos", async ({ url }) => {
     const tenants = await seed(0.001);
     const report = await runChaos({
-      databaseUrl: url.toString(),
+      databaseUrl: url,
       tenantId: tenants.get("acme")!,
       jobs: Number(values.jobs),
       workers: Number(values.workers),
@@ -52,12 +37,7 @@ async function main(): Promise<number> {
     });
     console.log(`\n${formatReport(report)}`);
     return report.ok ? 0 : 1;
-  } finally {
-    await closeDb();
-    await adminClient.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
-    await adminClient.end();
-    await database.stop();
-  }
+  });
 }
 
 main().then(
