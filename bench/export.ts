@@ -9,20 +9,22 @@
  */
 import { execFile } from "node:child_process";
 import { createReadStream } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { parseArgs, promisify } from "node:util";
 import { createGzip } from "node:zlib";
 import path from "node:path";
-import { closeDb, db, pool } from "@/lib/db";
+import { db, pool } from "@/lib/db";
 import { env, exportStorageDir } from "@/lib/env";
 import { buildExportQuery } from "@/lib/exports/datasets";
 import { createExportTransforms } from "@/lib/exports/task";
 import { storage } from "@/lib/storage";
 import { enqueueJob } from "@/lib/jobs/enqueue";
 import { runJob } from "@/lib/jobs/runner";
-import { isDatabaseEmpty, seed } from "../prisma/seed";
-import { migrate, openDatabase } from "../scripts/database";
+import { seed } from "../prisma/seed";
+import { withScratchDatabase } from "../scripts/database";
 
 const run = promisify(execFile);
 
@@ -59,9 +61,21 @@ async function exportThroughJob(
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { runs: { type: "string", default: "3" } } });
   const runs = Math.max(1, Number(values.runs));
-  const database = await openDatabase(() => {});
-  await migrate(database.url);
-  if (await isDatabaseEmpty()) await seed();
+  // A scratch database with the full seed, and scratch storage: the benchmark
+  // leaves no jobs or files in anyone's data.
+  const storageDir = await mkdtemp(path.join(tmpdir(), "conveyor-bench-export-"));
+  process.env.EXPORT_STORAGE_DIR = storageDir;
+  try {
+    await withScratchDatabase("conveyor_bench_export", async ({ url }) => {
+      await seed();
+      await measure(url, runs);
+    });
+  } finally {
+    await rm(storageDir, { recursive: true, force: true });
+  }
+}
+
+async function measure(databaseUrl: string, runs: number): Promise<void> {
   const acme = await db().tenant.findUniqueOrThrow({ where: { slug: "acme" } });
   const client = await pool().connect();
   const select = buildExportQuery(acme.id, { dataset: "events" }, (v) => client.escapeLiteral(v));
@@ -70,7 +84,7 @@ async function main(): Promise<void> {
   const psql = async () => {
     await run(
       "psql",
-      [database.url, "-X", "-q", "-c", `\\copy (${select}) to '/dev/null' with (format csv, header true)`],
+      [databaseUrl, "-X", "-q", "-c", `\\copy (${select}) to '/dev/null' with (format csv, header true)`],
       {
         env: { ...process.env, PGTZ: "UTC", PGDATESTYLE: "ISO, YMD" },
       },
@@ -132,8 +146,6 @@ async function main(): Promise<void> {
   console.log(
     `| CSV+gzip vs CSV, both through the job | ${fmt(rate(r.csvGzip))} | CSV export | ${fmt(rate(r.csv))} | ${(rate(r.csvGzip) / rate(r.csv)).toFixed(2)}× | (cost of gzip) |`,
   );
-  await closeDb();
-  await database.stop();
 }
 
 main().catch((err: Error) => {
