@@ -1,13 +1,12 @@
 /**
  * npm run bench:throughput [-- --jobs 2000 --concurrency 8 --latency-jobs 200 --async-commit]
  * Trivial jobs through Conveyor's full bookkeeping (the `probe` task with no
- * sleep: enqueue with its dispatch, claim with lease and token, attempt row,
+ * sleep: enqueue with admission, claim with lease and token, attempt row,
  * heartbeat timer, success write, NOTIFY) against bare graphile-worker running
  * a no-op, on the same database, with the same concurrency and one worker
  * process each, in the same run. Prints jobs/s and the ratio, and add→start
  * latency p50/p99 of each measured on an idle worker (one job every 20 ms).
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -17,45 +16,7 @@ import { pool } from "@/lib/db";
 import { enqueueJob } from "@/lib/jobs/enqueue";
 import { seed } from "../prisma/seed";
 import { withScratchDatabase } from "../scripts/database";
-
-const q = async <T>(text: string, values: unknown[] = []) => (await pool().query(text, values)).rows as T[];
-
-function percentile(xs: number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
-}
-
-function startProcess(args: string[], env: Record<string, string>, readyWhen: RegExp): Promise<ChildProcess> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", ...args], {
-      env: { ...process.env, ...env },
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    let out = "";
-    let ready = false;
-    child.stdout!.on("data", (d: Buffer) => {
-      if (ready) return; // drain, but keep nothing: per-job log lines would grow without bound
-      out += d.toString();
-      if (readyWhen.test(out)) {
-        ready = true;
-        resolve(child);
-      }
-    });
-    child.on("exit", (code) => reject(new Error(`${args[0]} exited ${code} before it was ready:\n${out}`)));
-  });
-}
-
-async function stopProcess(child: ChildProcess): Promise<void> {
-  await new Promise<void>((resolve) => {
-    child.removeAllListeners("exit");
-    child.once("exit", () => resolve());
-    child.kill("SIGTERM");
-  });
-}
-
-async function waitUntil(check: () => Promise<boolean>): Promise<void> {
-  while (!(await check())) await sleep(20);
-}
+import { percentile, q, startProcess, stopProcess, waitUntil } from "./harness";
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -107,8 +68,10 @@ async function main(): Promise<void> {
 
     // ── Conveyor, full bookkeeping ───────────────────────────────────────────
     const ours = await startProcess(
-      ["worker/index.ts", "--concurrency", String(concurrency)],
-      { DATABASE_URL: url },
+      ["worker/index.ts", "--queues", "bulk", "--concurrency", String(concurrency)],
+      // Admission's cap at twice the pool, as docs/ARCHITECTURE.md advises: one
+      // admitted job waits behind each running one, so a slot never waits for admission.
+      { DATABASE_URL: url, QUEUE_BULK_TENANT_CAP: String(2 * concurrency) },
       /started/,
     );
     const succeeded = async () =>

@@ -27,8 +27,20 @@ const envSchema = z.object({
   EXPORT_GZIP_LEVEL: intFrom(1, 1, 9),
   /** Minimum interval between two progress writes of one job, in ms. */
   PROGRESS_INTERVAL_MS: intFrom(250, 50, 10_000),
-  /** Jobs one worker process runs at once. */
+  /** Jobs one worker process runs at once (`npm run worker -- --concurrency N` overrides it). */
   WORKER_CONCURRENCY: intFrom(4, 1, 64),
+  /** Queues a worker process serves, comma-separated (`--queues` overrides it); they share its slots. */
+  WORKER_QUEUES: z.string().default("interactive,bulk"),
+  /** Default cap: jobs of one tenant admitted or running at once in the interactive queue. */
+  QUEUE_INTERACTIVE_TENANT_CAP: intFrom(4, 0, 100_000),
+  /** Jobs of all tenants admitted or running at once in the interactive queue (graphile's runnable set). */
+  QUEUE_INTERACTIVE_WINDOW: intFrom(32, 1, 100_000),
+  /** Default cap: jobs of one tenant admitted or running at once in the bulk queue. */
+  QUEUE_BULK_TENANT_CAP: intFrom(8, 0, 100_000),
+  /** Jobs of all tenants admitted or running at once in the bulk queue. */
+  QUEUE_BULK_WINDOW: intFrom(64, 1, 100_000),
+  /** How often each worker's admitter sweeps every queue (due retries and schedules, missed wake-ups), in ms. */
+  ADMISSION_SWEEP_MS: intFrom(1_000, 50, 60_000),
   /** On SIGTERM, how long running jobs may finish before they are aborted and handed back, in ms. */
   WORKER_SHUTDOWN_GRACE_MS: intFrom(10_000, 0, 600_000),
   /** How often a worker process records that it is alive, in ms. */

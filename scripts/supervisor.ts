@@ -4,7 +4,7 @@
  *  - DATABASE_URL unset: an embedded Postgres under .data/pg (port EMBEDDED_PG_PORT)
  *  - migrations (Prisma + graphile-worker), demo seed when the database is empty
  *  - `next build` when the build is missing or older than the sources
- *  - the Next.js server and one worker process; Ctrl-C stops everything
+ *  - the Next.js server and two worker processes (interactive and bulk pools); Ctrl-C stops everything
  * `npm run dev` does the same with `next dev` (no build).
  */
 import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
@@ -20,6 +20,20 @@ import { migrate, openDatabase } from "./database";
 
 const require = createRequire(__filename);
 const isDev = process.argv.includes("--dev");
+type WorkerPool = { queues: string; concurrency: number };
+
+/**
+ * The default fleet: one pool per queue, so a flood of bulk work never takes
+ * the slots of a user who is waiting. WORKER_CONCURRENCY sizes each pool.
+ */
+function workerPools(): WorkerPool[] {
+  const concurrency = env().WORKER_CONCURRENCY;
+  return [
+    { queues: "interactive", concurrency },
+    { queues: "bulk", concurrency },
+  ];
+}
+
 /** worker/index.ts exits with this code when the fleet declared it dead. */
 const WORKER_DECLARED_DEAD = 3;
 const log = (line: string) => console.log(`[start] ${line}`);
@@ -151,8 +165,12 @@ async function main(): Promise<void> {
     // A worker that dies (declared dead after a stall, or crashed) is replaced;
     // its jobs are reaped by the fleet. Five deaths within a minute stop everything.
     const deaths: number[] = [];
-    const startWorker = () => {
-      const worker = spawn(process.execPath, ["--import", "tsx", "worker/index.ts"], childOptions);
+    const startWorker = (pool: WorkerPool) => {
+      const worker = spawn(
+        process.execPath,
+        ["--import", "tsx", "worker/index.ts", "--queues", pool.queues, "--concurrency", String(pool.concurrency)],
+        childOptions,
+      );
       children.push(worker);
       worker.on("exit", (code, signal) => {
         if (stopping) return;
@@ -169,15 +187,15 @@ async function main(): Promise<void> {
         }
         log(
           code === WORKER_DECLARED_DEAD
-            ? "the worker was declared dead by the fleet (it stalled); starting a new one"
-            : `the worker exited (${signal ?? code}); starting a new one`,
+            ? `the ${pool.queues} worker was declared dead by the fleet (it stalled); starting a new one`
+            : `the ${pool.queues} worker exited (${signal ?? code}); starting a new one`,
         );
         setTimeout(() => {
-          if (!stopping) startWorker();
+          if (!stopping) startWorker(pool);
         }, 1_000);
       });
     };
-    startWorker();
+    for (const pool of workerPools()) startWorker(pool);
     const url = `http://localhost:${port}`;
     await waitForHealth(url, web);
     const logins = demoUsers

@@ -53,9 +53,11 @@ function run(cmd: string, args: string[], extraEnv: Record<string, string>): Pro
   });
 }
 
+/** TEST_ONLY=<part of a file name> runs only the matching unit and integration files (while working on them). */
 function testFiles(dir: string): string[] {
+  const only = process.env.TEST_ONLY;
   return readdirSync(dir)
-    .filter((f) => f.endsWith(".test.ts"))
+    .filter((f) => f.endsWith(".test.ts") && (!only || f.includes(only)))
     .sort()
     .map((f) => path.join(dir, f));
 }

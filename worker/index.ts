@@ -1,19 +1,22 @@
 /**
- * The worker process: graphile-worker dispatching Conveyor's jobs.
- *   npm run worker -- [--concurrency 4]
- * It registers in the worker registry and heartbeats, runs the reaper on an
- * interval, and on SIGTERM/SIGINT stops taking work, lets running jobs finish
- * within WORKER_SHUTDOWN_GRACE_MS, then aborts them (handed back at once).
+ * The worker process: one graphile-worker pool running Conveyor's jobs.
+ *   npm run worker -- [--queues interactive,bulk] [--concurrency 4]
+ * The pool serves the named queues (they share its slots). It registers in the
+ * worker registry and heartbeats, runs the reaper and an admitter, and on
+ * SIGTERM/SIGINT stops taking work, lets running jobs finish within
+ * WORKER_SHUTDOWN_GRACE_MS, then aborts them (handed back at once).
  */
 import { EventEmitter } from "node:events";
 import { parseArgs } from "node:util";
 import { run, type WorkerEvents } from "graphile-worker";
+import { Admitter, applyQueueConfig } from "@/lib/admission/admitter";
 import { closeDb } from "@/lib/db";
 import { databaseUrl, env } from "@/lib/env";
 import { reap } from "@/lib/jobs/reaper";
+import { QUEUES, type QueueName } from "@/lib/jobs/task";
 import { heartbeatWorker, markWorkerStopped, registerWorker } from "@/lib/jobs/workers";
 import { workerIdentity } from "./identity";
-import { taskList } from "./tasks";
+import { taskListFor } from "./tasks";
 
 // graphile-worker 0.17 can throw from its batched job completion when its
 // connection is terminated under it. Log it plainly and exit: the fleet reaps
@@ -26,13 +29,26 @@ for (const event of ["uncaughtException", "unhandledRejection"] as const) {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { concurrency: { type: "string" } } });
+  const { values } = parseArgs({ options: { concurrency: { type: "string" }, queues: { type: "string" } } });
   const concurrency = values.concurrency ? Number(values.concurrency) : env().WORKER_CONCURRENCY;
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
     throw new Error(`--concurrency must be an integer from 1 to 64 (got ${values.concurrency})`);
   }
+  const queues = (values.queues ?? env().WORKER_QUEUES)
+    .split(",")
+    .map((q) => q.trim())
+    .filter(Boolean);
+  const unknown = queues.filter((q) => !(QUEUES as readonly string[]).includes(q));
+  if (!queues.length || unknown.length) {
+    throw new Error(`--queues must name some of: ${QUEUES.join(", ")} (got ${values.queues ?? env().WORKER_QUEUES})`);
+  }
+  const taskList = taskListFor(queues as QueueName[]);
   const id = workerIdentity.id;
-  await registerWorker({ id, queues: ["interactive", "bulk"], concurrency });
+  await registerWorker({ id, queues, concurrency });
+  await applyQueueConfig();
+  // Every worker admits for every queue: admission only hands jobs to graphile.
+  const admitter = new Admitter((line) => console.log(line));
+  await admitter.start();
 
   // graphile's own worker ids, so the reaper can release their locks if this process dies.
   const graphileIds = new Set<string>();
@@ -68,6 +84,7 @@ async function main(): Promise<void> {
   const runner = await run({
     connectionString: databaseUrl(),
     concurrency,
+    maxPoolSize: Math.max(10, concurrency + 2),
     taskList,
     events,
     noHandleSignals: true,
@@ -77,7 +94,9 @@ async function main(): Promise<void> {
     gracefulShutdownAbortTimeout: env().WORKER_SHUTDOWN_GRACE_MS,
   });
   await beat();
-  console.log(`[worker] ${id} started: concurrency ${concurrency}, tasks ${Object.keys(taskList).join(", ")}`);
+  console.log(
+    `[worker] ${id} started: queues ${queues.join(", ")}, concurrency ${concurrency}, tasks ${Object.keys(taskList).join(", ")}`,
+  );
 
   let stopping = false;
   const stop = (signal: string) => {
@@ -88,6 +107,7 @@ async function main(): Promise<void> {
     stopping = true;
     state = "stopping";
     clearInterval(reaper);
+    void admitter.stop();
     console.log(`[worker] ${signal}: finishing running jobs (grace ${env().WORKER_SHUTDOWN_GRACE_MS} ms)`);
     runner
       .stop()

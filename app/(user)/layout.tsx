@@ -22,6 +22,11 @@ export default async function UserLayout({ children }: { children: ReactNode }) 
           <Link href="/exports" className="text-sm text-slate-700 hover:text-slate-900">
             Exports
           </Link>
+          {(principal.isPlatformAdmin || principal.role === "operator") && (
+            <Link href="/ops/queues" className="text-sm text-slate-700 hover:text-slate-900">
+              Queues
+            </Link>
+          )}
           <Link href="/settings" className="text-sm text-slate-700 hover:text-slate-900">
             API tokens
           </Link>

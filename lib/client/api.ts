@@ -5,8 +5,10 @@
 import type { JobDto } from "../jobs/dto";
 import type { TokenDto } from "../auth/tokens";
 import type { getJobHistory } from "../jobs/actions";
+import type { PauseDto } from "../admission/pauses";
+import type { QueueDto, QueueTenantDto } from "../admission/queues";
 
-export type { JobDto, TokenDto };
+export type { JobDto, TokenDto, PauseDto, QueueDto, QueueTenantDto };
 
 export class ApiError extends Error {
   constructor(
@@ -91,4 +93,39 @@ export function createToken(name: string): Promise<{ token: string; record: Toke
 
 export function revokeToken(id: string): Promise<void> {
   return request(`/api/v1/tokens/${encodeURIComponent(id)}`, { method: "DELETE" });
+}
+
+// Admission: queues and pauses (operators and platform admins).
+
+export const queueKeys = { all: ["queues"] as const };
+
+export function fetchQueues(): Promise<{ queues: QueueDto[] }> {
+  return request("/api/v1/ops/queues");
+}
+
+export type PauseForm = {
+  queue?: string;
+  type?: string;
+  tenant?: string;
+  cancelRunning?: boolean;
+  reason?: string;
+};
+
+export function createPause(body: PauseForm): Promise<PauseDto & { heldBack: number; cancelled: number }> {
+  return request("/api/v1/ops/pauses", { method: "POST", body: JSON.stringify(body) });
+}
+
+export function resumePause(id: string): Promise<PauseDto> {
+  return request(`/api/v1/ops/pauses/${encodeURIComponent(id)}`, { method: "DELETE" });
+}
+
+export function setTenantLimit(
+  queue: string,
+  tenantId: string,
+  body: { maxRunning: number | null; weight: number },
+): Promise<unknown> {
+  return request(`/api/v1/ops/queues/${encodeURIComponent(queue)}/tenants/${encodeURIComponent(tenantId)}`, {
+    method: "PUT",
+    body: JSON.stringify(body),
+  });
 }

@@ -12,7 +12,6 @@ import type { JobModel } from "../generated/prisma/models";
 import { isUuid, parseIdOr404 } from "../ids";
 import { isoInstant } from "../validation";
 import { isTerminal, toJobDto, type JobDto } from "./dto";
-import { dispatchJob } from "./enqueue";
 
 type Tx = Prisma.TransactionClient;
 
@@ -97,7 +96,8 @@ async function replayOne(tx: Tx, principal: Principal, original: JobModel): Prom
     data: {
       tenantId: original.tenantId,
       type: original.type,
-      queue: original.queue,
+      // Replays are bulk work: a batch of them never delays a user's own request.
+      queue: "bulk",
       priority: original.priority,
       status: "queued",
       input: original.input as Prisma.InputJsonValue,
@@ -108,7 +108,6 @@ async function replayOne(tx: Tx, principal: Principal, original: JobModel): Prom
       replayOfId: original.id,
     },
   });
-  await dispatchJob(tx, replay);
   return replay;
 }
 

@@ -1,15 +1,15 @@
 /**
- * Creating jobs: our row and its graphile-worker job in one transaction, so
- * no job is recorded but never queued, nor queued but never recorded.
+ * Creating jobs. The row is the job: admission (lib/admission) hands it to
+ * graphile-worker, in the same INSERT when its scope has room (a trigger),
+ * or later from a worker's admitter, so no job is recorded but never run.
  */
 import { createHash } from "node:crypto";
 import { v7 as uuidv7 } from "uuid";
-import { db, pool, Prisma } from "../db";
+import { db, pool } from "../db";
 import { AppError, parseOrThrow } from "../errors";
 import type { JobModel } from "../generated/prisma/models";
 import { getTaskDefinition } from "./catalog";
-
-type Tx = Prisma.TransactionClient;
+import type { QueueName } from "./task";
 
 export type EnqueueOptions = {
   tenantId: string;
@@ -24,6 +24,8 @@ export type EnqueueOptions = {
   parentId?: string | null;
   /** Overrides the task's retry budget. */
   maxAttempts?: number;
+  /** Overrides the task's queue (e.g. replays and export parts run on `bulk`). */
+  queue?: QueueName;
 };
 
 export type EnqueueResult = { job: JobModel; created: boolean };
@@ -43,34 +45,6 @@ export function canonicalJson(value: unknown): string {
 function hashInput(type: string, input: unknown): string {
   return createHash("sha256").update(canonicalJson({ type, input })).digest("hex");
 }
-
-/**
- * Adds the graphile-worker job that dispatches `jobId`, inside `tx`. It carries
- * only our job id. Conveyor schedules a job's retries itself. The job key is our id: adding it again
- * (a retry, a reaped lease) replaces a pending dispatch, or, while the old one
- * is locked by a running or dead worker, creates a fresh one beside it; and
- * cancel can remove it with `remove_job`.
- */
-export async function dispatchJob(
-  tx: Tx,
-  job: { id: string; type: string; priority: number; runAt: Date },
-): Promise<void> {
-  await tx.$executeRawUnsafe(ADD_JOB_SQL, job.type, job.id, job.runAt, job.priority);
-}
-
-/**
- * graphile retries a dispatch only when the task itself throws (the database
- * was unreachable before our claim): a handler's failure never reaches it.
- */
-const DISPATCH_ATTEMPTS = 5;
-const ADD_JOB_SQL = `SELECT graphile_worker.add_job(
-    $1::text,
-    json_build_object('jobId', $2::text),
-    run_at => coalesce($3::timestamptz, now()),
-    max_attempts => ${DISPATCH_ATTEMPTS},
-    job_key => $2::text,
-    priority => $4::int
-  )`;
 
 async function findByIdempotencyKey(tenantId: string, key: string, inputHash: string): Promise<JobModel | null> {
   const existing = await db().job.findUnique({ where: { tenantId_idempotencyKey: { tenantId, idempotencyKey: key } } });
@@ -96,26 +70,20 @@ export async function enqueueJob(opts: EnqueueOptions): Promise<EnqueueResult> {
     if (existing) return { job: existing, created: false };
   }
 
-  // One statement — the row and its dispatch commit together or not at all —
-  // and one round trip: this is the hot path of every API request.
+  // One statement, one round trip: this is the hot path of every API request.
+  // The admission trigger dispatches the job in the same statement when it can.
   const id = uuidv7();
   try {
     const { rows } = await pool().query<JobRowText>(
-      `WITH inserted AS (
-         INSERT INTO jobs (id, tenant_id, type, queue, priority, status, input, input_hash, idempotency_key,
-                           max_attempts, created_by_id, parent_id, run_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10, $11, coalesce($12, now()), now())
-         RETURNING *
-       ), dispatched AS (
-         SELECT graphile_worker.add_job(type, json_build_object('jobId', id::text), run_at => run_at,
-                max_attempts => ${DISPATCH_ATTEMPTS}, job_key => id::text, priority => priority) FROM inserted
-       )
-       SELECT ${JOB_COLUMNS} FROM inserted, dispatched`,
+      `INSERT INTO jobs (id, tenant_id, type, queue, priority, status, input, input_hash, idempotency_key,
+                         max_attempts, created_by_id, parent_id, run_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10, $11, coalesce($12, now()), now())
+       RETURNING ${JOB_COLUMNS}`,
       [
         id,
         opts.tenantId,
         opts.type,
-        def.queue,
+        opts.queue ?? def.queue,
         opts.priority ?? 0,
         JSON.stringify(input),
         inputHash,
@@ -147,7 +115,7 @@ const JOB_COLUMNS = `id, tenant_id AS "tenantId", type, queue, priority, status,
   lease_expires_at AS "leaseExpiresAt", heartbeat_at AS "heartbeatAt", fencing_token AS "fencingToken",
   parent_id AS "parentId", replay_of_id AS "replayOfId", discarded_at AS "discardedAt", created_by_id AS "createdById",
   run_at AS "runAt", created_at AS "createdAt", updated_at AS "updatedAt", started_at AS "startedAt",
-  finished_at AS "finishedAt", cancel_requested_at AS "cancelRequestedAt"`;
+  finished_at AS "finishedAt", cancel_requested_at AS "cancelRequestedAt", admitted_at AS "admittedAt"`;
 
 type JobRowText = Omit<JobModel, "progressDone" | "progressTotal" | "fencingToken"> & {
   progressDone: string;

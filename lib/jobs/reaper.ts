@@ -6,12 +6,12 @@
  *    they held, now spent, are cleared (`complete_jobs`);
  *  - a running job whose lease expired gets its
  *    attempt recorded as lost, a new fencing token (so the old holder's writes
- *    are refused) and a fresh dispatch — or, out of budget, the dead-letter queue.
+ *    are refused) and goes back to wait for admission — or, out of budget, the
+ *    dead-letter queue.
  * Every worker runs it periodically; an advisory lock lets one at a time work.
  */
 import { db } from "../db";
 import { getTaskDefinition } from "./catalog";
-import { dispatchJob } from "./enqueue";
 import { nextStateAfterFailure } from "./runner";
 
 const REAPER_LOCK = 0x436f6e76; // "Conv"
@@ -100,24 +100,24 @@ export async function reap(opts: {
             errorClass: "crashed",
             errorMessage: message,
             errorStack: null,
-            ...(next.status === "retrying" ? {} : { finishedAt: new Date() }),
+            // Back to wait for admission at its old place in line (its run_at is
+            // kept), not behind everything queued since.
+            ...(next.status === "retrying" ? { admittedAt: null } : { finishedAt: new Date() }),
           },
         });
-        if (next.status === "retrying" && next.runAt) {
-          // Back to its old place in the queue (its original run_at), not behind everything queued since.
-          await dispatchJob(tx, { id: job.id, type: job.type, priority: job.priority, runAt: job.runAt });
-        }
         reapedJobs.push({ id: job.id, status: next.status, previousOwner: job.leaseOwner });
       }
-      // Waiting jobs whose dispatch is gone for good (graphile gave up on it after
-      // the database failed under every try): dispatch them again.
-      const orphans = await tx.$queryRaw<{ id: string; type: string; priority: number; runAt: Date }[]>`
-        SELECT j.id, j.type, j.priority, j.run_at AS "runAt" FROM jobs j
-        WHERE j.status IN ('queued', 'retrying') AND j.cancel_requested_at IS NULL
-          AND j.run_at < now() - interval '1 minute'
-          AND NOT EXISTS (SELECT 1 FROM graphile_worker.jobs g WHERE g.key = j.id::text AND g.attempts < g.max_attempts)
-        LIMIT ${BATCH}`;
-      for (const o of orphans) await dispatchJob(tx, o);
+      // Admitted jobs whose dispatch is gone for good (graphile gave up on it after
+      // the database failed under every try): back to wait, admission dispatches them again.
+      const orphans = await tx.$queryRaw<{ id: string }[]>`
+        UPDATE jobs j SET admitted_at = NULL
+        WHERE j.id IN (
+          SELECT j2.id FROM jobs j2
+          WHERE j2.admitted_at IS NOT NULL AND j2.status IN ('queued', 'retrying')
+            AND j2.admitted_at < now() - interval '1 minute'
+            AND NOT EXISTS (SELECT 1 FROM graphile_worker.jobs g WHERE g.key = j2.id::text AND g.attempts < g.max_attempts)
+          LIMIT ${BATCH})
+        RETURNING j.id`;
 
       return { deadWorkers: dead.map((d) => d.id), reapedJobs, redispatched: orphans.map((o) => o.id) };
     },

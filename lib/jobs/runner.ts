@@ -10,7 +10,6 @@ import { bookkeepingPool, db, pool, Prisma } from "../db";
 import { env } from "../env";
 import { eventHub } from "../events/hub";
 import { getTaskDefinition } from "./catalog";
-import { dispatchJob } from "./enqueue";
 import { AbortReason, classifyError, type Classified } from "./errors";
 import { backoffMs } from "./retry";
 import type { JobInfo, ProgressUpdate, TaskDefinition } from "./task";
@@ -56,6 +55,8 @@ async function claimJob(jobId: string, type: string, workerId: string, leaseMs: 
          updated_at = now()
        WHERE id = $1 AND type = $4 AND status IN ('queued', 'retrying') AND cancel_requested_at IS NULL
          AND run_at <= now() + interval '1 second'
+         -- A pause that came after admission: the dispatch was already fetched.
+         AND NOT conveyor_paused(queue, type, tenant_id)
        RETURNING id, tenant_id, type, input, attempts, max_attempts, fencing_token, created_by_id, priority, checkpoint
      ), attempt AS (
        INSERT INTO job_attempts (job_id, attempt, worker_id, fencing_token)
@@ -70,11 +71,20 @@ async function claimJob(jobId: string, type: string, workerId: string, leaseMs: 
   );
   const row = rows[0];
   if (!row) {
-    // Backstop: a waiting job whose cancel request found no attempt to stop ends here.
+    // Backstops: a waiting job whose cancel request found no attempt to stop
+    // ends here; one whose scope was paused after its admission goes back to
+    // wait (its slot freed, its place in line kept) until the pause is lifted.
     await pool().query(
-      `UPDATE jobs SET status = 'cancelled', finished_at = now(), error_class = 'cancelled',
-              error_message = coalesce(error_message, 'Cancelled on request'), progress_message = 'Cancelled'
-       WHERE id = $1 AND status IN ('queued', 'retrying') AND cancel_requested_at IS NOT NULL`,
+      `UPDATE jobs SET
+         status = CASE WHEN cancel_requested_at IS NOT NULL THEN 'cancelled'::job_status ELSE status END,
+         finished_at = CASE WHEN cancel_requested_at IS NOT NULL THEN now() ELSE finished_at END,
+         error_class = CASE WHEN cancel_requested_at IS NOT NULL THEN 'cancelled' ELSE error_class END,
+         error_message = CASE WHEN cancel_requested_at IS NOT NULL
+                              THEN coalesce(error_message, 'Cancelled on request') ELSE error_message END,
+         progress_message = CASE WHEN cancel_requested_at IS NOT NULL THEN 'Cancelled' ELSE progress_message END,
+         admitted_at = NULL
+       WHERE id = $1 AND status IN ('queued', 'retrying') AND admitted_at IS NOT NULL
+         AND (cancel_requested_at IS NOT NULL OR conveyor_paused(queue, type, tenant_id))`,
       [jobId],
     );
     return null;
@@ -240,7 +250,11 @@ async function recordFailure(
         errorStack: failure.stack,
         leaseOwner: null,
         leaseExpiresAt: null,
-        ...(next.runAt ? { runAt: next.runAt } : { finishedAt: new Date() }),
+        // A retry gives its slot back and waits for admission when it is due; one
+        // without backoff (shutdown, lost lease) keeps its old place in line.
+        ...(next.runAt
+          ? { admittedAt: null, ...(next.runAt.getTime() > Date.now() ? { runAt: next.runAt } : {}) }
+          : { finishedAt: new Date() }),
       },
     });
     await tx.jobAttempt.update({
@@ -255,10 +269,6 @@ async function recordFailure(
       },
     });
     if (!count) return "lost";
-    if (next.runAt) {
-      await dispatchJob(tx, { id: c.job.id, type: c.job.type, priority: c.job.priority, runAt: next.runAt });
-      return "retrying";
-    }
     return next.status;
   });
 }

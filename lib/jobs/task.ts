@@ -4,7 +4,9 @@
 import type { z } from "zod";
 import type { Prisma } from "../db";
 
-export type QueueName = "interactive" | "bulk";
+/** interactive: somebody is waiting (their own export request); bulk: export parts, schedules, replays. */
+export const QUEUES = ["interactive", "bulk"] as const;
+export type QueueName = (typeof QUEUES)[number];
 
 export type RetryPolicy = {
   maxAttempts: number;
@@ -48,8 +50,9 @@ export type JobContext<I> = {
 };
 
 export type TaskDefinition<I = unknown, R = unknown> = {
-  /** snake_case; also graphile-worker's task identifier. */
+  /** snake_case; graphile-worker's task identifier is `<queue>:<type>`. */
   type: string;
+  /** The queue its jobs run on unless the enqueuer names another. */
   queue: QueueName;
   inputSchema: z.ZodType<I>;
   retry: RetryPolicy;

@@ -1,4 +1,5 @@
 import { runOnce } from "graphile-worker";
+import { admitAll } from "@/lib/admission/admitter";
 import { loadUserPrincipal, type Principal } from "@/lib/auth/principal";
 import { db } from "@/lib/db";
 import { databaseUrl } from "@/lib/env";
@@ -35,9 +36,15 @@ export async function seedDemo(scale = 0.01): Promise<DemoPrincipals> {
   };
 }
 
-/** Runs every job that is due through the real worker task list, then returns. */
+/**
+ * Runs every job that is due through admission and the real worker task list,
+ * then returns: admits, runs what was admitted, and again until nothing is left
+ * to admit (a finished job frees a slot for the next).
+ */
 export async function drainJobs(): Promise<void> {
-  await runOnce({ connectionString: databaseUrl(), taskList, logger: quietLogger });
+  do {
+    await runOnce({ connectionString: databaseUrl(), taskList, logger: quietLogger });
+  } while ((await admitAll()) > 0);
 }
 
 import { Logger } from "graphile-worker";

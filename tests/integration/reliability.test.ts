@@ -2,6 +2,7 @@ import { after, before, beforeEach, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
 import { runOnce } from "graphile-worker";
+import { admitAll } from "@/lib/admission/admitter";
 import { z } from "zod";
 import { db, pool } from "@/lib/db";
 import { databaseUrl } from "@/lib/env";
@@ -52,12 +53,15 @@ beforeEach(() => {
   behaviour = async () => ({});
 });
 
-const drain = () =>
-  runOnce({
-    connectionString: databaseUrl(),
-    taskList: { [task.type]: dispatchToRunner(task.type) },
-    logger: quietLogger,
-  });
+const drain = async () => {
+  do {
+    await runOnce({
+      connectionString: databaseUrl(),
+      taskList: { [`${task.queue}:${task.type}`]: dispatchToRunner(task.type) },
+      logger: quietLogger,
+    });
+  } while ((await admitAll()) > 0);
+};
 const enqueue = async (maxAttempts?: number) =>
   (await enqueueJob({ tenantId: p.acmeId, type: task.type, input: { n: 1 }, maxAttempts })).job.id;
 const job = (id: string) => db().job.findUniqueOrThrow({ where: { id } });
@@ -227,6 +231,9 @@ describe("crash recovery", () => {
     );
     const reaped = await job(id);
     assert.equal(reaped.fencingToken, before.fencingToken + 1n);
+    assert.equal(reaped.admittedAt, null, "its slot is freed: it waits for admission again");
+    assert.equal(reaped.runAt.getTime(), before.runAt.getTime(), "at its old place in line");
+    await admitAll();
     assert.equal(await dispatches(id), 1, "a fresh dispatch");
     await drain();
     assert.equal((await job(id)).status, "succeeded");
@@ -273,10 +280,10 @@ describe("crash recovery", () => {
     assert.equal((await reap({ deadAfterMs: 5_000, selfId: "dead-worker" })).deadWorkers.length, 0);
   });
 
-  test("a waiting job whose dispatch is gone for good is dispatched again", async () => {
+  test("an admitted job whose dispatch is gone for good is dispatched again", async () => {
     const id = await enqueue();
     await pool().query(`SELECT graphile_worker.remove_job($1)`, [id]);
-    await db().job.update({ where: { id }, data: { runAt: new Date(Date.now() - 5 * 60_000) } });
+    await db().job.update({ where: { id }, data: { admittedAt: new Date(Date.now() - 5 * 60_000) } });
     const result = await reap({ deadAfterMs: 60_000 });
     assert.deepEqual(result.redispatched, [id]);
     await drain();

@@ -2,6 +2,7 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
 import { runOnce } from "graphile-worker";
+import { admitAll } from "@/lib/admission/admitter";
 import { z } from "zod";
 import { db } from "@/lib/db";
 import { databaseUrl } from "@/lib/env";
@@ -42,11 +43,13 @@ after(async () => {
 });
 
 async function drain(): Promise<void> {
-  await runOnce({
-    connectionString: databaseUrl(),
-    taskList: { test_task: dispatchToRunner("test_task") },
-    logger: quietLogger,
-  });
+  do {
+    await runOnce({
+      connectionString: databaseUrl(),
+      taskList: { "bulk:test_task": dispatchToRunner("test_task") },
+      logger: quietLogger,
+    });
+  } while ((await admitAll()) > 0);
 }
 
 async function enqueue(n = 1) {

@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import type { Task } from "graphile-worker";
 import { runJob } from "@/lib/jobs/runner";
 import { workerIdentity } from "../identity";
@@ -13,6 +14,9 @@ export function dispatchToRunner(type: string): Task {
       helpers.logger.error(`[task:${type}] graphile job ${helpers.job.id} has no jobId; dropped`);
       return;
     }
+    // Every running job listens on the pool's one shutdown signal: more than
+    // Node's default of 10 listeners is expected, not a leak.
+    setMaxListeners(0, helpers.abortSignal);
     await runJob(jobId, {
       workerId: workerIdentity.id,
       type,

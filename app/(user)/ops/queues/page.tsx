@@ -1,0 +1,26 @@
+import type { Metadata } from "next";
+import { notFound } from "next/navigation";
+import { QueuesPanel } from "@/components/queues-panel";
+import { taskCatalog } from "@/lib/jobs/catalog";
+import { sessionPrincipal } from "@/lib/http/principal";
+
+export const metadata: Metadata = { title: "Queues" };
+
+export default async function QueuesPage() {
+  const principal = await sessionPrincipal();
+  // Members have no operator views: the page does not exist for them (the API answers 403).
+  if (!principal || (!principal.isPlatformAdmin && principal.role !== "operator")) notFound();
+  return (
+    <div className="space-y-6">
+      <div>
+        <h1 className="text-2xl font-semibold">Queues</h1>
+        <p className="text-sm text-slate-600">
+          {principal.isPlatformAdmin
+            ? "Every tenant's work. A pause stops new starts within a second; waiting jobs keep their order."
+            : `${principal.tenantSlug}'s work. A pause stops new starts of your tenant's jobs; waiting jobs keep their order.`}
+        </p>
+      </div>
+      <QueuesPanel isAdmin={principal.isPlatformAdmin} types={Object.keys(taskCatalog)} />
+    </div>
+  );
+}

@@ -1,0 +1,384 @@
+"use client";
+
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState, type FormEvent } from "react";
+import {
+  createPause,
+  fetchQueues,
+  queueKeys,
+  resumePause,
+  setTenantLimit,
+  type PauseDto,
+  type PauseForm,
+  type QueueDto,
+  type QueueTenantDto,
+} from "@/lib/client/api";
+import { formatCount, formatTime } from "@/lib/client/format";
+
+/** Who a pause stops, in words. */
+function scopeLabel(p: Pick<PauseDto, "queue" | "type" | "tenant">): string {
+  const parts = [
+    p.queue ? `queue ${p.queue}` : "every queue",
+    p.type ? `type ${p.type}` : null,
+    p.tenant ? `tenant ${p.tenant.slug}` : "every tenant",
+  ];
+  return parts.filter(Boolean).join(" · ");
+}
+
+export function QueuesPanel({ isAdmin, types }: { isAdmin: boolean; types: string[] }) {
+  const qc = useQueryClient();
+  // Counts change with every job: poll while the page is open.
+  const queues = useQuery({ queryKey: queueKeys.all, queryFn: fetchQueues, refetchInterval: 2_000 });
+  const refresh = () => void qc.invalidateQueries({ queryKey: queueKeys.all });
+  const pause = useMutation({ mutationFn: createPause, onSuccess: refresh });
+  const resume = useMutation({ mutationFn: resumePause, onSuccess: refresh });
+
+  const allPauses = new Map<string, PauseDto>();
+  for (const q of queues.data?.queues ?? []) for (const p of q.pauses) allPauses.set(p.id, p);
+
+  return (
+    <div className="space-y-8">
+      {(pause.error || resume.error) && (
+        <p role="alert" className="text-sm text-red-700">
+          {(pause.error ?? resume.error)?.message}
+        </p>
+      )}
+      {queues.error && (
+        <p role="alert" className="text-sm text-red-700">
+          Could not load the queues: {queues.error.message}
+        </p>
+      )}
+      <div className="grid gap-6 md:grid-cols-2">
+        {queues.data?.queues.map((q) => (
+          <QueueCard
+            key={q.name}
+            queue={q}
+            isAdmin={isAdmin}
+            busy={pause.isPending || resume.isPending}
+            onPause={(body) => pause.mutate(body)}
+            onResume={(id) => resume.mutate(id)}
+            onLimitSaved={refresh}
+          />
+        ))}
+      </div>
+
+      <section aria-label="Active pauses" className="rounded-lg border border-slate-200 bg-white shadow-sm">
+        <h2 className="border-b border-slate-100 px-5 py-3 text-lg font-medium">Active pauses</h2>
+        {allPauses.size === 0 ? (
+          <p className="px-5 py-4 text-sm text-slate-500">Nothing is paused.</p>
+        ) : (
+          <ul>
+            {[...allPauses.values()].map((p) => (
+              <li
+                key={p.id}
+                data-testid="pause"
+                className="flex flex-wrap items-center gap-x-4 gap-y-1 border-t border-slate-100 px-5 py-3 text-sm first:border-0"
+              >
+                <span className="font-medium">{scopeLabel(p)}</span>
+                <span className="text-slate-500">
+                  since {formatTime(p.createdAt)} by {p.createdBy ?? "a deleted user"}
+                </span>
+                {p.reason && <span className="text-slate-600">“{p.reason}”</span>}
+                {p.cancelRunning && <span className="text-amber-700">running jobs were cancelled</span>}
+                {(isAdmin || p.tenant) && (
+                  <button
+                    type="button"
+                    onClick={() => resume.mutate(p.id)}
+                    disabled={resume.isPending}
+                    className="ml-auto rounded bg-emerald-600 px-3 py-1 font-medium text-white disabled:opacity-50"
+                  >
+                    Resume
+                  </button>
+                )}
+              </li>
+            ))}
+          </ul>
+        )}
+      </section>
+
+      <PauseScopeForm
+        isAdmin={isAdmin}
+        types={types}
+        tenants={queues.data?.queues[0]?.tenants.map((t) => t.tenant) ?? []}
+        busy={pause.isPending}
+        onSubmit={(body) => pause.mutate(body)}
+      />
+    </div>
+  );
+}
+
+function QueueCard({
+  queue: q,
+  isAdmin,
+  busy,
+  onPause,
+  onResume,
+  onLimitSaved,
+}: {
+  queue: QueueDto;
+  isAdmin: boolean;
+  busy: boolean;
+  onPause: (body: PauseForm) => void;
+  onResume: (id: string) => void;
+  onLimitSaved: () => void;
+}) {
+  // The pause that stops this whole queue for the caller's view, if any.
+  const whole = q.pauses.find(
+    (p) => p.queue === q.name && p.type === null && (isAdmin ? !p.tenant : Boolean(p.tenant)),
+  );
+  return (
+    <section
+      aria-label={`Queue ${q.name}`}
+      data-testid={`queue-${q.name}`}
+      className="rounded-lg border border-slate-200 bg-white shadow-sm"
+    >
+      <header className="flex items-center gap-3 border-b border-slate-100 px-5 py-3">
+        <h2 className="text-lg font-medium">{q.name}</h2>
+        {q.paused ? (
+          <span
+            data-testid={`${q.name}-state`}
+            className="rounded bg-amber-100 px-2 py-0.5 text-xs font-medium text-amber-800"
+          >
+            paused
+          </span>
+        ) : (
+          <span
+            data-testid={`${q.name}-state`}
+            className="rounded bg-emerald-100 px-2 py-0.5 text-xs font-medium text-emerald-800"
+          >
+            running
+          </span>
+        )}
+        <span className="ml-auto">
+          {whole ? (
+            <button
+              type="button"
+              disabled={busy}
+              onClick={() => onResume(whole.id)}
+              className="rounded bg-emerald-600 px-3 py-1 text-sm font-medium text-white disabled:opacity-50"
+            >
+              Resume {q.name}
+            </button>
+          ) : (
+            <button
+              type="button"
+              disabled={busy}
+              onClick={() => onPause({ queue: q.name })}
+              className="rounded bg-amber-600 px-3 py-1 text-sm font-medium text-white disabled:opacity-50"
+            >
+              Pause {q.name}
+            </button>
+          )}
+        </span>
+      </header>
+      <dl className="grid grid-cols-4 gap-2 px-5 py-3 text-sm">
+        {(
+          [
+            ["Waiting", q.waiting],
+            ["Scheduled", q.scheduled],
+            ["Admitted", q.admitted],
+            ["Running", q.running],
+          ] as const
+        ).map(([label, n]) => (
+          <div key={label}>
+            <dt className="text-slate-500">{label}</dt>
+            <dd className="text-xl font-semibold" data-testid={`${q.name}-${label.toLowerCase()}`}>
+              {formatCount(n)}
+            </dd>
+          </div>
+        ))}
+      </dl>
+      <p className="px-5 text-xs text-slate-500">
+        Default cap {q.tenantCap} per tenant · window {q.window} admitted at once across tenants
+      </p>
+      <table className="mt-2 w-full text-left text-sm">
+        <thead className="text-xs text-slate-500">
+          <tr>
+            <th className="px-5 py-1 font-normal">Tenant</th>
+            <th className="py-1 font-normal">Waiting</th>
+            <th className="py-1 font-normal">Running</th>
+            <th className="py-1 font-normal">Cap</th>
+            <th className="py-1 font-normal">Weight</th>
+          </tr>
+        </thead>
+        <tbody>
+          {q.tenants.map((t) => (
+            <TenantRow key={t.tenant.id} queue={q.name} row={t} isAdmin={isAdmin} onSaved={onLimitSaved} />
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+}
+
+function TenantRow({
+  queue,
+  row: t,
+  isAdmin,
+  onSaved,
+}: {
+  queue: string;
+  row: QueueTenantDto;
+  isAdmin: boolean;
+  onSaved: () => void;
+}) {
+  const [editing, setEditing] = useState(false);
+  const save = useMutation({
+    mutationFn: (body: { maxRunning: number | null; weight: number }) => setTenantLimit(queue, t.tenant.id, body),
+    onSuccess: () => {
+      setEditing(false);
+      onSaved();
+    },
+  });
+  const onSubmit = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault();
+    const f = new FormData(e.currentTarget);
+    const cap = String(f.get("cap") ?? "").trim();
+    save.mutate({ maxRunning: cap === "" ? null : Number(cap), weight: Number(f.get("weight") ?? 1) });
+  };
+  return (
+    <tr className="border-t border-slate-100" data-testid={`tenant-${queue}-${t.tenant.slug}`}>
+      <td className="px-5 py-1.5">
+        {t.tenant.name}
+        {t.paused && <span className="ml-2 text-xs text-amber-700">paused</span>}
+      </td>
+      <td className="py-1.5">{formatCount(t.waiting + t.scheduled)}</td>
+      <td className="py-1.5">
+        {formatCount(t.running)}
+        {t.admitted > 0 && <span className="text-xs text-slate-500"> (+{t.admitted} admitted)</span>}
+      </td>
+      {editing ? (
+        <td colSpan={2} className="py-1.5 pr-3">
+          <form onSubmit={onSubmit} className="flex items-center gap-2" aria-label={`Limits of ${t.tenant.slug}`}>
+            <input
+              name="cap"
+              type="number"
+              min={0}
+              defaultValue={t.capOverride ?? ""}
+              placeholder={`default`}
+              aria-label="Cap"
+              className="w-20 rounded border border-slate-300 px-2 py-0.5"
+            />
+            <input
+              name="weight"
+              type="number"
+              min={1}
+              max={100}
+              defaultValue={t.weight}
+              aria-label="Weight"
+              className="w-14 rounded border border-slate-300 px-2 py-0.5"
+            />
+            <button type="submit" className="text-indigo-700 underline" disabled={save.isPending}>
+              Save
+            </button>
+            {save.error && (
+              <span role="alert" className="text-xs text-red-700">
+                {save.error.message}
+              </span>
+            )}
+          </form>
+        </td>
+      ) : (
+        <>
+          <td className="py-1.5">
+            {t.cap}
+            {t.capOverride === null && <span className="text-xs text-slate-400"> default</span>}
+          </td>
+          <td className="py-1.5">
+            {t.weight}
+            {isAdmin && (
+              <button type="button" onClick={() => setEditing(true)} className="ml-3 text-xs text-indigo-700 underline">
+                Edit
+              </button>
+            )}
+          </td>
+        </>
+      )}
+    </tr>
+  );
+}
+
+function PauseScopeForm({
+  isAdmin,
+  types,
+  tenants,
+  busy,
+  onSubmit,
+}: {
+  isAdmin: boolean;
+  types: string[];
+  tenants: { id: string; slug: string; name: string }[];
+  busy: boolean;
+  onSubmit: (body: PauseForm) => void;
+}) {
+  const submit = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault();
+    const f = new FormData(e.currentTarget);
+    const pick = (k: string) => (String(f.get(k) ?? "") || undefined) as string | undefined;
+    onSubmit({
+      queue: pick("queue"),
+      type: pick("type"),
+      tenant: pick("tenant"),
+      reason: pick("reason"),
+      cancelRunning: f.get("cancelRunning") === "on",
+    });
+  };
+  const select = "mt-1 block w-full rounded border border-slate-300 px-2 py-1.5";
+  return (
+    <form
+      onSubmit={submit}
+      aria-label="Pause a scope"
+      className="grid gap-3 rounded-lg border border-slate-200 bg-white p-5 shadow-sm md:grid-cols-6"
+    >
+      <h2 className="text-lg font-medium md:col-span-6">Pause a scope</h2>
+      <label className="text-sm font-medium">
+        Queue
+        <select name="queue" className={select} defaultValue="">
+          <option value="">every queue</option>
+          <option value="interactive">interactive</option>
+          <option value="bulk">bulk</option>
+        </select>
+      </label>
+      <label className="text-sm font-medium">
+        Job type
+        <select name="type" className={select} defaultValue="">
+          <option value="">every type</option>
+          {types.map((t) => (
+            <option key={t} value={t}>
+              {t}
+            </option>
+          ))}
+        </select>
+      </label>
+      {isAdmin && (
+        <label className="text-sm font-medium">
+          Tenant
+          <select name="tenant" className={select} defaultValue="">
+            <option value="">every tenant</option>
+            {tenants.map((t) => (
+              <option key={t.id} value={t.id}>
+                {t.name}
+              </option>
+            ))}
+          </select>
+        </label>
+      )}
+      <label className="text-sm font-medium md:col-span-2">
+        Reason
+        <input name="reason" maxLength={500} placeholder="optional" className={select} />
+      </label>
+      <label className="flex items-center gap-2 self-end text-sm">
+        <input name="cancelRunning" type="checkbox" /> Cancel running jobs
+      </label>
+      <div className="md:col-span-6">
+        <button
+          type="submit"
+          disabled={busy}
+          className="rounded bg-amber-600 px-4 py-2 text-sm font-medium text-white disabled:opacity-50"
+        >
+          Pause
+        </button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,166 @@
+/**
+ * Admission's moving part. `conveyor_admit` (SQL, see the admission migration)
+ * hands waiting jobs of one queue to graphile-worker: scopes not paused, tenants
+ * under their cap, the queue's window not full, tenants served in a weighted
+ * round-robin. Each worker process runs an Admitter that calls it
+ *  - when told: a new job could not be admitted in its own INSERT, or a slot
+ *    freed (NOTIFY conveyor_admit, sent at commit, merged per transaction);
+ *  - on a sweep every ADMISSION_SWEEP_MS: retries and schedules that came due,
+ *    and anything missed while the LISTEN connection was down.
+ * Runs for one queue never overlap within a process, and a per-queue advisory
+ * lock serializes them across processes (a run that finds it taken retries
+ * shortly instead of queueing on it).
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import pg from "pg";
+import { pool } from "../db";
+import { databaseUrl, env } from "../env";
+import { QUEUES, type QueueName } from "../jobs/task";
+
+export const ADMIT_CHANNEL = "conveyor_admit";
+const BATCH = 500;
+/**
+ * A run that found the queue's lock taken tries again this much later: the
+ * holder may have read the queue before the change that woke this run.
+ */
+const BUSY_RETRY_MS = 25;
+
+/**
+ * One admission run for a queue (at most `max` jobs): how many it admitted, or
+ * -1 when another run of the queue (in any process) held the queue's lock.
+ */
+export async function tryAdmitQueue(queue: string, max = BATCH): Promise<number> {
+  const { rows } = await pool().query<{ n: number }>("SELECT conveyor_admit($1, $2) AS n", [queue, max]);
+  return rows[0]?.n ?? 0;
+}
+
+/** Admits waiting jobs of one queue now, waiting out a concurrent run; returns how many. */
+export async function admitQueue(queue: string, max = BATCH): Promise<number> {
+  for (;;) {
+    const n = await tryAdmitQueue(queue, max);
+    if (n >= 0) return n;
+    await sleep(BUSY_RETRY_MS);
+  }
+}
+
+/** Admits in every queue until nothing more fits; returns how many. */
+export async function admitAll(): Promise<number> {
+  let total = 0;
+  for (const queue of QUEUES) {
+    for (;;) {
+      const n = await admitQueue(queue);
+      total += n;
+      if (n < BATCH) break;
+    }
+  }
+  return total;
+}
+
+/** The configured defaults of each queue (env), as `queues` rows. */
+export function configuredQueues(): { name: QueueName; tenantCap: number; window: number }[] {
+  const e = env();
+  return [
+    { name: "interactive", tenantCap: e.QUEUE_INTERACTIVE_TENANT_CAP, window: e.QUEUE_INTERACTIVE_WINDOW },
+    { name: "bulk", tenantCap: e.QUEUE_BULK_TENANT_CAP, window: e.QUEUE_BULK_WINDOW },
+  ];
+}
+
+/** Writes the configured caps and windows into `queues` (each worker does at start). */
+export async function applyQueueConfig(): Promise<void> {
+  for (const q of configuredQueues()) {
+    await pool().query(
+      `INSERT INTO queues (name, tenant_cap, max_admitted) VALUES ($1, $2, $3)
+       ON CONFLICT (name) DO UPDATE SET tenant_cap = excluded.tenant_cap, max_admitted = excluded.max_admitted,
+         updated_at = now()
+       WHERE (queues.tenant_cap, queues.max_admitted) IS DISTINCT FROM (excluded.tenant_cap, excluded.max_admitted)`,
+      [q.name, q.tenantCap, q.window],
+    );
+  }
+}
+
+export class Admitter {
+  private readonly running = new Map<string, Promise<void>>();
+  private readonly again = new Set<string>();
+  private client: pg.Client | null = null;
+  private sweepTimer: NodeJS.Timeout | null = null;
+  private reconnectTimer: NodeJS.Timeout | null = null;
+  private stopped = false;
+
+  constructor(private readonly log: (line: string) => void = (l) => console.log(l)) {}
+
+  async start(): Promise<void> {
+    await this.listen();
+    this.sweepTimer = setInterval(() => this.sweep(), env().ADMISSION_SWEEP_MS);
+    this.sweep();
+  }
+
+  /** Admits in `queue` soon; calls arriving during a run are merged into one more run. */
+  wake(queue: string): void {
+    if (this.stopped) return;
+    if (this.running.has(queue)) {
+      this.again.add(queue);
+      return;
+    }
+    const run = (async () => {
+      do {
+        this.again.delete(queue);
+        try {
+          const n = await tryAdmitQueue(queue);
+          if (n >= BATCH) this.again.add(queue);
+          if (n < 0) {
+            await sleep(BUSY_RETRY_MS);
+            this.again.add(queue);
+          }
+        } catch (e) {
+          this.log(`[admission] ${queue}: ${(e as Error).message}`);
+          return;
+        }
+      } while (this.again.has(queue) && !this.stopped);
+    })().finally(() => this.running.delete(queue));
+    this.running.set(queue, run);
+  }
+
+  private sweep(): void {
+    for (const q of QUEUES) this.wake(q);
+  }
+
+  private async listen(): Promise<void> {
+    const client = new pg.Client({ connectionString: databaseUrl(), application_name: "conveyor-admission" });
+    client.on("notification", (msg) => {
+      if (msg.channel === ADMIT_CHANNEL && msg.payload) this.wake(msg.payload);
+    });
+    let down = false;
+    const lost = (err?: Error) => {
+      if (down) return;
+      down = true;
+      if (this.client === client) this.client = null;
+      client.end().catch(() => {});
+      if (this.stopped) return;
+      this.log(`[admission] LISTEN connection lost${err ? `: ${err.message}` : ""}; the sweep covers until it is back`);
+      this.reconnectTimer = setTimeout(() => {
+        this.reconnectTimer = null;
+        this.listen().catch(() => {}); // listen() reports and retries by itself
+      }, 1_000);
+    };
+    client.on("error", lost);
+    client.on("end", () => lost());
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${ADMIT_CHANNEL}`);
+      this.client = client;
+    } catch (err) {
+      lost(err as Error);
+      throw err;
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    const client = this.client;
+    this.client = null;
+    await client?.end().catch(() => {});
+    await Promise.allSettled(this.running.values());
+  }
+}

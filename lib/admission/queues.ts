@@ -1,0 +1,188 @@
+/**
+ * What the Queues page and `GET /api/v1/ops/queues` show: per queue, waiting,
+ * admitted and running jobs, the pauses that apply, caps, and per-tenant
+ * counts; and platform admins' per-tenant cap and weight overrides.
+ * Operators see their own tenant only.
+ */
+import { z } from "zod";
+import { recordAudit } from "../audit";
+import type { Principal } from "../auth/principal";
+import { db } from "../db";
+import { AppError, notFound, parseOrThrow } from "../errors";
+import { requireOperator } from "../jobs/actions";
+import { QUEUES, type QueueName } from "../jobs/task";
+import { admitQueue } from "./admitter";
+import { listPauses, resolveTenantFor, type PauseDto } from "./pauses";
+
+type Counts = { waiting: number; scheduled: number; admitted: number; running: number };
+
+export type QueueTenantDto = Counts & {
+  tenant: { id: string; slug: string; name: string };
+  /** The cap in force: the override, or the queue's default. */
+  cap: number;
+  capOverride: number | null;
+  weight: number;
+  /** Some active pause stops all of this tenant's work in this queue. */
+  paused: boolean;
+};
+
+export type QueueDto = Counts & {
+  name: QueueName;
+  /** The default per-tenant cap. */
+  tenantCap: number;
+  /** Jobs of all tenants admitted or running at once. */
+  window: number;
+  /** A pause stops the whole queue (for every tenant, or for the caller's). */
+  paused: boolean;
+  /** Active pauses that touch this queue. */
+  pauses: PauseDto[];
+  tenants: QueueTenantDto[];
+};
+
+const zero = (): Counts => ({ waiting: 0, scheduled: 0, admitted: 0, running: 0 });
+
+/** Per queue: counts, pauses, caps, and per-tenant counts. Operators (own tenant), platform admins (all). */
+export async function getQueues(principal: Principal): Promise<{ queues: QueueDto[] }> {
+  requireOperator(principal);
+  const own = principal.isPlatformAdmin ? null : principal.tenantId;
+  // Two index-only passes over the partial indexes admission uses (waiting; holding a slot).
+  const [waiting, active, settings, limits, pauses] = await Promise.all([
+    db().$queryRaw<{ queue: string; tenantId: string; waiting: bigint; scheduled: bigint }[]>`
+      SELECT queue, tenant_id AS "tenantId", count(*) FILTER (WHERE run_at <= now()) AS waiting,
+             count(*) FILTER (WHERE run_at > now()) AS scheduled
+      FROM jobs WHERE status IN ('queued', 'retrying') AND admitted_at IS NULL
+        AND (${own}::uuid IS NULL OR tenant_id = ${own}::uuid)
+      GROUP BY 1, 2`,
+    db().$queryRaw<{ queue: string; tenantId: string; admitted: bigint; running: bigint }[]>`
+      SELECT queue, tenant_id AS "tenantId", count(*) FILTER (WHERE status <> 'running') AS admitted,
+             count(*) FILTER (WHERE status = 'running') AS running
+      FROM jobs WHERE admitted_at IS NOT NULL AND status IN ('queued', 'retrying', 'running')
+        AND (${own}::uuid IS NULL OR tenant_id = ${own}::uuid)
+      GROUP BY 1, 2`,
+    db().queueSetting.findMany(),
+    db().tenantQueueLimit.findMany({ where: own ? { tenantId: own } : {} }),
+    listPauses(principal),
+  ]);
+  // Operators see their tenant; admins every tenant (for setting caps), the busiest first.
+  const tenants = await db().tenant.findMany({
+    where: own ? { id: own } : {},
+    select: { id: true, slug: true, name: true },
+    orderBy: { slug: "asc" },
+    take: 500,
+  });
+
+  const queues = QUEUES.map((name): QueueDto => {
+    const setting = settings.find((s) => s.name === name);
+    const tenantCap = setting?.tenantCap ?? 0;
+    const queuePauses = pauses.filter((p) => p.queue === null || p.queue === name);
+    const stopsAll = (tenantId: string | null) =>
+      queuePauses.some((p) => p.type === null && (p.tenant === null || p.tenant.id === tenantId));
+    const rows = tenants.map((tenant): QueueTenantDto => {
+      const w = waiting.find((r) => r.queue === name && r.tenantId === tenant.id);
+      const a = active.find((r) => r.queue === name && r.tenantId === tenant.id);
+      const limit = limits.find((l) => l.queue === name && l.tenantId === tenant.id);
+      return {
+        tenant,
+        waiting: Number(w?.waiting ?? 0),
+        scheduled: Number(w?.scheduled ?? 0),
+        admitted: Number(a?.admitted ?? 0),
+        running: Number(a?.running ?? 0),
+        cap: limit?.maxRunning ?? tenantCap,
+        capOverride: limit?.maxRunning ?? null,
+        weight: limit?.weight ?? 1,
+        paused: stopsAll(tenant.id),
+      };
+    });
+    const total = rows.reduce(
+      (t, r) => ({
+        waiting: t.waiting + r.waiting,
+        scheduled: t.scheduled + r.scheduled,
+        admitted: t.admitted + r.admitted,
+        running: t.running + r.running,
+      }),
+      zero(),
+    );
+    rows.sort((x, y) => y.running + y.waiting - (x.running + x.waiting) || x.tenant.slug.localeCompare(y.tenant.slug));
+    return {
+      name,
+      tenantCap,
+      window: setting?.window ?? 0,
+      ...total,
+      paused: queuePauses.some((p) => p.type === null && (p.tenant === null || p.tenant.id === own)),
+      pauses: queuePauses,
+      tenants: rows,
+    };
+  });
+  return { queues };
+}
+
+export const tenantLimitSchema = z
+  .object({
+    /** Jobs of this tenant admitted or running at once in the queue; null: the queue's default. */
+    maxRunning: z
+      .number({ error: "must be a whole number or null" })
+      .int("must be a whole number")
+      .min(0, "must be at least 0")
+      .max(100_000)
+      .nullable()
+      .default(null),
+    /** Turns per round of the round-robin. */
+    weight: z
+      .number({ error: "must be a whole number" })
+      .int("must be a whole number")
+      .min(1, "must be at least 1")
+      .max(100, "must be at most 100")
+      .default(1),
+  })
+  .strict();
+
+function parseQueue(raw: string): QueueName {
+  if (!(QUEUES as readonly string[]).includes(raw)) throw notFound("Queue not found");
+  return raw as QueueName;
+}
+
+function requirePlatformAdmin(principal: Principal): void {
+  if (!principal.isPlatformAdmin) throw new AppError("forbidden", "Only a platform admin can change a tenant's cap");
+}
+
+/** Sets (or with both defaults, clears) a tenant's cap and weight in a queue. Platform admins. */
+export async function setTenantLimit(
+  principal: Principal,
+  rawQueue: string,
+  tenantRef: string,
+  body: unknown,
+): Promise<{ queue: QueueName; tenantId: string; maxRunning: number | null; weight: number }> {
+  requirePlatformAdmin(principal);
+  const queue = parseQueue(rawQueue);
+  const tenantId = (await resolveTenantFor(principal, tenantRef))!;
+  const { maxRunning, weight } = parseOrThrow(tenantLimitSchema, body);
+  await db().$transaction(async (tx) => {
+    if (maxRunning === null && weight === 1) {
+      await tx.tenantQueueLimit.deleteMany({ where: { tenantId, queue } });
+    } else {
+      await tx.tenantQueueLimit.upsert({
+        where: { tenantId_queue: { tenantId, queue } },
+        create: { tenantId, queue, maxRunning, weight, updatedById: principal.userId },
+        update: { maxRunning, weight, updatedById: principal.userId },
+      });
+    }
+    await recordAudit(
+      principal,
+      {
+        action: "queue.limit",
+        targetType: "tenant",
+        targetIds: [tenantId],
+        tenantId,
+        details: { queue, maxRunning, weight },
+      },
+      tx,
+    );
+  });
+  await admitQueue(queue); // a raised cap takes effect now
+  return { queue, tenantId, maxRunning, weight };
+}
+
+/** Removes a tenant's override in a queue: the queue's defaults apply again. Platform admins. */
+export async function clearTenantLimit(principal: Principal, rawQueue: string, tenantRef: string) {
+  return setTenantLimit(principal, rawQueue, tenantRef, {});
+}

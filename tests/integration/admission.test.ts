@@ -1,0 +1,351 @@
+import { after, before, beforeEach, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { setTimeout as sleep } from "node:timers/promises";
+import { runOnce } from "graphile-worker";
+import { admitAll, admitQueue } from "@/lib/admission/admitter";
+import { createPause, listPauses, resumePause } from "@/lib/admission/pauses";
+import { getQueues, setTenantLimit } from "@/lib/admission/queues";
+import { db, pool } from "@/lib/db";
+import { AppError } from "@/lib/errors";
+import { enqueueJob } from "@/lib/jobs/enqueue";
+import { runJob } from "@/lib/jobs/runner";
+import { createTestDatabase, type TestDatabase } from "../helpers/db";
+import { drainJobs, quietLogger, seedDemo, type DemoPrincipals } from "../helpers/fixtures";
+import { taskList } from "../../worker/tasks";
+import { databaseUrl } from "@/lib/env";
+
+let database: TestDatabase;
+let p: DemoPrincipals;
+
+before(async () => {
+  database = await createTestDatabase();
+  p = await seedDemo();
+});
+after(async () => database.drop());
+
+beforeEach(async () => {
+  // Each test starts with an empty fleet of work, default settings and no pauses.
+  await pool().query(`DELETE FROM graphile_worker._private_jobs`);
+  await pool().query(`DELETE FROM jobs`);
+  await pool().query(`DELETE FROM queue_pauses`);
+  await pool().query(`DELETE FROM tenant_queue_limits`);
+  await pool().query(`DELETE FROM admission_state`);
+  await pool().query(`UPDATE queues SET tenant_cap = CASE name WHEN 'bulk' THEN 8 ELSE 4 END,
+                        max_admitted = CASE name WHEN 'bulk' THEN 64 ELSE 32 END, vclock = 0, saturated = false`);
+});
+
+const probe = async (tenantId: string, sleepMs = 0) =>
+  (await enqueueJob({ tenantId, type: "probe", input: { sleepMs } })).job.id;
+const job = (id: string) => db().job.findUniqueOrThrow({ where: { id } });
+const dispatches = async (id: string) =>
+  (await pool().query(`SELECT count(*)::int AS n FROM graphile_worker.jobs WHERE key = $1`, [id])).rows[0].n as number;
+const isCode = (code: string) => (e: unknown) => e instanceof AppError && e.code === code;
+
+/** Runs admitted jobs one at a time, admitting after each batch, and returns job ids in the order they started. */
+async function runInOrder(): Promise<string[]> {
+  do {
+    await runOnce({ connectionString: databaseUrl(), taskList, concurrency: 1, logger: quietLogger });
+  } while ((await admitAll()) > 0);
+  const { rows } = await pool().query<{ jobId: string }>(
+    `SELECT job_id AS "jobId" FROM job_attempts ORDER BY started_at, id`,
+  );
+  return rows.map((r) => r.jobId);
+}
+
+describe("pause and resume", () => {
+  test("after a pause a new job of the scope waits, other scopes run; resume starts it", async () => {
+    const pause = await createPause(p.oscar, { type: "probe", reason: "deploying a fix" });
+    assert.equal(pause.tenant?.id, p.acmeId, "an operator's pause is scoped to their tenant");
+    assert.equal(pause.createdBy, "oscar@acme.test");
+
+    const waiting = await probe(p.acmeId);
+    const other = await probe(p.globexId);
+    assert.equal((await job(waiting)).admittedAt, null);
+    assert.equal(await dispatches(waiting), 0, "a paused job never reaches graphile-worker");
+    await drainJobs();
+    assert.equal((await job(waiting)).status, "queued");
+    assert.equal((await job(other)).status, "succeeded", "Globex is not paused");
+
+    const resumed = await resumePause(p.oscar, pause.id);
+    assert.equal(resumed.resumedBy, "oscar@acme.test");
+    assert.equal(await dispatches(waiting), 1, "resume admits at once");
+    await drainJobs();
+    assert.equal((await job(waiting)).status, "succeeded");
+
+    const audit = await db().auditLog.findMany({ where: { targetIds: { has: pause.id } }, orderBy: { id: "asc" } });
+    assert.deepEqual(
+      audit.map((a) => a.action),
+      ["queue.pause", "queue.resume"],
+    );
+  });
+
+  test("a pause takes back admitted jobs, keeps their order, and a claim racing it refuses to start", async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push(await probe(p.acmeId));
+    assert.ok((await job(ids[0]!)).admittedAt, "admitted at once: nothing paused, room under the cap");
+
+    const pause = await createPause(p.oscar, { queue: "bulk" });
+    assert.equal(pause.heldBack, 5);
+    for (const id of ids) {
+      assert.equal(await dispatches(id), 0);
+      assert.equal((await job(id)).admittedAt, null);
+    }
+    await drainJobs();
+    assert.equal(await db().job.count({ where: { status: "queued" } }), 5);
+
+    await resumePause(p.oscar, pause.id);
+    assert.deepEqual(await runInOrder(), ids, "waiting jobs keep their order");
+
+    // A dispatch fetched just before a pause: the claim sees the pause and hands the job back.
+    const raced = await probe(p.acmeId);
+    assert.ok((await job(raced)).admittedAt);
+    await pool().query(`INSERT INTO queue_pauses (id, queue, tenant_id) VALUES (gen_random_uuid(), 'bulk', $1)`, [
+      p.acmeId,
+    ]);
+    assert.equal(await runJob(raced, { workerId: "racer", type: "probe", log: () => {} }), "skipped");
+    const handedBack = await job(raced);
+    assert.equal(handedBack.status, "queued");
+    assert.equal(handedBack.admittedAt, null, "its slot is freed");
+    assert.equal(handedBack.attempts, 0);
+    await pool().query(`UPDATE queue_pauses SET resumed_at = now()`);
+    await drainJobs();
+    assert.equal((await job(raced)).status, "succeeded");
+  });
+
+  test("cancelRunning cancels the scope's running jobs; without it they finish", async () => {
+    const running = await probe(p.acmeId, 30_000);
+    const run = runJob(running, { workerId: "w1", type: "probe", log: () => {} });
+    for (let i = 0; i < 100 && (await job(running)).status !== "running"; i++) await sleep(20);
+    const t0 = Date.now();
+    const pause = await createPause(p.oscar, { queue: "bulk", cancelRunning: true });
+    assert.equal(pause.cancelled, 1);
+    assert.equal(await run, "cancelled");
+    assert.ok(Date.now() - t0 < 2_000, "stopped within the pause's 2 seconds");
+    assert.equal((await job(running)).status, "cancelled");
+    await resumePause(p.oscar, pause.id);
+
+    const finishing = await probe(p.acmeId, 300);
+    const run2 = runJob(finishing, { workerId: "w1", type: "probe", log: () => {} });
+    for (let i = 0; i < 100 && (await job(finishing)).status !== "running"; i++) await sleep(20);
+    await createPause(p.oscar, { queue: "bulk" });
+    assert.equal(await run2, "succeeded", "a running job finishes when the operator does not ask to cancel");
+  });
+
+  test("who may pause what: operators their tenant, admins any scope; bad input names the field", async () => {
+    await assert.rejects(createPause(p.ada, { queue: "bulk" }), isCode("forbidden"), "members may not pause");
+    await assert.rejects(createPause(p.oscar, { tenant: "globex" }), isCode("not_found"));
+    await assert.rejects(createPause(p.oscar, { tenant: p.globexId, queue: "bulk" }), isCode("not_found"));
+    await assert.rejects(createPause(p.oscar, { queue: "nightly" }), (e: unknown) => {
+      assert.ok(e instanceof AppError && e.code === "invalid_input");
+      assert.equal(e.fields?.[0]?.path, "queue");
+      return true;
+    });
+    await assert.rejects(createPause(p.oscar, { type: "nope" }), (e: unknown) => {
+      assert.ok(e instanceof AppError && e.fields?.[0]?.path === "type");
+      return true;
+    });
+    await assert.rejects(createPause(p.oscar, { queue: "bulk", extra: 1 }), isCode("invalid_input"));
+    await assert.rejects(createPause(p.root, {}), isCode("invalid_input"), "an admin names a scope");
+
+    const own = await createPause(p.oscar, { queue: "interactive" });
+    await assert.rejects(createPause(p.oscar, { queue: "interactive" }), isCode("conflict"));
+    const global = await createPause(p.root, { queue: "bulk", reason: "maintenance" });
+    assert.equal(global.tenant, null);
+    const globex = await createPause(p.root, { tenant: "globex", type: "export" });
+    assert.equal(globex.tenant?.slug, "globex");
+
+    // Operators see their own and the platform-wide pauses, never another tenant's.
+    const seen = (await listPauses(p.oscar)).map((x) => x.id).sort();
+    assert.deepEqual(seen, [own.id, global.id].sort());
+    assert.equal((await listPauses(p.root)).length, 3);
+    await assert.rejects(resumePause(p.oscar, globex.id), isCode("not_found"));
+    await assert.rejects(resumePause(p.oscar, global.id), isCode("forbidden"));
+    await assert.rejects(resumePause(p.oscar, "not-a-uuid"), isCode("not_found"));
+    await resumePause(p.oscar, own.id);
+    await assert.rejects(resumePause(p.oscar, own.id), isCode("conflict"));
+    await resumePause(p.root, global.id);
+  });
+
+  test("the queues view counts waiting, running and paused work; operators see their tenant only", async () => {
+    await createPause(p.oscar, { type: "probe" });
+    await probe(p.acmeId);
+    await probe(p.acmeId);
+    await probe(p.globexId);
+    const asOscar = (await getQueues(p.oscar)).queues.find((q) => q.name === "bulk")!;
+    assert.deepEqual(
+      asOscar.tenants.map((t) => t.tenant.slug),
+      ["acme"],
+    );
+    assert.equal(asOscar.waiting, 2);
+    assert.equal(asOscar.admitted, 0);
+    assert.equal(asOscar.pauses.length, 1);
+    assert.equal(asOscar.tenantCap, 8);
+    const asRoot = (await getQueues(p.root)).queues.find((q) => q.name === "bulk")!;
+    assert.equal(asRoot.waiting, 2);
+    assert.equal(asRoot.admitted, 1, "Globex's job was admitted");
+    await assert.rejects(getQueues(p.ada), isCode("forbidden"));
+  });
+});
+
+describe("caps and fairness", () => {
+  test("a tenant's cap holds; the next job is admitted when a slot frees", async () => {
+    await setTenantLimit(p.root, "bulk", "acme", { maxRunning: 2 });
+    await assert.rejects(setTenantLimit(p.oscar, "bulk", "acme", { maxRunning: 9 }), isCode("forbidden"));
+    await assert.rejects(setTenantLimit(p.root, "bulk", "acme", { maxRunning: -1 }), (e: unknown) => {
+      assert.ok(e instanceof AppError && e.fields?.[0]?.path === "maxRunning");
+      return true;
+    });
+    await assert.rejects(setTenantLimit(p.root, "nightly", "acme", {}), isCode("not_found"));
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) ids.push(await probe(p.acmeId));
+    const admitted = await db().job.count({ where: { tenantId: p.acmeId, admittedAt: { not: null } } });
+    assert.equal(admitted, 2);
+    assert.equal(await admitQueue("bulk"), 0, "no room until a job ends");
+    assert.deepEqual(await runInOrder(), ids, "all run, in order, two at a time at most");
+    const view = (await getQueues(p.root)).queues.find((q) => q.name === "bulk")!;
+    assert.equal(view.tenants.find((t) => t.tenant.slug === "acme")?.cap, 2);
+  });
+
+  test("round-robin: Globex is not starved behind Acme's flood, and Acme's order is kept", async () => {
+    await pool().query(`UPDATE queues SET max_admitted = 2 WHERE name = 'bulk'`);
+    const acme: string[] = [];
+    for (let i = 0; i < 20; i++) acme.push(await probe(p.acmeId));
+    const globex: string[] = [];
+    for (let i = 0; i < 3; i++) globex.push(await probe(p.globexId));
+    const order = await runInOrder();
+    assert.equal(order.length, 23);
+    const positions = globex.map((id) => order.indexOf(id));
+    assert.ok(positions[0]! <= 3, `Globex's first job started ${positions[0]}th, not after Acme's backlog`);
+    assert.ok(positions[2]! <= 8, `Globex's jobs interleave with Acme's (positions ${positions.join(", ")})`);
+    assert.deepEqual(
+      order.filter((id) => acme.includes(id)),
+      acme,
+      "ordering inside a tenant is kept",
+    );
+  });
+
+  test("weights: a tenant with weight 3 gets three turns to another's one", async () => {
+    await pool().query(`UPDATE queues SET max_admitted = 8 WHERE name = 'bulk'`);
+    await setTenantLimit(p.root, "bulk", "acme", { maxRunning: 100, weight: 1 });
+    await setTenantLimit(p.root, "bulk", "globex", { maxRunning: 100, weight: 3 });
+    const pause = await createPause(p.root, { queue: "bulk" });
+    for (let i = 0; i < 20; i++) {
+      await probe(p.acmeId);
+      await probe(p.globexId);
+    }
+    await resumePause(p.root, pause.id);
+    const admitted = await pool().query<{ tenant: string; n: number }>(
+      `SELECT t.slug AS tenant, count(*)::int AS n FROM jobs j JOIN tenants t ON t.id = j.tenant_id
+       WHERE j.admitted_at IS NOT NULL GROUP BY 1 ORDER BY 1`,
+    );
+    assert.deepEqual(
+      admitted.rows.map((r) => [r.tenant, r.n]),
+      [
+        ["acme", 2],
+        ["globex", 6],
+      ],
+    );
+  });
+
+  test("a retry gives its slot back while its backoff runs", async () => {
+    await setTenantLimit(p.root, "bulk", "acme", { maxRunning: 1 });
+    const first = await probe(p.acmeId);
+    const second = await probe(p.acmeId);
+    assert.equal((await job(second)).admittedAt, null);
+    // The first job's attempt is lost to a crash with a backoff: the second takes the slot.
+    await pool().query(`UPDATE jobs SET status = 'running' WHERE id = $1`, [first]);
+    await pool().query(
+      `UPDATE jobs SET status = 'retrying', admitted_at = NULL, run_at = now() + interval '1 hour' WHERE id = $1`,
+      [first],
+    );
+    assert.equal(await admitQueue("bulk"), 1);
+    assert.ok((await job(second)).admittedAt);
+    assert.equal((await job(first)).admittedAt, null, "not admitted before it is due");
+  });
+});
+
+describe("worker processes", () => {
+  function startWorker(args: string[]): ChildProcess & { output: () => string } {
+    const child = spawn(process.execPath, ["--import", "tsx", "worker/index.ts", ...args], {
+      env: { ...process.env, DATABASE_URL: database.url, ADMISSION_SWEEP_MS: "200", WORKER_SHUTDOWN_GRACE_MS: "2000" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+    child.stderr!.on("data", (d: Buffer) => (out += d.toString()));
+    return Object.assign(child, { output: () => out });
+  }
+  async function stop(child: ChildProcess) {
+    if (child.exitCode !== null) return;
+    child.kill("SIGTERM");
+    await once(child, "exit");
+  }
+
+  test("a cap holds across worker processes, and a pause survives a worker restart", async () => {
+    await setTenantLimit(p.root, "bulk", "acme", { maxRunning: 3 });
+    const workers = [
+      startWorker(["--queues", "bulk", "--concurrency", "4"]),
+      startWorker(["--queues", "bulk", "--concurrency", "4"]),
+    ];
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < 24; i++) ids.push(await probe(p.acmeId, 150));
+      let peak = 0;
+      const deadline = Date.now() + 60_000;
+      while (Date.now() < deadline) {
+        const { rows } = await pool().query<{ running: number; done: number }>(
+          `SELECT count(*) FILTER (WHERE status = 'running')::int AS running,
+                  count(*) FILTER (WHERE status = 'succeeded')::int AS done FROM jobs WHERE tenant_id = $1`,
+          [p.acmeId],
+        );
+        peak = Math.max(peak, rows[0]!.running);
+        if (rows[0]!.done === ids.length) break;
+        await sleep(15);
+      }
+      assert.equal(await db().job.count({ where: { id: { in: ids }, status: "succeeded" } }), 24);
+      assert.ok(peak <= 3, `at most 3 ran at once across both processes (peak ${peak})`);
+      assert.equal(peak, 3, "the cap was reached, so the check could fail");
+      const workersSeen = await pool().query(`SELECT DISTINCT worker_id FROM job_attempts`);
+      assert.equal(workersSeen.rowCount, 2, "both processes took work");
+
+      // A pause is in the database: it holds across a restart of the fleet.
+      const pause = await createPause(p.oscar, { queue: "bulk" });
+      const held = await probe(p.acmeId);
+      await Promise.all(workers.map(stop));
+      const restarted = startWorker(["--queues", "bulk", "--concurrency", "2"]);
+      workers.push(restarted);
+      await sleep(2_500);
+      assert.equal((await job(held)).status, "queued", restarted.output());
+      await resumePause(p.oscar, pause.id);
+      for (let i = 0; i < 250 && (await job(held)).status !== "succeeded"; i++) await sleep(20);
+      assert.equal((await job(held)).status, "succeeded", restarted.output());
+    } finally {
+      await Promise.all(workers.map(stop));
+    }
+  });
+
+  test("an interactive pool never runs bulk work", async () => {
+    const worker = startWorker(["--queues", "interactive", "--concurrency", "2"]);
+    try {
+      const bulk = await probe(p.acmeId);
+      const interactive = (
+        await enqueueJob({ tenantId: p.acmeId, type: "probe", input: { sleepMs: 0 }, queue: "interactive" })
+      ).job.id;
+      for (let i = 0; i < 250 && (await job(interactive)).status !== "succeeded"; i++) await sleep(20);
+      assert.equal((await job(interactive)).status, "succeeded", worker.output());
+      assert.equal((await job(bulk)).status, "queued");
+      assert.match(worker.output(), /queues interactive, concurrency 2/);
+    } finally {
+      await stop(worker);
+    }
+  });
+
+  test("a worker given an unknown queue refuses to start", async () => {
+    const worker = startWorker(["--queues", "nightly"]);
+    const [code] = (await once(worker, "exit")) as [number | null];
+    assert.notEqual(code, 0);
+    assert.match(worker.output(), /--queues must name some of: interactive, bulk/);
+  });
+});
