@@ -3,6 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { fetchJobs, jobKeys, type JobDto } from "@/lib/client/api";
+import { isHeld } from "@/lib/client/format";
 import { formatBytes, formatTime } from "@/lib/client/format";
 import { useTenantJobEvents } from "@/lib/client/live";
 import { JobActions } from "./job-actions";
@@ -16,7 +17,12 @@ function describe(job: JobDto): string {
 
 export function ExportList() {
   const filters = { type: "export", limit: 25 };
-  const query = useQuery({ queryKey: jobKeys.list(filters), queryFn: () => fetchJobs(filters) });
+  const query = useQuery({
+    queryKey: jobKeys.list(filters),
+    queryFn: () => fetchJobs(filters),
+    // A pause or resume changes no job row: while something waits, look again now and then.
+    refetchInterval: (q) => (q.state.data?.jobs.some(isHeld) ? 5_000 : false),
+  });
   useTenantJobEvents();
 
   if (query.isPending) return <p className="text-sm text-slate-500">Loading exports…</p>;

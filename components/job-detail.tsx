@@ -2,7 +2,7 @@
 
 import { useQuery } from "@tanstack/react-query";
 import { fetchJob, jobKeys, type JobDto } from "@/lib/client/api";
-import { formatBytes, formatCount, formatTime } from "@/lib/client/format";
+import { formatBytes, formatCount, formatTime, isHeld } from "@/lib/client/format";
 import { useJobEvents } from "@/lib/client/live";
 import { isTerminal } from "@/lib/jobs/dto";
 import { JobActions } from "./job-actions";
@@ -24,6 +24,8 @@ export function JobDetail({ initial, canOperate }: { initial: JobDto; canOperate
     queryKey: jobKeys.detail(initial.id),
     queryFn: () => fetchJob(initial.id),
     initialData: initial,
+    // A pause or resume changes no job row: while it waits, look again now and then.
+    refetchInterval: (q) => (q.state.data && isHeld(q.state.data) ? 5_000 : false),
   });
   useJobEvents(initial.id, !isTerminal(initial.status));
 

@@ -21,13 +21,17 @@ function hashToken(secret: string): string {
   return createHash("sha256").update(secret).digest("hex");
 }
 
-/** Creates a token for the principal's user and tenant. The secret is returned once and never stored. */
+/**
+ * Creates a token for the principal's user and tenant (a platform admin without
+ * a membership gets one without a tenant). The secret is returned once and never stored.
+ */
 export async function createApiToken(
   principal: Principal,
   body: unknown,
 ): Promise<{ token: string; record: TokenDto }> {
   const { name } = parseOrThrow(createTokenSchema, body);
-  const tenantId = requireTenant(principal);
+  // A token acts in its tenant; a platform admin's may have none (it acts as the admin).
+  const tenantId = principal.isPlatformAdmin ? principal.tenantId : requireTenant(principal);
   const secret = TOKEN_PREFIX + randomBytes(32).toString("base64url");
   const row = await db().$transaction(async (tx) => {
     const created = await tx.apiToken.create({
@@ -63,7 +67,7 @@ export async function principalFromToken(secret: string): Promise<Principal | nu
   void db()
     .apiToken.update({ where: { id: row.id }, data: { lastUsedAt: new Date() } })
     .catch(() => {});
-  return loadUserPrincipal(row.userId, row.id, row.tenantId);
+  return loadUserPrincipal(row.userId, row.id, row.tenantId ?? undefined);
 }
 
 /** The principal's own live tokens. */

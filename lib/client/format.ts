@@ -52,3 +52,25 @@ export function rateAndEta(
   const left = job.progress.total !== null ? Math.max(0, job.progress.total - job.progress.done) : null;
   return { rate, etaMs: left !== null && !job.finishedAt ? (left / rate) * 1000 : null };
 }
+
+/** A job waiting to start that admission holds back (paused, or its tenant at its cap). */
+export function isHeld(job: Pick<JobDto, "admission">): boolean {
+  return job.admission === "waiting" || job.admission === "paused";
+}
+
+/** What a job that has not started is waiting for, in words. */
+export function waitingText(job: Pick<JobDto, "status" | "admission" | "runAt">, now = Date.now()): string {
+  if (job.status === "retrying" && new Date(job.runAt).getTime() > now) {
+    return `retrying in ${formatDuration(new Date(job.runAt).getTime() - now)}`;
+  }
+  switch (job.admission) {
+    case "paused":
+      return "paused by an operator: starts when resumed";
+    case "waiting":
+      return "waiting for a free slot";
+    case "admitted":
+      return "starting…";
+    default:
+      return job.status;
+  }
+}

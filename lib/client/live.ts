@@ -18,6 +18,7 @@ export function applyJobEvent(job: JobDto, e: JobEventWire): JobDto {
     attempts: e.attempts,
     progress: { ...e.progress, done: Math.max(job.progress.done, e.progress.done) },
     startedAt: job.startedAt ?? (e.status === "running" ? e.at : null),
+    admission: e.admission,
   };
 }
 

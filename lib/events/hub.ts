@@ -22,6 +22,8 @@ export type JobEvent = {
   message: string | null;
   /** A cancel was requested while the job runs. */
   cancelRequested?: boolean;
+  /** Where a waiting job stands in admission (see lib/admission/scope.ts); null once it runs. */
+  admission?: "admitted" | "waiting" | "paused" | null;
   at: string;
 };
 

@@ -81,6 +81,7 @@ function eventToWire(e: JobEvent) {
       stage: e.stage,
       message: e.message,
     },
+    admission: e.admission ?? null,
     at: e.at,
   };
 }

@@ -6,6 +6,7 @@ import { requireTenant, tenantScope, type Principal } from "../auth/principal";
 import { db } from "../db";
 import { AppError, notFound } from "../errors";
 import { parseIdOr404 } from "../ids";
+import { pauseScopesFor } from "../admission/pause-scopes";
 import { toJobDto, type JobDto } from "../jobs/dto";
 import { enqueueJob } from "../jobs/enqueue";
 import { storage } from "../storage";
@@ -38,7 +39,7 @@ export async function requestExport(
     createdById: principal.userId,
     idempotencyKey,
   });
-  return { job: toJobDto(job), created };
+  return { job: toJobDto(job, [], await pauseScopesFor([job])), created };
 }
 
 export type ExportDownload = { stream: Readable; size: number; name: string; contentType: string };

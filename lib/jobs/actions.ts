@@ -11,6 +11,7 @@ import { AppError, notFound, parseOrThrow } from "../errors";
 import type { JobModel } from "../generated/prisma/models";
 import { isUuid, parseIdOr404 } from "../ids";
 import { isoInstant } from "../validation";
+import { pauseScopesFor } from "../admission/pause-scopes";
 import { isTerminal, toJobDto, type JobDto } from "./dto";
 
 type Tx = Prisma.TransactionClient;
@@ -137,7 +138,7 @@ export async function replayJob(principal: Principal, rawId: string): Promise<Jo
     );
     return replay;
   });
-  return toJobDto(replay);
+  return toJobDto(replay, [], await pauseScopesFor([replay]));
 }
 
 export const deadLetterFilterSchema = z

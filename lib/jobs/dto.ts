@@ -1,6 +1,7 @@
 /**
  * The wire shape of a job (JobDto), converted from rows in one place.
  */
+import { admissionOf, type Admission, type PauseScope } from "../admission/scope";
 import type { ExportFileModel, JobModel } from "../generated/prisma/models";
 
 export type JobFileDto = {
@@ -35,6 +36,12 @@ export type JobDto = {
   runAt: string;
   error: { class: string | null; message: string } | null;
   result: { rows?: number; files: JobFileDto[] } | null;
+  /**
+   * Where a waiting job stands: `admitted` (handed to a worker pool, about to
+   * start), `waiting` (its tenant is at its cap, or it awaits its turn), `paused`
+   * (an operator paused its scope). Null once it runs or ended.
+   */
+  admission: Admission | null;
 };
 
 export const terminalStatuses: readonly JobStatus[] = ["succeeded", "failed", "cancelled", "expired"];
@@ -58,7 +65,8 @@ export function toFileDto(file: ExportFileModel, now = new Date()): JobFileDto {
   };
 }
 
-export function toJobDto(job: JobModel, files: ExportFileModel[] = []): JobDto {
+/** `pauses`: the active pause scopes, to tell a paused job from one waiting its turn. */
+export function toJobDto(job: JobModel, files: ExportFileModel[] = [], pauses: PauseScope[] = []): JobDto {
   const stored = (job.result ?? null) as { rows?: number } | null;
   return {
     id: job.id,
@@ -86,5 +94,6 @@ export function toJobDto(job: JobModel, files: ExportFileModel[] = []): JobDto {
       job.status === "succeeded" || job.status === "expired"
         ? { rows: stored?.rows, files: files.map((f) => toFileDto(f)) }
         : null,
+    admission: admissionOf(job, pauses),
   };
 }

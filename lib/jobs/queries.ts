@@ -6,6 +6,7 @@ import { tenantScope, type Principal } from "../auth/principal";
 import { db } from "../db";
 import { AppError, notFound, parseOrThrow } from "../errors";
 import { isUuid, parseIdOr404 } from "../ids";
+import { pauseScopesFor } from "../admission/pause-scopes";
 import { toJobDto, type JobDto } from "./dto";
 
 const jobStatuses = [
@@ -54,7 +55,7 @@ export async function getJob(principal: Principal, rawId: string): Promise<JobDt
   const id = parseIdOr404(rawId, "Job not found");
   const job = await db().job.findFirst({ where: { id, ...tenantScope(principal) }, include: { files: true } });
   if (!job) throw notFound("Job not found");
-  return toJobDto(job, job.files);
+  return toJobDto(job, job.files, await pauseScopesFor([job]));
 }
 
 /** The principal's tenant's jobs, newest first, with keyset pagination. */
@@ -79,8 +80,9 @@ export async function listJobs(
   });
   const page = rows.slice(0, q.limit);
   const last = page[page.length - 1];
+  const scopes = await pauseScopesFor(page);
   return {
-    jobs: page.map((j) => toJobDto(j, j.files)),
+    jobs: page.map((j) => toJobDto(j, j.files, scopes)),
     nextCursor: rows.length > q.limit && last ? encodeCursor(last) : null,
   };
 }

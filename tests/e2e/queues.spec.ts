@@ -90,7 +90,7 @@ test("the admission API answers each caller as it should", async () => {
 test.describe("as oscar (operator)", () => {
   test.use({ storageState: storageStateFor("oscar@acme.test") });
 
-  test("pausing Acme's interactive queue holds ada's new export; resume runs it", async ({ page }) => {
+  test("pausing Acme's interactive queue holds ada's new export; resume runs it", async ({ page, browser }) => {
     await page.goto("/ops/queues");
     const card = page.getByTestId("queue-interactive");
     await expect(page.getByTestId("interactive-state")).toHaveText("running");
@@ -112,6 +112,11 @@ test.describe("as oscar (operator)", () => {
     );
     expect(held).toEqual({ status: "queued", admitted_at: null });
     await expect(page.getByTestId("interactive-waiting")).toHaveText(/^[1-9]/, { timeout: 5_000 });
+    // ada's page says why her export waits.
+    const adaContext = await browser.newContext({ storageState: storageStateFor("ada@acme.test") });
+    const adaPage = await adaContext.newPage();
+    await adaPage.goto(`/jobs/${id}`);
+    await expect(adaPage.getByTestId("progress-text").first()).toContainText("paused by an operator");
 
     await card.getByRole("button", { name: "Resume interactive" }).click();
     await expect(page.getByTestId("interactive-state")).toHaveText("running");
@@ -120,6 +125,8 @@ test.describe("as oscar (operator)", () => {
         timeout: 30_000,
       })
       .toBe("succeeded");
+    await expect(adaPage.getByTestId("job-status")).toHaveText("succeeded", { timeout: 10_000 });
+    await adaContext.close();
     const audit = await sql<{ action: string }>(
       "SELECT action FROM audit_logs WHERE action LIKE 'queue.%' AND details->>'queue' = 'interactive' ORDER BY created_at",
     );

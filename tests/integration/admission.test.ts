@@ -9,7 +9,9 @@ import { createPause, listPauses, resumePause } from "@/lib/admission/pauses";
 import { getQueues, setTenantLimit } from "@/lib/admission/queues";
 import { db, pool } from "@/lib/db";
 import { AppError } from "@/lib/errors";
+import { eventHub, type JobEvent } from "@/lib/events/hub";
 import { enqueueJob } from "@/lib/jobs/enqueue";
+import { getJob } from "@/lib/jobs/queries";
 import { runJob } from "@/lib/jobs/runner";
 import { createTestDatabase, type TestDatabase } from "../helpers/db";
 import { drainJobs, quietLogger, seedDemo, type DemoPrincipals } from "../helpers/fixtures";
@@ -60,9 +62,13 @@ describe("pause and resume", () => {
     assert.equal(pause.tenant?.id, p.acmeId, "an operator's pause is scoped to their tenant");
     assert.equal(pause.createdBy, "oscar@acme.test");
 
+    const events: JobEvent[] = [];
+    const unsubscribe = await eventHub().subscribe({ tenantId: p.acmeId }, (e) => events.push(e));
     const waiting = await probe(p.acmeId);
     const other = await probe(p.globexId);
     assert.equal((await job(waiting)).admittedAt, null);
+    assert.equal((await getJob(p.ada, waiting)).admission, "paused", "the member sees why it waits");
+    assert.equal((await getJob(p.gus, other)).admission, "admitted");
     assert.equal(await dispatches(waiting), 0, "a paused job never reaches graphile-worker");
     await drainJobs();
     assert.equal((await job(waiting)).status, "queued");
@@ -71,6 +77,16 @@ describe("pause and resume", () => {
     const resumed = await resumePause(p.oscar, pause.id);
     assert.equal(resumed.resumedBy, "oscar@acme.test");
     assert.equal(await dispatches(waiting), 1, "resume admits at once");
+    assert.equal((await getJob(p.ada, waiting)).admission, "admitted");
+    for (let i = 0; i < 50 && !events.some((e) => e.jobId === waiting && e.admission === "admitted"); i++) {
+      await sleep(20);
+    }
+    unsubscribe();
+    assert.deepEqual(
+      events.filter((e) => e.jobId === waiting).map((e) => e.admission),
+      ["paused", "admitted"],
+      "being admitted is a visible change, announced to the job's watchers",
+    );
     await drainJobs();
     assert.equal((await job(waiting)).status, "succeeded");
 
@@ -202,6 +218,7 @@ describe("caps and fairness", () => {
     for (let i = 0; i < 6; i++) ids.push(await probe(p.acmeId));
     const admitted = await db().job.count({ where: { tenantId: p.acmeId, admittedAt: { not: null } } });
     assert.equal(admitted, 2);
+    assert.equal((await getJob(p.ada, ids[2]!)).admission, "waiting", "at its tenant's cap: waiting its turn");
     assert.equal(await admitQueue("bulk"), 0, "no room until a job ends");
     assert.deepEqual(await runInOrder(), ids, "all run, in order, two at a time at most");
     const view = (await getQueues(p.root)).queues.find((q) => q.name === "bulk")!;

@@ -8,7 +8,8 @@ export default function SettingsPage() {
     <div className="space-y-6">
       <h1 className="text-2xl font-semibold">API tokens</h1>
       <p className="text-sm text-slate-600">
-        Tokens call the REST API as you, within your tenant: <code>Authorization: Bearer &lt;token&gt;</code>.
+        Tokens call the REST API as you, within your tenant (a platform admin&apos;s, across tenants):{" "}
+        <code>Authorization: Bearer &lt;token&gt;</code>.
       </p>
       <TokensPanel />
     </div>

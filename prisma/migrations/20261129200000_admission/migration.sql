@@ -305,3 +305,41 @@ BEGIN
     PERFORM graphile_worker.remove_job(id::text) FROM jobs WHERE status IN ('queued', 'retrying');
   END IF;
 END $$;
+
+-- Admission is visible: being admitted or taken back bumps the job's seq, and
+-- its event says where a waiting job stands (admitted, waiting its turn, paused).
+CREATE OR REPLACE FUNCTION "conveyor_job_bump_seq"() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF (NEW.status, NEW.progress_done, NEW.progress_total, NEW.progress_stage, NEW.progress_message, NEW.attempts, NEW.result::text, NEW.error_message, NEW.cancel_requested_at, NEW.admitted_at IS NULL)
+     IS DISTINCT FROM
+     (OLD.status, OLD.progress_done, OLD.progress_total, OLD.progress_stage, OLD.progress_message, OLD.attempts, OLD.result::text, OLD.error_message, OLD.cancel_requested_at, OLD.admitted_at IS NULL) THEN
+    NEW.seq := OLD.seq + 1;
+  END IF;
+  RETURN NEW;
+END $$;
+
+CREATE OR REPLACE FUNCTION "conveyor_job_notify"() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'INSERT' OR NEW.seq IS DISTINCT FROM OLD.seq THEN
+    PERFORM pg_notify('conveyor_job_events', json_build_object(
+      'tenantId', NEW.tenant_id,
+      'jobId', NEW.id,
+      'seq', NEW.seq,
+      'type', NEW.type,
+      'status', NEW.status,
+      'attempts', NEW.attempts,
+      'done', NEW.progress_done,
+      'total', NEW.progress_total,
+      'unit', NEW.progress_unit,
+      'stage', NEW.progress_stage,
+      'message', left(NEW.progress_message, 300),
+      'cancelRequested', NEW.cancel_requested_at IS NOT NULL,
+      'admission', CASE WHEN NEW.status NOT IN ('queued', 'retrying') THEN NULL
+                        WHEN NEW.admitted_at IS NOT NULL THEN 'admitted'
+                        WHEN conveyor_paused(NEW.queue, NEW.type, NEW.tenant_id) THEN 'paused'
+                        ELSE 'waiting' END,
+      'at', to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+    )::text);
+  END IF;
+  RETURN NULL;
+END $$;
