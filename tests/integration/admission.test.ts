@@ -243,6 +243,15 @@ describe("caps and fairness", () => {
     );
   });
 
+  test("priorities order a tenant's waiting jobs: lower runs first, then first come", async () => {
+    await setTenantLimit(p.root, "bulk", "acme", { maxRunning: 1 });
+    const first = await probe(p.acmeId);
+    const later = await probe(p.acmeId);
+    const urgent = (await enqueueJob({ tenantId: p.acmeId, type: "probe", input: { sleepMs: 0 }, priority: -5 })).job
+      .id;
+    assert.deepEqual(await runInOrder(), [first, urgent, later]);
+  });
+
   test("weights: a tenant with weight 3 gets three turns to another's one", async () => {
     await pool().query(`UPDATE queues SET max_admitted = 8 WHERE name = 'bulk'`);
     await setTenantLimit(p.root, "bulk", "acme", { maxRunning: 100, weight: 1 });
