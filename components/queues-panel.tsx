@@ -28,7 +28,7 @@ function scopeLabel(p: Pick<PauseDto, "queue" | "type" | "tenant">): string {
 export function QueuesPanel({ isAdmin, types }: { isAdmin: boolean; types: string[] }) {
   const qc = useQueryClient();
   // Counts change with every job: poll while the page is open.
-  const queues = useQuery({ queryKey: queueKeys.all, queryFn: fetchQueues, refetchInterval: 2_000 });
+  const queues = useQuery({ queryKey: queueKeys.all, queryFn: fetchQueues, refetchInterval: 3_000 });
   const refresh = () => void qc.invalidateQueries({ queryKey: queueKeys.all });
   const pause = useMutation({ mutationFn: createPause, onSuccess: refresh });
   const resume = useMutation({ mutationFn: resumePause, onSuccess: refresh });

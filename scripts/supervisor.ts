@@ -152,7 +152,13 @@ async function main(): Promise<void> {
     // alone, which then stops each child once, in order (a second signal would
     // make the worker skip its grace period).
     const childOptions: SpawnOptions = { stdio: ["ignore", "inherit", "inherit"], env: process.env, detached: true };
-    const web = spawn(process.execPath, [nextBin, isDev ? "dev" : "start", "-p", String(port)], childOptions);
+    // Idle keep-alive connections live 65 s (Node's default is 5 s): longer than a client's or a
+    // load balancer's idle timeout, so a request never lands on a socket the server is closing.
+    const web = spawn(
+      process.execPath,
+      [nextBin, isDev ? "dev" : "start", "-p", String(port), ...(isDev ? [] : ["--keepAliveTimeout", "65000"])],
+      childOptions,
+    );
     children.push(web);
     process.on("exit", () => {
       for (const child of children) if (child.exitCode === null) child.kill("SIGKILL");

@@ -34,11 +34,17 @@ export async function tryAdmitQueue(queue: string, max = BATCH): Promise<number>
   return rows[0]?.n ?? 0;
 }
 
-/** Admits waiting jobs of one queue now, waiting out a concurrent run; returns how many. */
-export async function admitQueue(queue: string, max = BATCH): Promise<number> {
+/**
+ * Admits waiting jobs of one queue now, waiting out a concurrent run for up to
+ * `waitMs`; returns how many (0 if the queue stayed busy: the workers' admitters
+ * and sweeps take over).
+ */
+export async function admitQueue(queue: string, max = BATCH, waitMs = 5_000): Promise<number> {
+  const deadline = Date.now() + waitMs;
   for (;;) {
     const n = await tryAdmitQueue(queue, max);
     if (n >= 0) return n;
+    if (Date.now() > deadline) return 0;
     await sleep(BUSY_RETRY_MS);
   }
 }

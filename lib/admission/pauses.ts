@@ -110,20 +110,39 @@ export async function createPause(
     ]);
   }
   const scope = { queue: input.queue ?? null, type: input.type ?? null, tenantId };
-  try {
-    return await db().$transaction(async (tx) => {
-      const pause = await tx.queuePause.create({
-        data: {
-          ...scope,
-          reason: input.reason || null,
-          cancelRunning: input.cancelRunning,
-          createdById: principal.userId,
-        },
-        include: pauseInclude,
-      });
-      // Take back what graphile-worker holds of the scope but has not started.
-      // A dispatch already fetched by a worker is refused by its claim.
-      const held = await tx.$queryRaw<{ n: bigint }[]>`
+  // The reaper locks running and admitted jobs too, in the other order: a rare
+  // deadlock aborts one side, and this side simply tries again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await pauseOnce(principal, input, scope);
+    } catch (err) {
+      if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === "P2002") {
+        throw new AppError("conflict", "This scope is already paused");
+      }
+      if (attempt < 3 && /deadlock detected|40P01/.test(String((err as Error).message))) continue;
+      throw err;
+    }
+  }
+}
+
+async function pauseOnce(
+  principal: Principal,
+  input: z.infer<typeof pauseBodySchema>,
+  scope: { queue: string | null; type: string | null; tenantId: string | null },
+): Promise<PauseDto & { heldBack: number; cancelled: number }> {
+  return db().$transaction(async (tx) => {
+    const pause = await tx.queuePause.create({
+      data: {
+        ...scope,
+        reason: input.reason || null,
+        cancelRunning: input.cancelRunning,
+        createdById: principal.userId,
+      },
+      include: pauseInclude,
+    });
+    // Take back what graphile-worker holds of the scope but has not started.
+    // A dispatch already fetched by a worker is refused by its claim.
+    const held = await tx.$queryRaw<{ n: bigint }[]>`
         WITH held AS (
           UPDATE jobs SET admitted_at = NULL
           WHERE admitted_at IS NOT NULL AND status IN ('queued', 'retrying')
@@ -133,37 +152,31 @@ export async function createPause(
           RETURNING id),
         removed AS (SELECT graphile_worker.remove_job(id::text) FROM held)
         SELECT (SELECT count(*) FROM held) AS n, (SELECT count(*) FROM removed) AS removed`;
-      let cancelled: string[] = [];
-      if (input.cancelRunning) {
-        const rows = await tx.$queryRaw<{ id: string }[]>`
+    let cancelled: string[] = [];
+    if (input.cancelRunning) {
+      const rows = await tx.$queryRaw<{ id: string }[]>`
           UPDATE jobs SET cancel_requested_at = now(), progress_message = ${`Cancelled by a pause (${principal.email}); stopping…`}
           WHERE status = 'running' AND cancel_requested_at IS NULL
             AND (${scope.queue}::text IS NULL OR queue = ${scope.queue})
             AND (${scope.type}::text IS NULL OR type = ${scope.type})
             AND (${scope.tenantId}::uuid IS NULL OR tenant_id = ${scope.tenantId}::uuid)
           RETURNING id`;
-        cancelled = rows.map((r) => r.id);
-      }
-      const heldBack = Number(held[0]?.n ?? 0);
-      await recordAudit(
-        principal,
-        {
-          action: "queue.pause",
-          targetType: "pause",
-          targetIds: [pause.id],
-          tenantId,
-          details: { ...scope, reason: pause.reason, cancelRunning: input.cancelRunning, heldBack, cancelled },
-        },
-        tx,
-      );
-      return { ...toPauseDto(pause), heldBack, cancelled: cancelled.length };
-    });
-  } catch (err) {
-    if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === "P2002") {
-      throw new AppError("conflict", "This scope is already paused");
+      cancelled = rows.map((r) => r.id);
     }
-    throw err;
-  }
+    const heldBack = Number(held[0]?.n ?? 0);
+    await recordAudit(
+      principal,
+      {
+        action: "queue.pause",
+        targetType: "pause",
+        targetIds: [pause.id],
+        tenantId: scope.tenantId,
+        details: { ...scope, reason: pause.reason, cancelRunning: input.cancelRunning, heldBack, cancelled },
+      },
+      tx,
+    );
+    return { ...toPauseDto(pause), heldBack, cancelled: cancelled.length };
+  });
 }
 
 /** Pauses a principal may see: platform admins all; operators their tenant's and the platform-wide ones. */
@@ -194,17 +207,23 @@ export async function listPauses(principal: Principal, raw: unknown = {}): Promi
 
 /**
  * Resumes: the pause ends and admission starts the scope's waiting jobs in
- * their order. Another tenant's pause answers 404; a platform-wide pause may
- * be lifted by a platform admin only.
+ * their order. Another tenant's pause answers 404; a platform-wide pause, or
+ * one a platform admin set on a tenant, may be lifted by a platform admin only.
  */
 export async function resumePause(principal: Principal, rawId: string): Promise<PauseDto> {
   requireOperator(principal);
   const id = parseIdOr404(rawId, "Pause not found");
   const pause = await db().$transaction(async (tx) => {
-    const found = await tx.queuePause.findFirst({ where: { id, ...visiblePauses(principal) } });
+    const found = await tx.queuePause.findFirst({
+      where: { id, ...visiblePauses(principal) },
+      include: { createdBy: { select: { isPlatformAdmin: true } } },
+    });
     if (!found) throw notFound("Pause not found");
     if (!principal.isPlatformAdmin && found.tenantId === null) {
       throw new AppError("forbidden", "This pause covers every tenant: only a platform admin can resume it");
+    }
+    if (!principal.isPlatformAdmin && found.createdBy?.isPlatformAdmin) {
+      throw new AppError("forbidden", "A platform admin set this pause: only a platform admin can resume it");
     }
     const { count } = await tx.queuePause.updateMany({
       where: { id, resumedAt: null },

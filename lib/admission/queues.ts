@@ -46,7 +46,7 @@ export async function getQueues(principal: Principal): Promise<{ queues: QueueDt
   requireOperator(principal);
   const own = principal.isPlatformAdmin ? null : principal.tenantId;
   // Two index-only passes over the partial indexes admission uses (waiting; holding a slot).
-  const [waiting, active, settings, limits, pauses] = await Promise.all([
+  const [waiting, activeRows, settings, limits, pauses] = await Promise.all([
     db().$queryRaw<{ queue: string; tenantId: string; waiting: bigint; scheduled: bigint }[]>`
       SELECT queue, tenant_id AS "tenantId", count(*) FILTER (WHERE run_at <= now()) AS waiting,
              count(*) FILTER (WHERE run_at > now()) AS scheduled
@@ -63,13 +63,23 @@ export async function getQueues(principal: Principal): Promise<{ queues: QueueDt
     db().tenantQueueLimit.findMany({ where: own ? { tenantId: own } : {} }),
     listPauses(principal),
   ]);
-  // Operators see their tenant; admins every tenant (for setting caps), the busiest first.
+  // Operators see their tenant. Admins see every tenant with work or an override,
+  // and others up to 200 in all (to set a cap before the work arrives).
+  const active = new Set([...waiting, ...activeRows, ...limits].map((r) => r.tenantId));
   const tenants = await db().tenant.findMany({
-    where: own ? { id: own } : {},
+    where: own ? { id: own } : { id: { in: [...active] } },
     select: { id: true, slug: true, name: true },
-    orderBy: { slug: "asc" },
-    take: 500,
   });
+  if (!own && tenants.length < 200) {
+    tenants.push(
+      ...(await db().tenant.findMany({
+        where: { id: { notIn: [...active] } },
+        select: { id: true, slug: true, name: true },
+        orderBy: { slug: "asc" },
+        take: 200 - tenants.length,
+      })),
+    );
+  }
 
   const queues = QUEUES.map((name): QueueDto => {
     const setting = settings.find((s) => s.name === name);
@@ -79,7 +89,7 @@ export async function getQueues(principal: Principal): Promise<{ queues: QueueDt
       queuePauses.some((p) => p.type === null && (p.tenant === null || p.tenant.id === tenantId));
     const rows = tenants.map((tenant): QueueTenantDto => {
       const w = waiting.find((r) => r.queue === name && r.tenantId === tenant.id);
-      const a = active.find((r) => r.queue === name && r.tenantId === tenant.id);
+      const a = activeRows.find((r) => r.queue === name && r.tenantId === tenant.id);
       const limit = limits.find((l) => l.queue === name && l.tenantId === tenant.id);
       return {
         tenant,
@@ -93,15 +103,16 @@ export async function getQueues(principal: Principal): Promise<{ queues: QueueDt
         paused: stopsAll(tenant.id),
       };
     });
-    const total = rows.reduce(
-      (t, r) => ({
-        waiting: t.waiting + r.waiting,
-        scheduled: t.scheduled + r.scheduled,
-        admitted: t.admitted + r.admitted,
-        running: t.running + r.running,
-      }),
-      zero(),
-    );
+    // Totals from every counted row, not only the tenants listed.
+    const total = zero();
+    for (const w of waiting.filter((r) => r.queue === name)) {
+      total.waiting += Number(w.waiting);
+      total.scheduled += Number(w.scheduled);
+    }
+    for (const a of activeRows.filter((r) => r.queue === name)) {
+      total.admitted += Number(a.admitted);
+      total.running += Number(a.running);
+    }
     rows.sort((x, y) => y.running + y.waiting - (x.running + x.waiting) || x.tenant.slug.localeCompare(y.tenant.slug));
     return {
       name,

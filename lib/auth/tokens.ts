@@ -67,7 +67,11 @@ export async function principalFromToken(secret: string): Promise<Principal | nu
   void db()
     .apiToken.update({ where: { id: row.id }, data: { lastUsedAt: new Date() } })
     .catch(() => {});
-  return loadUserPrincipal(row.userId, row.id, row.tenantId ?? undefined);
+  const principal = await loadUserPrincipal(row.userId, row.id, row.tenantId ?? undefined);
+  // A tenantless token is a platform admin's: it dies with the role (it never
+  // falls back to some membership the user gained since).
+  if (principal && row.tenantId === null && !principal.isPlatformAdmin) return null;
+  return principal;
 }
 
 /** The principal's own live tokens. */

@@ -209,6 +209,9 @@ export async function replayDeadLetters(
   const { ids, filter } = parseOrThrow(deadLetterActionSchema, body);
   return db().$transaction(
     async (tx) => {
+      // Many inserts in one long transaction: admitting inline would hold the bulk
+      // queue's admission lock until commit. The workers' admitters take them instead.
+      await tx.$executeRaw`SET LOCAL conveyor.admit_inline = 'off'`;
       const originals = await tx.job.findMany({
         where: deadWhere(principal, filter ?? {}, ids),
         orderBy: { id: "asc" },

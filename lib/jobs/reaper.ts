@@ -119,6 +119,13 @@ export async function reap(opts: {
           LIMIT ${BATCH})
         RETURNING j.id`;
 
+      // Waiting, unadmitted jobs that carry a cancel request (a request that
+      // raced the end of an attempt): admission never starts them, so end them here.
+      await tx.$executeRaw`
+        UPDATE jobs SET status = 'cancelled', finished_at = now(), error_class = 'cancelled',
+               error_message = coalesce(error_message, 'Cancelled on request'), progress_message = 'Cancelled'
+        WHERE status IN ('queued', 'retrying') AND cancel_requested_at IS NOT NULL AND admitted_at IS NULL`;
+
       return { deadWorkers: dead.map((d) => d.id), reapedJobs, redispatched: orphans.map((o) => o.id) };
     },
     { timeout: 30_000 },

@@ -55,6 +55,10 @@ async function claimJob(jobId: string, type: string, workerId: string, leaseMs: 
          updated_at = now()
        WHERE id = $1 AND type = $4 AND status IN ('queued', 'retrying') AND cancel_requested_at IS NULL
          AND run_at <= now() + interval '1 second'
+         -- Only an admitted job starts: a stale dispatch (the job was taken back by a
+         -- pause or the reaper since) is refused. The row's re-check after a concurrent
+         -- update sees admitted_at, which a pause clears in the same transaction.
+         AND admitted_at IS NOT NULL
          -- A pause that came after admission: the dispatch was already fetched.
          AND NOT conveyor_paused(queue, type, tenant_id)
        RETURNING id, tenant_id, type, input, attempts, max_attempts, fencing_token, created_by_id, priority, checkpoint
@@ -234,7 +238,9 @@ async function recordFailure(
   return db().$transaction(async (tx) => {
     // A cancel request wins over whatever else ended the attempt: a job asked
     // to stop must not be scheduled again (its next claim would refuse it).
-    const current = await tx.job.findUnique({ where: { id: c.job.id }, select: { cancelRequestedAt: true } });
+    // Locked, so a cancel request cannot slip in between this read and the write below.
+    const [current] = await tx.$queryRaw<{ cancelRequestedAt: Date | null }[]>`
+      SELECT cancel_requested_at AS "cancelRequestedAt" FROM jobs WHERE id = ${c.job.id}::uuid FOR UPDATE`;
     if (current?.cancelRequestedAt && failure.errorClass !== "cancelled") {
       failure = { errorClass: "cancelled", message: "Cancelled on request", stack: null };
     }

@@ -11,6 +11,8 @@ import { db, pool } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import { eventHub, type JobEvent } from "@/lib/events/hub";
 import { enqueueJob } from "@/lib/jobs/enqueue";
+import { reap } from "@/lib/jobs/reaper";
+import { createApiTokenForEmail, principalFromToken } from "@/lib/auth/tokens";
 import { getJob } from "@/lib/jobs/queries";
 import { runJob } from "@/lib/jobs/runner";
 import { createTestDatabase, type TestDatabase } from "../helpers/db";
@@ -128,6 +130,24 @@ describe("pause and resume", () => {
     await pool().query(`UPDATE queue_pauses SET resumed_at = now()`);
     await drainJobs();
     assert.equal((await job(raced)).status, "succeeded");
+
+    // A stale dispatch of a job that is no longer admitted never starts it.
+    const stale = await probe(p.acmeId);
+    await pool().query(`UPDATE jobs SET admitted_at = NULL WHERE id = $1`, [stale]);
+    assert.equal(await runJob(stale, { workerId: "stale", type: "probe", log: () => {} }), "skipped");
+    assert.equal((await job(stale)).attempts, 0);
+  });
+
+  test("a waiting job left with a cancel request is ended by the reaper, never left behind", async () => {
+    const id = await probe(p.acmeId);
+    // What a cancel racing the end of an attempt could leave: waiting, unadmitted, cancel requested.
+    await pool().query(`UPDATE jobs SET status = 'running' WHERE id = $1`, [id]);
+    await pool().query(
+      `UPDATE jobs SET status = 'retrying', admitted_at = NULL, cancel_requested_at = now() WHERE id = $1`,
+      [id],
+    );
+    await reap({ deadAfterMs: 60_000 });
+    assert.equal((await job(id)).status, "cancelled");
   });
 
   test("cancelRunning cancels the scope's running jobs; without it they finish", async () => {
@@ -182,6 +202,14 @@ describe("pause and resume", () => {
     await resumePause(p.oscar, own.id);
     await assert.rejects(resumePause(p.oscar, own.id), isCode("conflict"));
     await resumePause(p.root, global.id);
+    // A platform admin's pause of Acme stays until a platform admin lifts it.
+    const byAdmin = await createPause(p.root, { tenant: "acme", queue: "bulk" });
+    assert.ok(
+      (await listPauses(p.oscar)).some((x) => x.id === byAdmin.id),
+      "the operator sees it",
+    );
+    await assert.rejects(resumePause(p.oscar, byAdmin.id), isCode("forbidden"));
+    await resumePause(p.root, byAdmin.id);
   });
 
   test("the queues view counts waiting, running and paused work; operators see their tenant only", async () => {
@@ -203,6 +231,28 @@ describe("pause and resume", () => {
     assert.equal(asRoot.admitted, 1, "Globex's job was admitted");
     await assert.rejects(getQueues(p.ada), isCode("forbidden"));
   });
+});
+
+test("a platform admin's tenantless token acts as the admin, and dies with the role", async () => {
+  const secret = await createApiTokenForEmail("root@conveyor.test", "ops");
+  const asToken = await principalFromToken(secret);
+  assert.equal(asToken?.isPlatformAdmin, true);
+  assert.equal(asToken?.tenantId, null);
+  assert.equal((await getQueues(asToken!)).queues[0]!.tenants.length, 2, "both tenants");
+  await pool().query(`UPDATE users SET is_platform_admin = false WHERE email = 'root@conveyor.test'`);
+  await pool().query(
+    `INSERT INTO memberships (user_id, tenant_id, role)
+                      SELECT id, $1, 'operator' FROM users WHERE email = 'root@conveyor.test'`,
+    [p.acmeId],
+  );
+  try {
+    assert.equal(await principalFromToken(secret), null, "never falls back to a membership gained since");
+  } finally {
+    await pool().query(
+      `DELETE FROM memberships WHERE user_id = (SELECT id FROM users WHERE email = 'root@conveyor.test')`,
+    );
+    await pool().query(`UPDATE users SET is_platform_admin = true WHERE email = 'root@conveyor.test'`);
+  }
 });
 
 describe("caps and fairness", () => {

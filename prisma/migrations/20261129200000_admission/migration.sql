@@ -82,6 +82,9 @@ CREATE INDEX "jobs_waiting_idx" ON "jobs" ("queue", "tenant_id", "type", "priori
 -- Jobs holding a slot (admitted or running): what caps and windows count.
 CREATE INDEX "jobs_admitted_idx" ON "jobs" ("queue", "tenant_id")
   WHERE "admitted_at" IS NOT NULL AND "status" IN ('queued', 'retrying', 'running');
+-- Waiting jobs with a cancel request: the reaper ends the unadmitted ones (tiny).
+CREATE INDEX "jobs_cancel_waiting_idx" ON "jobs" ("id")
+  WHERE "status" IN ('queued', 'retrying') AND "cancel_requested_at" IS NOT NULL;
 -- One active pause per scope.
 CREATE UNIQUE INDEX "queue_pauses_active_scope_key" ON "queue_pauses"
   (coalesce("queue", ''), coalesce("type", ''), coalesce("tenant_id", '00000000-0000-0000-0000-000000000000'))
@@ -247,7 +250,10 @@ DECLARE
 BEGIN
   IF NEW.status NOT IN ('queued', 'retrying') OR NEW.admitted_at IS NOT NULL THEN RETURN NEW; END IF;
   -- (run_at has millisecond precision: the default now() may have been rounded up.)
+  -- A transaction that inserts many jobs (a bulk replay) opts out with
+  -- SET LOCAL conveyor.admit_inline = 'off': the lock would be held until its commit.
   IF NEW.run_at <= now() + interval '1 millisecond' AND NEW.cancel_requested_at IS NULL
+     AND coalesce(current_setting('conveyor.admit_inline', true), '') <> 'off'
      AND pg_try_advisory_xact_lock(hashtext('conveyor_admit'), hashtext(NEW.queue)) THEN
     SELECT * INTO v_q FROM queues WHERE name = NEW.queue;
     v_cap := coalesce((SELECT max_running FROM tenant_queue_limits WHERE tenant_id = NEW.tenant_id AND queue = NEW.queue),
