@@ -145,6 +145,8 @@ export const deadLetterFilterSchema = z
   .object({
     type: z.string().min(1).max(100).optional(),
     errorClass: z.string().min(1).max(50).optional(),
+    /** One group of GET /api/v1/ops/dead-letters: the masked error message. */
+    fingerprint: z.string().min(1).max(500).optional(),
     /** Searches the error message. */
     q: z.string().min(1).max(200).optional(),
     from: isoInstant.optional(),
@@ -170,6 +172,7 @@ function deadWhere(principal: Principal, f: DeadLetterFilter, ids?: string[]): P
     ...(ids ? { id: { in: ids } } : {}),
     ...(f.type ? { type: f.type } : {}),
     ...(f.errorClass ? { errorClass: f.errorClass } : {}),
+    ...(f.fingerprint ? { errorFingerprint: f.fingerprint } : {}),
     ...(f.q ? { errorMessage: { contains: f.q, mode: "insensitive" as const } } : {}),
     ...(f.from || f.to
       ? { finishedAt: { ...(f.from ? { gte: new Date(f.from) } : {}), ...(f.to ? { lt: new Date(f.to) } : {}) } }
