@@ -23,9 +23,14 @@ export default async function UserLayout({ children }: { children: ReactNode }) 
             Exports
           </Link>
           {(principal.isPlatformAdmin || principal.role === "operator") && (
-            <Link href="/ops/queues" className="text-sm text-slate-700 hover:text-slate-900">
-              Queues
-            </Link>
+            <>
+              <Link href="/ops/queues" className="text-sm text-slate-700 hover:text-slate-900">
+                Queues
+              </Link>
+              <Link href="/ops/dead-letters" className="text-sm text-slate-700 hover:text-slate-900">
+                Dead letters
+              </Link>
+            </>
           )}
           <Link href="/settings" className="text-sm text-slate-700 hover:text-slate-900">
             API tokens

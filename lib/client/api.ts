@@ -7,8 +7,9 @@ import type { TokenDto } from "../auth/tokens";
 import type { getJobHistory } from "../jobs/actions";
 import type { PauseDto } from "../admission/pauses";
 import type { QueueDto, QueueTenantDto } from "../admission/queues";
+import type { DeadLetterGroupDto } from "../ops/console";
 
-export type { JobDto, TokenDto, PauseDto, QueueDto, QueueTenantDto };
+export type { JobDto, TokenDto, PauseDto, QueueDto, QueueTenantDto, DeadLetterGroupDto };
 
 export class ApiError extends Error {
   constructor(
@@ -128,4 +129,23 @@ export function setTenantLimit(
     method: "PUT",
     body: JSON.stringify(body),
   });
+}
+
+// The console's dead-letter queue, grouped (operators and platform admins).
+export const deadLetterKeys = { groups: ["dead-letters", "groups"] as const };
+
+export function fetchDeadLetterGroups(): Promise<{ groups: DeadLetterGroupDto[] }> {
+  return request("/api/v1/ops/dead-letters");
+}
+
+export type DeadLetterGroupFilter = { type: string; errorClass?: string; fingerprint?: string };
+
+export function replayDeadLetterGroup(
+  filter: DeadLetterGroupFilter,
+): Promise<{ matched: number; replayed: number; jobIds: string[] }> {
+  return request("/api/v1/dead-letters/replay", { method: "POST", body: JSON.stringify({ filter }) });
+}
+
+export function discardDeadLetterGroup(filter: DeadLetterGroupFilter): Promise<{ matched: number; discarded: number }> {
+  return request("/api/v1/dead-letters/discard", { method: "POST", body: JSON.stringify({ filter }) });
 }

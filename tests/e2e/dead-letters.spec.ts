@@ -1,0 +1,69 @@
+import { expect, test } from "@playwright/test";
+import { sql, storageStateFor } from "./helpers";
+
+/** Dead Acme probe jobs, as a worker leaves them, whose messages differ only in numbers: one group. */
+async function deadJobs(marker: string, n: number): Promise<string[]> {
+  const rows = await sql<{ id: string }>(
+    `INSERT INTO jobs (id, tenant_id, type, queue, status, input, input_hash, attempts, max_attempts,
+                       error_class, error_message, finished_at, updated_at)
+     SELECT gen_random_uuid(), t.id, 'probe', 'bulk', 'failed', '{"sleepMs": 0}', 'e2e', 3, 3, 'retryable',
+            $1 || ' <img src=x onerror="document.title=''pwned''"> after ' || (1000 + i) || ' ms', now(), now()
+     FROM tenants t, generate_series(1, $2::int) i WHERE t.slug = 'acme'
+     RETURNING id`,
+    [marker, n],
+  );
+  return rows.map((r) => r.id);
+}
+
+test.describe("as oscar (operator)", () => {
+  test.use({ storageState: storageStateFor("oscar@acme.test") });
+
+  test("a group of dead jobs is shown once, as text, and replayed after confirming its count", async ({ page }) => {
+    const marker = `upstream-e2e-${Date.now()}`;
+    const ids = await deadJobs(marker, 3);
+    await page.goto("/ops/dead-letters");
+    const group = page.getByTestId("dead-letter-group").filter({ hasText: marker });
+    await expect(group).toHaveCount(1);
+    await expect(group.getByTestId("group-count")).toHaveText("3");
+    await expect(group.locator("pre")).toContainText(`<img src=x onerror=`);
+    expect(await page.title()).not.toBe("pwned");
+
+    page.once("dialog", (d) => {
+      expect(d.message()).toBe("Replay 3 probe jobs as new jobs?");
+      void d.accept();
+    });
+    await group.getByRole("button", { name: "Replay 3" }).click();
+    await expect(page.getByRole("status")).toHaveText("Replayed 3 of 3 jobs as new jobs.");
+    await expect(page.getByTestId("dead-letter-group").filter({ hasText: marker })).toHaveCount(0);
+    const replays = await sql<{ replay_of_id: string }>(
+      "SELECT replay_of_id FROM jobs WHERE replay_of_id = ANY($1::uuid[])",
+      [ids],
+    );
+    expect(replays.map((r) => r.replay_of_id).sort()).toEqual([...ids].sort());
+    await expect
+      .poll(
+        async () =>
+          (await sql("SELECT 1 FROM jobs WHERE replay_of_id = ANY($1::uuid[]) AND status = 'succeeded'", [ids])).length,
+        {
+          timeout: 30_000,
+        },
+      )
+      .toBe(3);
+    const audit = await sql<{ action: string }>(
+      "SELECT action FROM audit_logs WHERE action = 'dead_letters.replay' AND target_ids && $1::text[]",
+      [ids],
+    );
+    expect(audit).toHaveLength(1);
+  });
+});
+
+test.describe("as gus (Globex member)", () => {
+  test.use({ storageState: storageStateFor("gus@globex.test") });
+
+  test("members have no dead-letter page, and the API refuses them", async ({ page }) => {
+    await page.goto("/exports");
+    await expect(page.getByRole("link", { name: "Dead letters" })).toHaveCount(0);
+    expect((await page.goto("/ops/dead-letters"))?.status()).toBe(404);
+    expect((await page.request.get("/api/v1/ops/dead-letters")).status()).toBe(403);
+  });
+});
