@@ -30,7 +30,18 @@ export default async function UserLayout({ children }: { children: ReactNode }) 
               <Link href="/ops/dead-letters" className="text-sm text-slate-700 hover:text-slate-900">
                 Dead letters
               </Link>
+              <Link href="/ops/stuck" className="text-sm text-slate-700 hover:text-slate-900">
+                Stuck
+              </Link>
+              <Link href="/ops/audit" className="text-sm text-slate-700 hover:text-slate-900">
+                Audit
+              </Link>
             </>
+          )}
+          {principal.isPlatformAdmin && (
+            <Link href="/ops/workers" className="text-sm text-slate-700 hover:text-slate-900">
+              Workers
+            </Link>
           )}
           <Link href="/settings" className="text-sm text-slate-700 hover:text-slate-900">
             API tokens

@@ -7,9 +7,19 @@ import type { TokenDto } from "../auth/tokens";
 import type { getJobHistory } from "../jobs/actions";
 import type { PauseDto } from "../admission/pauses";
 import type { QueueDto, QueueTenantDto } from "../admission/queues";
-import type { DeadLetterGroupDto } from "../ops/console";
+import type { AuditEntryDto, DeadLetterGroupDto, StuckJobDto, WorkerDto } from "../ops/console";
 
-export type { JobDto, TokenDto, PauseDto, QueueDto, QueueTenantDto, DeadLetterGroupDto };
+export type {
+  JobDto,
+  TokenDto,
+  PauseDto,
+  QueueDto,
+  QueueTenantDto,
+  DeadLetterGroupDto,
+  StuckJobDto,
+  WorkerDto,
+  AuditEntryDto,
+};
 
 export class ApiError extends Error {
   constructor(
@@ -148,4 +158,27 @@ export function replayDeadLetterGroup(
 
 export function discardDeadLetterGroup(filter: DeadLetterGroupFilter): Promise<{ matched: number; discarded: number }> {
   return request("/api/v1/dead-letters/discard", { method: "POST", body: JSON.stringify({ filter }) });
+}
+
+// The console's read-only views.
+
+export const consoleKeys = {
+  stuck: ["console", "stuck"] as const,
+  workers: ["console", "workers"] as const,
+  audit: (filters: Record<string, string>) => ["console", "audit", filters] as const,
+};
+
+export function fetchStuckJobs(): Promise<{ jobs: StuckJobDto[] }> {
+  return request("/api/v1/ops/stuck");
+}
+
+export function fetchWorkers(): Promise<{ workers: WorkerDto[] }> {
+  return request("/api/v1/ops/workers");
+}
+
+export function fetchAudit(
+  filters: Record<string, string>,
+): Promise<{ entries: AuditEntryDto[]; nextCursor: string | null }> {
+  const q = new URLSearchParams(Object.entries(filters).filter(([, v]) => v !== ""));
+  return request(`/api/v1/ops/audit?${q}`);
 }

@@ -6,6 +6,7 @@
 import { loadUserPrincipal, type Principal } from "../auth/principal";
 import { principalFromToken } from "../auth/tokens";
 import { AppError } from "../errors";
+import { notFound } from "next/navigation";
 import { auth } from "./auth";
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
@@ -59,4 +60,16 @@ export async function sessionPrincipal(): Promise<Principal | null> {
   const session = await auth();
   const userId = session?.user?.id;
   return userId ? loadUserPrincipal(userId) : null;
+}
+
+/**
+ * For console pages: the signed-in operator or platform admin (`adminOnly`:
+ * platform admins alone). Anyone else gets the 404 page: the page does not
+ * exist for them (the API answers 403).
+ */
+export async function consolePagePrincipal(adminOnly = false): Promise<Principal> {
+  const principal = await sessionPrincipal();
+  const allowed = principal && (principal.isPlatformAdmin || (!adminOnly && principal.role === "operator"));
+  if (!allowed) notFound();
+  return principal;
 }

@@ -1,13 +1,11 @@
 import type { Metadata } from "next";
-import { notFound } from "next/navigation";
 import { DeadLettersPanel } from "@/components/dead-letters-panel";
-import { sessionPrincipal } from "@/lib/http/principal";
+import { consolePagePrincipal } from "@/lib/http/principal";
 
 export const metadata: Metadata = { title: "Dead letters" };
 
 export default async function DeadLettersPage() {
-  const principal = await sessionPrincipal();
-  if (!principal || (!principal.isPlatformAdmin && principal.role !== "operator")) notFound();
+  await consolePagePrincipal();
   return (
     <div className="space-y-6">
       <div>

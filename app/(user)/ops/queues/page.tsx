@@ -1,15 +1,12 @@
 import type { Metadata } from "next";
-import { notFound } from "next/navigation";
 import { QueuesPanel } from "@/components/queues-panel";
 import { taskCatalog } from "@/lib/jobs/catalog";
-import { sessionPrincipal } from "@/lib/http/principal";
+import { consolePagePrincipal } from "@/lib/http/principal";
 
 export const metadata: Metadata = { title: "Queues" };
 
 export default async function QueuesPage() {
-  const principal = await sessionPrincipal();
-  // Members have no operator views: the page does not exist for them (the API answers 403).
-  if (!principal || (!principal.isPlatformAdmin && principal.role !== "operator")) notFound();
+  const principal = await consolePagePrincipal();
   return (
     <div className="space-y-6">
       <div>

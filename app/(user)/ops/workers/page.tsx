@@ -1,0 +1,18 @@
+import type { Metadata } from "next";
+import { WorkersPanel } from "@/components/console-panels";
+import { consolePagePrincipal } from "@/lib/http/principal";
+
+export const metadata: Metadata = { title: "Workers" };
+
+export default async function WorkersPage() {
+  await consolePagePrincipal(true);
+  return (
+    <div className="space-y-6">
+      <div>
+        <h1 className="text-2xl font-semibold">Workers</h1>
+        <p className="text-sm text-slate-600">The fleet, from the worker registry: live workers first.</p>
+      </div>
+      <WorkersPanel />
+    </div>
+  );
+}
