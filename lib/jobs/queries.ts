@@ -9,7 +9,7 @@ import { isUuid, parseIdOr404 } from "../ids";
 import { pauseScopesFor } from "../admission/pause-scopes";
 import { toJobDto, type JobDto } from "./dto";
 
-const jobStatuses = [
+export const jobStatuses = [
   "scheduled",
   "queued",
   "running",
@@ -31,14 +31,14 @@ export type ListJobsQuery = z.infer<typeof listJobsQuerySchema>;
 
 type Cursor = { createdAt: Date; id: string };
 
-function encodeCursor(c: Cursor): string {
+export function encodeCursor(c: Cursor): string {
   return Buffer.from(`${c.createdAt.toISOString()}|${c.id}`).toString("base64url");
 }
 
 const MIN_TIME = Date.UTC(1970, 0, 1);
 const MAX_TIME = Date.UTC(9999, 11, 31);
 
-function decodeCursor(raw: string): Cursor {
+export function decodeCursor(raw: string): Cursor {
   const [at, id] = Buffer.from(raw, "base64url").toString().split("|");
   const createdAt = new Date(at ?? "");
   const t = createdAt.getTime();

@@ -1,0 +1,185 @@
+import { after, before, beforeEach, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { z } from "zod";
+import { createPause } from "@/lib/admission/pauses";
+import { pool } from "@/lib/db";
+import { AppError } from "@/lib/errors";
+import { taskCatalog } from "@/lib/jobs/catalog";
+import { enqueueJob } from "@/lib/jobs/enqueue";
+import { defineTask } from "@/lib/jobs/task";
+import { getOpsJob, listOpsJobs, runJobAction } from "@/lib/ops/jobs";
+import { createTestDatabase, type TestDatabase } from "../helpers/db";
+import { seedDemo, type DemoPrincipals } from "../helpers/fixtures";
+
+let database: TestDatabase;
+let p: DemoPrincipals;
+
+// A task with a secret in its input: the console must never show it.
+const secretTask = defineTask({
+  type: "webhook_test",
+  queue: "bulk",
+  inputSchema: z.object({ url: z.string(), apiKey: z.string() }),
+  sensitive: ["apiKey"],
+  retry: { maxAttempts: 3, initialBackoffMs: 10, maxBackoffMs: 10, multiplier: 1, jitter: "none" },
+  timeoutMs: 10_000,
+  leaseMs: 5_000,
+  handler: async () => ({ ok: true }),
+});
+
+before(async () => {
+  taskCatalog[secretTask.type] = secretTask;
+  database = await createTestDatabase();
+  p = await seedDemo();
+});
+after(async () => {
+  delete taskCatalog[secretTask.type];
+  await database.drop();
+});
+beforeEach(async () => {
+  await pool().query(`DELETE FROM jobs`);
+  await pool().query(`DELETE FROM queue_pauses`);
+  // Nothing runs in this file: every job stays where the test puts it.
+  await createPause(p.root, { queue: "bulk" });
+  await createPause(p.root, { queue: "interactive" });
+});
+
+const isCode = (code: string) => (e: unknown) => e instanceof AppError && e.code === code;
+const probe = async (tenantId: string, input: Record<string, unknown> = { sleepMs: 0 }) =>
+  (await enqueueJob({ tenantId, type: "probe", input })).job.id;
+const statusOf = async (id: string) =>
+  (await pool().query(`SELECT status FROM jobs WHERE id = $1`, [id])).rows[0]?.status;
+
+async function moveTo(id: string, status: "failed" | "retrying" | "cancelled", message = "boom") {
+  await pool().query(`UPDATE jobs SET status = 'running', attempts = 1 WHERE id = $1`, [id]);
+  await pool().query(
+    `UPDATE jobs SET status = $2::job_status, error_class = 'retryable', error_message = $3, admitted_at = NULL,
+            run_at = CASE WHEN $2 = 'retrying' THEN now() + interval '1 hour' ELSE run_at END,
+            finished_at = CASE WHEN $2 = 'retrying' THEN NULL ELSE now() END WHERE id = $1`,
+    [id, status, message],
+  );
+}
+
+describe("jobs explorer", () => {
+  test("filters by status, type, queue and text; operators see their tenant, admins any", async () => {
+    const a1 = await probe(p.acmeId, { sleepMs: 1234 });
+    const a2 = await probe(p.acmeId);
+    await moveTo(a2, "failed", "upstream said teapot");
+    const g1 = await probe(p.globexId);
+    const mine = await listOpsJobs(p.oscar, {});
+    assert.deepEqual(mine.jobs.map((j) => j.id).sort(), [a1, a2].sort());
+    assert.deepEqual(
+      (await listOpsJobs(p.oscar, { status: "failed" })).jobs.map((j) => j.id),
+      [a2],
+    );
+    assert.deepEqual(
+      (await listOpsJobs(p.oscar, { q: "1234" })).jobs.map((j) => j.id),
+      [a1],
+      "searches the input",
+    );
+    assert.deepEqual(
+      (await listOpsJobs(p.oscar, { q: "TEAPOT" })).jobs.map((j) => j.id),
+      [a2],
+      "searches the error, case-insensitively",
+    );
+    assert.equal((await listOpsJobs(p.oscar, { queue: "interactive" })).jobs.length, 0);
+    assert.deepEqual(
+      (await listOpsJobs(p.root, { tenant: "globex" })).jobs.map((j) => j.id),
+      [g1],
+    );
+    assert.equal((await listOpsJobs(p.root, {})).jobs.length, 3);
+    await assert.rejects(listOpsJobs(p.oscar, { tenant: "globex" }), isCode("not_found"));
+    await assert.rejects(listOpsJobs(p.ada, {}), isCode("forbidden"));
+    await assert.rejects(listOpsJobs(p.oscar, { status: "lost" }), (e: unknown) => {
+      assert.ok(e instanceof AppError && e.fields?.[0]?.path === "status");
+      return true;
+    });
+
+    // Keyset paging walks each job once.
+    for (let i = 0; i < 5; i++) await probe(p.acmeId);
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await listOpsJobs(p.oscar, { limit: 2, ...(cursor ? { cursor } : {}) });
+      seen.push(...page.jobs.map((j) => j.id));
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+    assert.equal(new Set(seen).size, 7);
+    assert.equal(seen.length, 7);
+  });
+
+  test("job detail redacts sensitive input and tells the whole story; another tenant's is 404", async () => {
+    const { job } = await enqueueJob({
+      tenantId: p.acmeId,
+      type: "webhook_test",
+      input: { url: "https://example.test/hook", apiKey: "sk_live_secret" },
+    });
+    await moveTo(job.id, "retrying", "503 from example.test");
+    const detail = await getOpsJob(p.oscar, job.id);
+    assert.deepEqual(detail.job.input, { url: "https://example.test/hook", apiKey: "[redacted]" });
+    assert.ok(!JSON.stringify(detail).includes("sk_live_secret"), "the secret appears nowhere");
+    assert.deepEqual(
+      detail.transitions.map((t) => t.to),
+      ["queued", "running", "retrying"],
+    );
+    assert.ok(!JSON.stringify(await listOpsJobs(p.oscar, {})).includes("sk_live_secret"));
+    const g = await probe(p.globexId);
+    await assert.rejects(getOpsJob(p.oscar, g), isCode("not_found"));
+    await assert.rejects(getOpsJob(p.oscar, "nope"), isCode("not_found"));
+    assert.equal((await getOpsJob(p.root, g)).job.id, g);
+  });
+});
+
+describe("bulk actions", () => {
+  test("cancel by filter, replay and discard by ids, retry now — counts matched and affected, audited", async () => {
+    const waiting = [await probe(p.acmeId), await probe(p.acmeId), await probe(p.acmeId)];
+    const other = await probe(p.globexId);
+    const cancelled = await runJobAction(p.oscar, { action: "cancel", filter: { status: "queued" } });
+    assert.deepEqual(cancelled, { action: "cancel", matched: 3, affected: 3 });
+    for (const id of waiting) assert.equal(await statusOf(id), "cancelled");
+    assert.equal(await statusOf(other), "queued", "another tenant's job is never matched");
+
+    const again = await runJobAction(p.oscar, { action: "cancel", ids: waiting });
+    assert.deepEqual([again.matched, again.affected], [3, 0], "finished jobs are skipped");
+
+    const replayed = await runJobAction(p.oscar, { action: "replay", ids: waiting.slice(0, 2) });
+    assert.deepEqual([replayed.matched, replayed.affected], [2, 2]);
+    const replays = await pool().query(`SELECT count(*)::int AS n FROM jobs WHERE replay_of_id = ANY($1::uuid[])`, [
+      waiting,
+    ]);
+    assert.equal(replays.rows[0].n, 2);
+
+    const dead = await probe(p.acmeId);
+    await moveTo(dead, "failed");
+    const discarded = await runJobAction(p.oscar, { action: "discard", ids: [dead, waiting[2]!] });
+    assert.deepEqual([discarded.matched, discarded.affected], [2, 1]);
+
+    const retrying = await probe(p.acmeId);
+    await moveTo(retrying, "retrying");
+    await pool().query(`UPDATE queue_pauses SET resumed_at = now()`);
+    const now = await runJobAction(p.oscar, { action: "retry_now", filter: { status: "retrying" } });
+    assert.deepEqual([now.matched, now.affected], [1, 1]);
+    const r = (
+      await pool().query(`SELECT run_at <= now() AS due, admitted_at IS NOT NULL AS admitted FROM jobs WHERE id = $1`, [
+        retrying,
+      ])
+    ).rows[0];
+    assert.deepEqual(r, { due: true, admitted: true }, "due at once, and admitted");
+
+    const audit = await pool().query(`SELECT action FROM audit_logs WHERE action LIKE 'jobs.%' ORDER BY id`);
+    assert.deepEqual(
+      audit.rows.map((a) => a.action),
+      ["jobs.cancel", "jobs.cancel", "jobs.replay", "jobs.discard", "jobs.retry_now"],
+    );
+    await assert.rejects(runJobAction(p.ada, { action: "cancel", ids: [other] }), isCode("forbidden"));
+    await assert.rejects(runJobAction(p.oscar, { action: "explode", ids: [other] }), (e: unknown) => {
+      assert.ok(e instanceof AppError && e.fields?.[0]?.path === "action");
+      return true;
+    });
+    await assert.rejects(runJobAction(p.oscar, { action: "cancel" }), isCode("invalid_input"));
+    assert.deepEqual(
+      await runJobAction(p.oscar, { action: "cancel", ids: [other] }),
+      { action: "cancel", matched: 0, affected: 0 },
+      "another tenant's id matches nothing",
+    );
+  });
+});
