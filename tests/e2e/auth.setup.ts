@@ -1,7 +1,7 @@
 import { expect, test as setup } from "@playwright/test";
 import { DEMO_PASSWORD, storageStateFor } from "./helpers";
 
-for (const who of ["ada@acme.test", "oscar@acme.test", "gus@globex.test", "root@conveyor.test"]) {
+for (const who of ["ada@acme.test", "oscar@acme.test", "gus@globex.test", "gina@globex.test", "root@conveyor.test"]) {
   setup(`sign in as ${who}`, async ({ page }) => {
     await page.goto("/login");
     await page.getByLabel("E-mail").fill(who);
