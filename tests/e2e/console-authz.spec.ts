@@ -119,3 +119,14 @@ test("cookie-authenticated console writes from another site are refused", async 
   ).toBe(403);
   expect((await ctx.operator.get("/api/v1/ops/pauses")).status()).toBe(200);
 });
+
+test("pages and API answers carry a Content-Security-Policy that allows only this origin", async () => {
+  for (const path of ["/login", "/api/health"]) {
+    const res = await ctx.anonymous.get(path);
+    const csp = res.headers()["content-security-policy"] ?? "";
+    expect(csp, path).toContain("default-src 'self'");
+    expect(csp, path).toContain("frame-ancestors 'none'");
+    expect(csp, path).toContain("object-src 'none'");
+    expect(res.headers()["x-content-type-options"]).toBe("nosniff");
+  }
+});
