@@ -130,6 +130,7 @@ async function main(): Promise<number> {
         DATABASE_URL: withDatabase(serverUrl, e2eDb),
         PORT: String(port),
         AUTH_SECRET: "e2e-test-secret-not-for-production",
+        METRICS_TOKEN: "e2e-metrics-token-not-for-production",
         CONVEYOR_DATA_DIR: path.join(tmpdir(), `conveyor-e2e-${suffix}`),
       });
       results.push(`e2e: ${code === 0 ? "passed" : "FAILED"}`);

@@ -80,6 +80,7 @@ const rows = (): Row[] => [
     // Only the platform admin may pause Globex from here; it is lifted again below.
     expect: [403, 404, 201, 201, 404, 401],
   },
+  { route: "GET /api/metrics", call: (c) => c.get("/api/metrics"), expect: [403, 403, 403, 200, 403, 401] },
   {
     route: "PUT /ops/queues/bulk/tenants/acme",
     call: (c) => c.put("/api/v1/ops/queues/bulk/tenants/acme", { data: {} }),
@@ -129,4 +130,26 @@ test("pages and API answers carry a Content-Security-Policy that allows only thi
     expect(csp, path).toContain("object-src 'none'");
     expect(res.headers()["x-content-type-options"]).toBe("nosniff");
   }
+});
+
+test("Prometheus scrapes /api/metrics with the metrics token", async ({ playwright }) => {
+  const scraper = await playwright.request.newContext({
+    baseURL: test.info().project.use.baseURL,
+    extraHTTPHeaders: { Authorization: `Bearer ${process.env.METRICS_TOKEN}` },
+  });
+  const res = await scraper.get("/api/metrics");
+  expect(res.status()).toBe(200);
+  expect(res.headers()["content-type"]).toContain("text/plain");
+  const text = await res.text();
+  expect(text).toContain("# TYPE conveyor_jobs gauge");
+  expect(text).toMatch(/conveyor_dead_letters\{type="probe"\} [1-9]/);
+  expect(text).toMatch(/conveyor_workers_live\{queues="bulk"\} 1/);
+  expect(text).toContain("# TYPE conveyor_attempt_duration_seconds histogram");
+  const wrong = await playwright.request.newContext({
+    baseURL: test.info().project.use.baseURL,
+    extraHTTPHeaders: { Authorization: "Bearer not-the-metrics-token" },
+  });
+  expect((await wrong.get("/api/metrics")).status()).toBe(403);
+  await scraper.dispose();
+  await wrong.dispose();
 });
