@@ -24,6 +24,9 @@ export default async function UserLayout({ children }: { children: ReactNode }) 
           </Link>
           {(principal.isPlatformAdmin || principal.role === "operator") && (
             <>
+              <Link href="/ops/jobs" className="text-sm text-slate-700 hover:text-slate-900">
+                Jobs
+              </Link>
               <Link href="/ops/queues" className="text-sm text-slate-700 hover:text-slate-900">
                 Queues
               </Link>

@@ -182,3 +182,25 @@ export function fetchAudit(
   const q = new URLSearchParams(Object.entries(filters).filter(([, v]) => v !== ""));
   return request(`/api/v1/ops/audit?${q}`);
 }
+
+// The console's jobs explorer.
+export type OpsJobFilters = Partial<Record<"status" | "type" | "queue" | "tenant" | "q" | "from" | "to", string>>;
+
+export function fetchOpsJobs(
+  filters: OpsJobFilters,
+  cursor?: string,
+): Promise<{ jobs: JobDto[]; nextCursor: string | null }> {
+  const q = new URLSearchParams(Object.entries(filters).filter((e): e is [string, string] => Boolean(e[1])));
+  if (cursor) q.set("cursor", cursor);
+  return request(`/api/v1/ops/jobs?${q}`);
+}
+
+export type JobAction = "cancel" | "replay" | "discard" | "retry_now";
+
+export function runJobAction(body: {
+  action: JobAction;
+  ids?: string[];
+  filter?: OpsJobFilters;
+}): Promise<{ action: string; matched: number; affected: number }> {
+  return request("/api/v1/ops/jobs/actions", { method: "POST", body: JSON.stringify(body) });
+}

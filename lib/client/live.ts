@@ -72,3 +72,26 @@ export function useTenantJobEvents(): void {
     return () => source.close();
   }, [qc]);
 }
+
+/**
+ * Refetches `queryKey` when any job of the tenant changes (at most once a
+ * second): for paged views whose rows cannot be patched one by one.
+ */
+export function useJobEventsRefetch(queryKey: readonly unknown[]): void {
+  const qc = useQueryClient();
+  const key = JSON.stringify(queryKey);
+  useEffect(() => {
+    const source = new EventSource("/api/v1/events");
+    let timer: ReturnType<typeof setTimeout> | null = null;
+    source.addEventListener("job", () => {
+      timer ??= setTimeout(() => {
+        timer = null;
+        void qc.invalidateQueries({ queryKey: JSON.parse(key) as unknown[] });
+      }, 1_000);
+    });
+    return () => {
+      if (timer) clearTimeout(timer);
+      source.close();
+    };
+  }, [key, qc]);
+}

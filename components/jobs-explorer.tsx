@@ -1,0 +1,218 @@
+"use client";
+
+import { useInfiniteQuery, useMutation, useQueryClient } from "@tanstack/react-query";
+import Link from "next/link";
+import { useState, type FormEvent } from "react";
+import { fetchOpsJobs, jobKeys, runJobAction, type JobAction, type OpsJobFilters } from "@/lib/client/api";
+import { formatCount, formatTime } from "@/lib/client/format";
+import { useJobEventsRefetch } from "@/lib/client/live";
+import { StatusBadge } from "./ui/status-badge";
+
+const STATUSES = ["queued", "running", "retrying", "succeeded", "failed", "cancelled", "expired"];
+const ACTIONS: { action: JobAction; label: string }[] = [
+  { action: "cancel", label: "Cancel" },
+  { action: "replay", label: "Replay" },
+  { action: "retry_now", label: "Retry now" },
+  { action: "discard", label: "Discard" },
+];
+
+export function JobsExplorer({ isAdmin, types }: { isAdmin: boolean; types: string[] }) {
+  const qc = useQueryClient();
+  const [filters, setFilters] = useState<OpsJobFilters>({});
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const [allMatching, setAllMatching] = useState(false);
+  const [result, setResult] = useState<string | null>(null);
+  const queryKey = ["ops-jobs", filters];
+  const jobs = useInfiniteQuery({
+    queryKey,
+    queryFn: ({ pageParam }) => fetchOpsJobs(filters, pageParam || undefined),
+    initialPageParam: "",
+    getNextPageParam: (last) => last.nextCursor ?? undefined,
+  });
+  // Rows follow the tenant's job events.
+  useJobEventsRefetch(queryKey);
+  const act = useMutation({
+    mutationFn: runJobAction,
+    onSuccess: (r) => {
+      setResult(`${r.action.replace("_", " ")}: ${formatCount(r.affected)} of ${formatCount(r.matched)} matched jobs`);
+      setSelected(new Set());
+      setAllMatching(false);
+      void qc.invalidateQueries({ queryKey: ["ops-jobs"] });
+      void qc.invalidateQueries({ queryKey: jobKeys.all });
+    },
+  });
+
+  const rows = jobs.data?.pages.flatMap((p) => p.jobs) ?? [];
+  const onFilter = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault();
+    const f = new FormData(e.currentTarget);
+    const next: OpsJobFilters = {};
+    for (const k of ["status", "type", "queue", "tenant", "q", "from", "to"] as const) {
+      const v = String(f.get(k) ?? "").trim();
+      if (v) next[k] = k === "from" || k === "to" ? new Date(v).toISOString() : v;
+    }
+    setFilters(next);
+    setSelected(new Set());
+    setAllMatching(false);
+  };
+  const run = (action: JobAction, label: string) => {
+    const count = allMatching ? "every job matching this filter" : `${selected.size} selected jobs`;
+    if (!window.confirm(`${label}: ${count}?`)) return;
+    act.mutate(allMatching ? { action, filter: filters } : { action, ids: [...selected] });
+  };
+  const toggle = (id: string) =>
+    setSelected((s) => {
+      const n = new Set(s);
+      if (n.has(id)) n.delete(id);
+      else n.add(id);
+      return n;
+    });
+  const input = "mt-1 block w-full rounded border border-slate-300 px-2 py-1.5";
+
+  return (
+    <div className="space-y-4">
+      <form
+        onSubmit={onFilter}
+        aria-label="Filter jobs"
+        className="grid gap-3 rounded-lg border border-slate-200 bg-white p-4 shadow-sm md:grid-cols-4"
+      >
+        <label className="text-sm font-medium">
+          Status
+          <select name="status" className={input} defaultValue="">
+            <option value="">any</option>
+            {STATUSES.map((s) => (
+              <option key={s}>{s}</option>
+            ))}
+          </select>
+        </label>
+        <label className="text-sm font-medium">
+          Type
+          <select name="type" className={input} defaultValue="">
+            <option value="">any</option>
+            {types.map((t) => (
+              <option key={t}>{t}</option>
+            ))}
+          </select>
+        </label>
+        <label className="text-sm font-medium">
+          Queue
+          <select name="queue" className={input} defaultValue="">
+            <option value="">any</option>
+            <option>interactive</option>
+            <option>bulk</option>
+          </select>
+        </label>
+        {isAdmin && (
+          <label className="text-sm font-medium">
+            Tenant
+            <input name="tenant" placeholder="slug or id" className={input} />
+          </label>
+        )}
+        <label className="text-sm font-medium md:col-span-2">
+          Search input and errors
+          <input name="q" placeholder="text" className={input} />
+        </label>
+        <label className="text-sm font-medium">
+          Created from
+          <input name="from" type="datetime-local" className={input} />
+        </label>
+        <label className="text-sm font-medium">
+          Created before
+          <input name="to" type="datetime-local" className={input} />
+        </label>
+        <button type="submit" className="self-end rounded bg-indigo-600 px-4 py-2 text-sm font-medium text-white">
+          Apply filter
+        </button>
+      </form>
+
+      <div className="flex flex-wrap items-center gap-3 text-sm">
+        <label className="flex items-center gap-2">
+          <input type="checkbox" checked={allMatching} onChange={(e) => setAllMatching(e.target.checked)} />
+          All jobs matching this filter
+        </label>
+        <span className="text-slate-500">{allMatching ? "" : `${selected.size} selected`}</span>
+        {ACTIONS.map(({ action, label }) => (
+          <button
+            key={action}
+            type="button"
+            disabled={act.isPending || (!allMatching && selected.size === 0)}
+            onClick={() => run(action, label)}
+            className="rounded border border-slate-300 px-3 py-1 disabled:opacity-40"
+          >
+            {label}
+          </button>
+        ))}
+        {act.isPending && (
+          <span role="status" className="text-slate-600">
+            Working…
+          </span>
+        )}
+        {result && !act.isPending && (
+          <span role="status" className="text-emerald-700" data-testid="action-result">
+            {result}
+          </span>
+        )}
+        {(act.error || jobs.error) && (
+          <span role="alert" className="text-red-700">
+            {(act.error ?? jobs.error)?.message}
+          </span>
+        )}
+      </div>
+
+      <table className="w-full rounded-lg border border-slate-200 bg-white text-left text-sm shadow-sm">
+        <thead className="bg-slate-50 text-xs uppercase text-slate-500">
+          <tr>
+            <th className="px-3 py-2" />
+            <th className="px-3 py-2">Job</th>
+            <th className="px-3 py-2">Status</th>
+            <th className="px-3 py-2">Created</th>
+            <th className="px-3 py-2">Attempts</th>
+            <th className="px-3 py-2">Error</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((j) => (
+            <tr key={j.id} data-testid="ops-job" className="border-t border-slate-100">
+              <td className="px-3 py-2">
+                <input
+                  type="checkbox"
+                  aria-label={`Select job ${j.id}`}
+                  checked={allMatching || selected.has(j.id)}
+                  disabled={allMatching}
+                  onChange={() => toggle(j.id)}
+                />
+              </td>
+              <td className="px-3 py-2">
+                <Link href={`/jobs/${j.id}`} className="text-indigo-700 underline">
+                  {j.type}
+                </Link>{" "}
+                <span className="text-xs text-slate-500">{j.queue}</span>
+              </td>
+              <td className="px-3 py-2">
+                <StatusBadge status={j.status} />
+              </td>
+              <td className="px-3 py-2">{formatTime(j.createdAt)}</td>
+              <td className="px-3 py-2">
+                {j.attempts}/{j.maxAttempts}
+              </td>
+              <td className="max-w-sm truncate px-3 py-2 text-xs text-slate-600" title={j.error?.message ?? ""}>
+                {j.error?.message ?? ""}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {rows.length === 0 && !jobs.isPending && <p className="text-sm text-slate-500">No jobs match.</p>}
+      {jobs.hasNextPage && (
+        <button
+          type="button"
+          onClick={() => void jobs.fetchNextPage()}
+          disabled={jobs.isFetchingNextPage}
+          className="rounded border border-slate-300 px-4 py-2 text-sm"
+        >
+          Load more
+        </button>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,64 @@
+import { expect, test } from "@playwright/test";
+import { sql, storageStateFor } from "./helpers";
+
+test.describe("as oscar (operator)", () => {
+  test.use({ storageState: storageStateFor("oscar@acme.test") });
+
+  test("a bulk replay by filter: the count is confirmed, every matching job replays", async ({ page }) => {
+    const marker = `explorer-e2e-${Date.now()}`;
+    const dead = await sql<{ id: string }>(
+      `INSERT INTO jobs (id, tenant_id, type, queue, status, input, input_hash, attempts, max_attempts,
+                         error_class, error_message, finished_at, updated_at)
+       SELECT gen_random_uuid(), t.id, 'probe', 'bulk', 'failed', '{"sleepMs": 0}', 'e2e', 3, 3, 'retryable',
+              $1, now(), now()
+       FROM tenants t, generate_series(1, 3) WHERE t.slug = 'acme' RETURNING id`,
+      [`${marker}: connection reset`],
+    );
+    await page.goto("/ops/jobs");
+    await page.getByLabel("Status").selectOption("failed");
+    await page.getByLabel("Search input and errors").fill(marker);
+    await page.getByRole("button", { name: "Apply filter" }).click();
+    await expect(page.getByTestId("ops-job")).toHaveCount(3);
+
+    await page.getByLabel("All jobs matching this filter").check();
+    page.once("dialog", (d) => {
+      expect(d.message()).toBe("Replay: every job matching this filter?");
+      void d.accept();
+    });
+    await page.getByRole("button", { name: "Replay", exact: true }).click();
+    await expect(page.getByTestId("action-result")).toHaveText("replay: 3 of 3 matched jobs");
+    const ids = dead.map((d) => d.id);
+    await expect
+      .poll(
+        async () =>
+          (await sql("SELECT 1 FROM jobs WHERE replay_of_id = ANY($1::uuid[]) AND status = 'succeeded'", [ids])).length,
+        { timeout: 30_000 },
+      )
+      .toBe(3);
+    const [audit] = await sql<{ n: string }>(
+      "SELECT count(*) AS n FROM audit_logs WHERE action = 'jobs.replay' AND target_ids && $1::text[]",
+      [ids],
+    );
+    expect(Number(audit!.n)).toBe(1);
+  });
+
+  test("one selected job is cancelled; another tenant's jobs never appear", async ({ page }) => {
+    const [job] = await sql<{ id: string }>(
+      `INSERT INTO jobs (id, tenant_id, type, queue, status, input, input_hash, run_at, updated_at)
+       SELECT gen_random_uuid(), id, 'probe', 'bulk', 'queued', '{"sleepMs": 0}', 'e2e', now() + interval '1 day', now()
+       FROM tenants WHERE slug = 'acme' RETURNING id`,
+    );
+    await page.goto("/ops/jobs");
+    await page.getByLabel(`Select job ${job!.id}`).check();
+    page.once("dialog", (d) => void d.accept());
+    await page.getByRole("button", { name: "Cancel", exact: true }).click();
+    await expect(page.getByTestId("action-result")).toHaveText("cancel: 1 of 1 matched jobs");
+    expect((await sql<{ status: string }>("SELECT status FROM jobs WHERE id = $1", [job!.id]))[0]!.status).toBe(
+      "cancelled",
+    );
+    const globex = await sql<{ id: string }>(
+      "SELECT j.id FROM jobs j JOIN tenants t ON t.id = j.tenant_id WHERE t.slug = 'globex' LIMIT 20",
+    );
+    for (const g of globex) await expect(page.getByLabel(`Select job ${g.id}`)).toHaveCount(0);
+  });
+});
