@@ -42,6 +42,30 @@ test.describe("as oscar (operator)", () => {
     expect(Number(audit!.n)).toBe(1);
   });
 
+  test("a job's page offers discard for a dead job and retry now for a waiting retry", async ({ page }) => {
+    const [dead] = await sql<{ id: string }>(
+      `INSERT INTO jobs (id, tenant_id, type, queue, status, input, input_hash, attempts, max_attempts,
+                         error_class, error_message, finished_at, updated_at)
+       SELECT gen_random_uuid(), id, 'probe', 'bulk', 'failed', '{"sleepMs": 0}', 'e2e', 3, 3, 'retryable', 'gone',
+              now(), now() FROM tenants WHERE slug = 'acme' RETURNING id`,
+    );
+    await page.goto(`/jobs/${dead!.id}`);
+    page.once("dialog", (d) => void d.accept());
+    await page.getByRole("button", { name: "Discard" }).click();
+    await expect(page.getByRole("status").filter({ hasText: "Done." })).toBeVisible();
+    expect((await sql("SELECT 1 FROM jobs WHERE id = $1 AND discarded_at IS NOT NULL", [dead!.id])).length).toBe(1);
+
+    const [retrying] = await sql<{ id: string }>(
+      `INSERT INTO jobs (id, tenant_id, type, queue, status, input, input_hash, attempts, max_attempts,
+                         error_class, error_message, run_at, updated_at)
+       SELECT gen_random_uuid(), id, 'probe', 'bulk', 'retrying', '{"sleepMs": 0}', 'e2e', 1, 5, 'retryable',
+              'try later', now() + interval '1 hour', now() FROM tenants WHERE slug = 'acme' RETURNING id`,
+    );
+    await page.goto(`/jobs/${retrying!.id}`);
+    await page.getByRole("button", { name: "Retry now" }).click();
+    await expect(page.getByTestId("job-status")).toHaveText("succeeded", { timeout: 15_000 });
+  });
+
   test("one selected job is cancelled; another tenant's jobs never appear", async ({ page }) => {
     const [job] = await sql<{ id: string }>(
       `INSERT INTO jobs (id, tenant_id, type, queue, status, input, input_hash, run_at, updated_at)
