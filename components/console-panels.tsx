@@ -5,6 +5,7 @@ import Link from "next/link";
 import { useState, type FormEvent } from "react";
 import { consoleKeys, fetchAudit, fetchStuckJobs, fetchWorkers } from "@/lib/client/api";
 import { formatTime } from "@/lib/client/format";
+import { LoadMore } from "./ui/load-more";
 
 const card = "rounded-lg border border-slate-200 bg-white shadow-sm";
 const th = "px-4 py-2 font-medium";
@@ -190,16 +191,7 @@ export function AuditPanel({ isAdmin }: { isAdmin: boolean }) {
         </tbody>
       </table>
       {entries.length === 0 && !audit.isPending && <p className="text-sm text-slate-500">No entries.</p>}
-      {audit.hasNextPage && (
-        <button
-          type="button"
-          onClick={() => void audit.fetchNextPage()}
-          disabled={audit.isFetchingNextPage}
-          className="rounded border border-slate-300 px-4 py-2 text-sm"
-        >
-          Load more
-        </button>
-      )}
+      <LoadMore query={audit} />
     </div>
   );
 }

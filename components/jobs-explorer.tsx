@@ -5,6 +5,7 @@ import Link from "next/link";
 import { useState, type FormEvent } from "react";
 import { fetchOpsJobs, jobKeys, runJobAction, type JobAction, type OpsJobFilters } from "@/lib/client/api";
 import { formatCount, formatTime } from "@/lib/client/format";
+import { LoadMore } from "./ui/load-more";
 import { useJobEventsRefetch } from "@/lib/client/live";
 import { StatusBadge } from "./ui/status-badge";
 
@@ -203,16 +204,7 @@ export function JobsExplorer({ isAdmin, types }: { isAdmin: boolean; types: stri
         </tbody>
       </table>
       {rows.length === 0 && !jobs.isPending && <p className="text-sm text-slate-500">No jobs match.</p>}
-      {jobs.hasNextPage && (
-        <button
-          type="button"
-          onClick={() => void jobs.fetchNextPage()}
-          disabled={jobs.isFetchingNextPage}
-          className="rounded border border-slate-300 px-4 py-2 text-sm"
-        >
-          Load more
-        </button>
-      )}
+      <LoadMore query={jobs} />
     </div>
   );
 }

@@ -315,12 +315,15 @@ function PauseScopeForm({
     e.preventDefault();
     const f = new FormData(e.currentTarget);
     const pick = (k: string) => (String(f.get(k) ?? "") || undefined) as string | undefined;
+    const cancelRunning = f.get("cancelRunning") === "on";
+    // Cancelling running work cannot be undone: ask first.
+    if (cancelRunning && !window.confirm("Pause and cancel every running job of this scope?")) return;
     onSubmit({
       queue: pick("queue"),
       type: pick("type"),
       tenant: pick("tenant"),
       reason: pick("reason"),
-      cancelRunning: f.get("cancelRunning") === "on",
+      cancelRunning,
     });
   };
   const select = "mt-1 block w-full rounded border border-slate-300 px-2 py-1.5";

@@ -2,12 +2,25 @@ import Link from "next/link";
 import { redirect } from "next/navigation";
 import type { ReactNode } from "react";
 import { signOut } from "@/lib/http/auth";
+import { isOperator } from "@/lib/auth/principal";
 import { sessionPrincipal } from "@/lib/http/principal";
 
 async function logout() {
   "use server";
   await signOut({ redirectTo: "/login" });
 }
+
+/** The main navigation; console pages for operators and platform admins, the fleet for admins. */
+const NAV: { href: string; label: string; for: "everyone" | "operators" | "admins" }[] = [
+  { href: "/exports", label: "Exports", for: "everyone" },
+  { href: "/ops/jobs", label: "Jobs", for: "operators" },
+  { href: "/ops/queues", label: "Queues", for: "operators" },
+  { href: "/ops/dead-letters", label: "Dead letters", for: "operators" },
+  { href: "/ops/stuck", label: "Stuck", for: "operators" },
+  { href: "/ops/audit", label: "Audit", for: "operators" },
+  { href: "/ops/workers", label: "Workers", for: "admins" },
+  { href: "/settings", label: "API tokens", for: "everyone" },
+];
 
 export default async function UserLayout({ children }: { children: ReactNode }) {
   const principal = await sessionPrincipal();
@@ -19,36 +32,13 @@ export default async function UserLayout({ children }: { children: ReactNode }) 
           <Link href="/exports" className="text-lg font-semibold text-indigo-700">
             Conveyor
           </Link>
-          <Link href="/exports" className="text-sm text-slate-700 hover:text-slate-900">
-            Exports
-          </Link>
-          {(principal.isPlatformAdmin || principal.role === "operator") && (
-            <>
-              <Link href="/ops/jobs" className="text-sm text-slate-700 hover:text-slate-900">
-                Jobs
-              </Link>
-              <Link href="/ops/queues" className="text-sm text-slate-700 hover:text-slate-900">
-                Queues
-              </Link>
-              <Link href="/ops/dead-letters" className="text-sm text-slate-700 hover:text-slate-900">
-                Dead letters
-              </Link>
-              <Link href="/ops/stuck" className="text-sm text-slate-700 hover:text-slate-900">
-                Stuck
-              </Link>
-              <Link href="/ops/audit" className="text-sm text-slate-700 hover:text-slate-900">
-                Audit
-              </Link>
-            </>
-          )}
-          {principal.isPlatformAdmin && (
-            <Link href="/ops/workers" className="text-sm text-slate-700 hover:text-slate-900">
-              Workers
+          {NAV.filter(
+            (n) => n.for === "everyone" || (n.for === "admins" ? principal.isPlatformAdmin : isOperator(principal)),
+          ).map((n) => (
+            <Link key={n.href} href={n.href} className="text-sm text-slate-700 hover:text-slate-900">
+              {n.label}
             </Link>
-          )}
-          <Link href="/settings" className="text-sm text-slate-700 hover:text-slate-900">
-            API tokens
-          </Link>
+          ))}
           <span className="ml-auto text-sm text-slate-500" data-testid="whoami">
             {principal.email}
             {principal.tenantSlug ? ` · ${principal.tenantSlug} (${principal.role})` : ""}

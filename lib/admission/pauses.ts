@@ -8,10 +8,10 @@
  */
 import { z } from "zod";
 import { recordAudit } from "../audit";
-import { requireTenant, type Principal } from "../auth/principal";
+import { requireTenant, resolveTenantFor, type Principal } from "../auth/principal";
 import { db, Prisma } from "../db";
 import { AppError, notFound, parseOrThrow } from "../errors";
-import { isUuid, parseIdOr404 } from "../ids";
+import { parseIdOr404 } from "../ids";
 import { requireOperator } from "../jobs/actions";
 import { getTaskDefinition } from "../jobs/catalog";
 import { QUEUES } from "../jobs/task";
@@ -51,25 +51,6 @@ function toPauseDto(p: PauseRow): PauseDto {
     resumedAt: p.resumedAt?.toISOString() ?? null,
     resumedBy: p.resumedBy?.email ?? null,
   };
-}
-
-/**
- * The tenant a principal may name: an operator only their own (another answers
- * 404, as if it did not exist), a platform admin any. `ref` is an id or a slug.
- */
-export async function resolveTenantFor(principal: Principal, ref: string | null | undefined): Promise<string | null> {
-  if (!principal.isPlatformAdmin) {
-    const own = requireTenant(principal);
-    if (ref == null || ref === own || ref === principal.tenantSlug) return own;
-    throw notFound("Tenant not found");
-  }
-  if (ref == null) return null;
-  const tenant = await db().tenant.findFirst({
-    where: isUuid(ref) ? { OR: [{ id: ref }, { slug: ref }] } : { slug: ref },
-    select: { id: true },
-  });
-  if (!tenant) throw notFound("Tenant not found");
-  return tenant.id;
 }
 
 const optionalName = (max: number) =>
@@ -130,6 +111,10 @@ async function pauseOnce(
   input: z.infer<typeof pauseBodySchema>,
   scope: { queue: string | null; type: string | null; tenantId: string | null },
 ): Promise<PauseDto & { heldBack: number; cancelled: number }> {
+  // The jobs the pause covers (the same rule as SQL's conveyor_paused).
+  const inScope = Prisma.sql`(${scope.queue}::text IS NULL OR queue = ${scope.queue})
+    AND (${scope.type}::text IS NULL OR type = ${scope.type})
+    AND (${scope.tenantId}::uuid IS NULL OR tenant_id = ${scope.tenantId}::uuid)`;
   return db().$transaction(async (tx) => {
     const pause = await tx.queuePause.create({
       data: {
@@ -146,9 +131,7 @@ async function pauseOnce(
         WITH held AS (
           UPDATE jobs SET admitted_at = NULL
           WHERE admitted_at IS NOT NULL AND status IN ('queued', 'retrying')
-            AND (${scope.queue}::text IS NULL OR queue = ${scope.queue})
-            AND (${scope.type}::text IS NULL OR type = ${scope.type})
-            AND (${scope.tenantId}::uuid IS NULL OR tenant_id = ${scope.tenantId}::uuid)
+            AND ${inScope}
           RETURNING id),
         removed AS (SELECT graphile_worker.remove_job(id::text) FROM held)
         SELECT (SELECT count(*) FROM held) AS n, (SELECT count(*) FROM removed) AS removed`;
@@ -157,9 +140,7 @@ async function pauseOnce(
       const rows = await tx.$queryRaw<{ id: string }[]>`
           UPDATE jobs SET cancel_requested_at = now(), progress_message = ${`Cancelled by a pause (${principal.email}); stopping…`}
           WHERE status = 'running' AND cancel_requested_at IS NULL
-            AND (${scope.queue}::text IS NULL OR queue = ${scope.queue})
-            AND (${scope.type}::text IS NULL OR type = ${scope.type})
-            AND (${scope.tenantId}::uuid IS NULL OR tenant_id = ${scope.tenantId}::uuid)
+            AND ${inScope}
           RETURNING id`;
       cancelled = rows.map((r) => r.id);
     }

@@ -6,13 +6,13 @@
  */
 import { z } from "zod";
 import { recordAudit } from "../audit";
-import type { Principal } from "../auth/principal";
+import { requirePlatformAdmin, resolveTenantFor, type Principal } from "../auth/principal";
 import { db } from "../db";
-import { AppError, notFound, parseOrThrow } from "../errors";
+import { notFound, parseOrThrow } from "../errors";
 import { requireOperator } from "../jobs/actions";
 import { QUEUES, type QueueName } from "../jobs/task";
 import { admitQueue } from "./admitter";
-import { listPauses, resolveTenantFor, type PauseDto } from "./pauses";
+import { listPauses, type PauseDto } from "./pauses";
 
 type Counts = { waiting: number; scheduled: number; admitted: number; running: number };
 
@@ -152,10 +152,6 @@ function parseQueue(raw: string): QueueName {
   return raw as QueueName;
 }
 
-function requirePlatformAdmin(principal: Principal): void {
-  if (!principal.isPlatformAdmin) throw new AppError("forbidden", "Only a platform admin can change a tenant's cap");
-}
-
 /** Sets (or with both defaults, clears) a tenant's cap and weight in a queue. Platform admins. */
 export async function setTenantLimit(
   principal: Principal,
@@ -163,7 +159,7 @@ export async function setTenantLimit(
   tenantRef: string,
   body: unknown,
 ): Promise<{ queue: QueueName; tenantId: string; maxRunning: number | null; weight: number }> {
-  requirePlatformAdmin(principal);
+  requirePlatformAdmin(principal, "Changing a tenant's cap");
   const queue = parseQueue(rawQueue);
   const tenantId = (await resolveTenantFor(principal, tenantRef))!;
   const { maxRunning, weight } = parseOrThrow(tenantLimitSchema, body);

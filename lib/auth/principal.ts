@@ -3,7 +3,8 @@
  * or a platform admin. Every query in lib/ is scoped by a Principal.
  */
 import { db } from "../db";
-import { AppError } from "../errors";
+import { AppError, notFound } from "../errors";
+import { isUuid } from "../ids";
 
 export type Role = "member" | "operator";
 
@@ -68,4 +69,33 @@ export function requireTenant(principal: Principal): string {
 export function tenantScope(principal: Principal): { tenantId?: string } {
   if (principal.isPlatformAdmin) return {};
   return { tenantId: principal.tenantId ?? "00000000-0000-0000-0000-000000000000" };
+}
+
+/**
+ * The tenant a principal may name: an operator only their own (another answers
+ * 404, as if it did not exist), a platform admin any. `ref` is an id or a slug.
+ */
+export async function resolveTenantFor(principal: Principal, ref: string | null | undefined): Promise<string | null> {
+  if (!principal.isPlatformAdmin) {
+    const own = requireTenant(principal);
+    if (ref == null || ref === own || ref === principal.tenantSlug) return own;
+    throw notFound("Tenant not found");
+  }
+  if (ref == null) return null;
+  const tenant = await db().tenant.findFirst({
+    where: isUuid(ref) ? { OR: [{ id: ref }, { slug: ref }] } : { slug: ref },
+    select: { id: true },
+  });
+  if (!tenant) throw notFound("Tenant not found");
+  return tenant.id;
+}
+
+/** A 403 unless the principal is a platform admin. */
+export function requirePlatformAdmin(principal: Principal, what = "This action"): void {
+  if (!principal.isPlatformAdmin) throw new AppError("forbidden", `${what} is for platform admins`);
+}
+
+/** Operators act on their tenant's work; platform admins on everyone's. */
+export function isOperator(principal: Principal): boolean {
+  return principal.isPlatformAdmin || principal.role === "operator";
 }

@@ -3,7 +3,7 @@
  * session cookie for the browser. Cookie-authenticated state changes must come
  * from our own origin (CSRF).
  */
-import { loadUserPrincipal, type Principal } from "../auth/principal";
+import { isOperator, loadUserPrincipal, type Principal } from "../auth/principal";
 import { principalFromToken } from "../auth/tokens";
 import { AppError } from "../errors";
 import { notFound } from "next/navigation";
@@ -69,7 +69,7 @@ export async function sessionPrincipal(): Promise<Principal | null> {
  */
 export async function consolePagePrincipal(adminOnly = false): Promise<Principal> {
   const principal = await sessionPrincipal();
-  const allowed = principal && (principal.isPlatformAdmin || (!adminOnly && principal.role === "operator"));
+  const allowed = principal && (adminOnly ? principal.isPlatformAdmin : isOperator(principal));
   if (!allowed) notFound();
   return principal;
 }

@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { recordAudit } from "../audit";
-import { tenantScope, type Principal } from "../auth/principal";
+import { isOperator, tenantScope, type Principal } from "../auth/principal";
 import { db, Prisma } from "../db";
 import { AppError, notFound, parseOrThrow } from "../errors";
 import type { JobModel } from "../generated/prisma/models";
@@ -18,8 +18,7 @@ type Tx = Prisma.TransactionClient;
 
 /** Operators act on their tenant's queues; platform admins everywhere; members may not. */
 export function requireOperator(principal: Principal): void {
-  if (principal.isPlatformAdmin || principal.role === "operator") return;
-  throw new AppError("forbidden", "This action needs the operator role");
+  if (!isOperator(principal)) throw new AppError("forbidden", "This action needs the operator role");
 }
 
 async function lockJob(tx: Tx, principal: Principal, id: string): Promise<JobModel> {
@@ -283,19 +282,26 @@ export type AttemptDto = {
 };
 
 /** A job's attempts and status timeline. 404 for another tenant's job. */
-export async function getJobHistory(
-  principal: Principal,
-  rawId: string,
-): Promise<{
+export type JobHistory = {
   attempts: AttemptDto[];
   transitions: { from: string | null; to: string; attempt: number; at: string }[];
-}> {
+};
+
+export async function getJobHistory(principal: Principal, rawId: string): Promise<JobHistory> {
   const id = parseIdOr404(rawId, "Job not found");
-  const job = await db().job.findFirst({
-    where: { id, ...tenantScope(principal) },
-    include: { attemptsHistory: { orderBy: { attempt: "asc" } }, transitions: { orderBy: { id: "asc" } } },
-  });
+  const job = await db().job.findFirst({ where: { id, ...tenantScope(principal) }, include: historyInclude });
   if (!job) throw notFound("Job not found");
+  return historyOf(job);
+}
+
+/** What a job's history query includes: attempts and transitions, oldest first. */
+export const historyInclude = {
+  attemptsHistory: { orderBy: { attempt: "asc" } },
+  transitions: { orderBy: { id: "asc" } },
+} as const;
+
+/** A job's attempts and timeline, from a row loaded with `historyInclude`. */
+export function historyOf(job: Prisma.JobGetPayload<{ include: typeof historyInclude }>): JobHistory {
   return {
     attempts: job.attemptsHistory.map((a) => ({
       attempt: a.attempt,

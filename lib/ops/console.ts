@@ -5,16 +5,15 @@
  * optional tenant filter).
  */
 import { z } from "zod";
-import type { Principal } from "../auth/principal";
+import { requirePlatformAdmin, resolveTenantFor, type Principal } from "../auth/principal";
 import { db } from "../db";
 import { env } from "../env";
-import { AppError, parseOrThrow } from "../errors";
+import { parseOrThrow } from "../errors";
 import { requireOperator } from "../jobs/actions";
 import { isoInstant } from "../validation";
-import { resolveTenantFor } from "../admission/pauses";
 
 /** The tenant a console query covers: the operator's own, or (admins) the named one or all. */
-async function consoleTenant(principal: Principal, tenant: string | undefined): Promise<string | null> {
+export async function consoleTenant(principal: Principal, tenant: string | undefined): Promise<string | null> {
   requireOperator(principal);
   return resolveTenantFor(principal, tenant);
 }
@@ -206,7 +205,7 @@ export type WorkerDto = {
 
 /** The worker fleet from the registry: live ones first, then the newest stopped or dead (100). Platform admins. */
 export async function listWorkers(principal: Principal): Promise<WorkerDto[]> {
-  if (!principal.isPlatformAdmin) throw new AppError("forbidden", "The worker fleet is for platform admins");
+  requirePlatformAdmin(principal, "The worker fleet");
   const [workers, running] = await Promise.all([
     db().worker.findMany({
       orderBy: [{ stoppedAt: { sort: "desc", nulls: "first" } }, { startedAt: "desc" }],

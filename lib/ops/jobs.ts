@@ -5,19 +5,19 @@
  */
 import { z } from "zod";
 import { recordAudit } from "../audit";
-import type { Principal } from "../auth/principal";
+import { tenantScope, type Principal } from "../auth/principal";
 import { db, Prisma } from "../db";
 import { AppError, notFound, parseOrThrow } from "../errors";
 import { isUuid, parseIdOr404 } from "../ids";
 import { pauseScopesFor } from "../admission/pause-scopes";
-import { resolveTenantFor } from "../admission/pauses";
 import { admitQueue } from "../admission/admitter";
-import { cancelJob, getJobHistory, replayJob, requireOperator } from "../jobs/actions";
+import { cancelJob, historyInclude, historyOf, replayJob, requireOperator } from "../jobs/actions";
 import { getTaskDefinition } from "../jobs/catalog";
 import { toJobDto, type JobDto } from "../jobs/dto";
 import { decodeCursor, encodeCursor, jobStatuses } from "../jobs/queries";
 import { QUEUES } from "../jobs/task";
 import { isoInstant } from "../validation";
+import { consoleTenant } from "./console";
 
 export const opsJobFilterSchema = z
   .object({
@@ -50,8 +50,7 @@ export function redactInput(type: string, input: unknown): unknown {
 }
 
 async function filterWhere(principal: Principal, f: OpsJobFilter): Promise<Prisma.JobWhereInput> {
-  requireOperator(principal);
-  const tenantId = await resolveTenantFor(principal, f.tenant);
+  const tenantId = await consoleTenant(principal, f.tenant);
   const textIds = f.q
     ? (
         await db().$queryRaw<{ id: string }[]>`
@@ -104,14 +103,12 @@ export async function listOpsJobs(
 export async function getOpsJob(principal: Principal, rawId: string) {
   requireOperator(principal);
   const id = parseIdOr404(rawId, "Job not found");
-  const tenantId = principal.isPlatformAdmin ? null : principal.tenantId;
   const job = await db().job.findFirst({
-    where: { id, ...(tenantId ? { tenantId } : {}) },
-    include: { files: true, children: { orderBy: { createdAt: "asc" }, take: 1000 } },
+    where: { id, ...tenantScope(principal) },
+    include: { ...historyInclude, files: true, children: { orderBy: { createdAt: "asc" }, take: 1000 } },
   });
   if (!job) throw notFound("Job not found");
-  const [history, audit, scopes] = await Promise.all([
-    getJobHistory(principal, id),
+  const [audit, scopes] = await Promise.all([
     db().auditLog.findMany({
       where: { targetIds: { has: id } },
       include: { actorUser: { select: { email: true } } },
@@ -122,7 +119,7 @@ export async function getOpsJob(principal: Principal, rawId: string) {
   ]);
   return {
     job: { ...toJobDto(job, job.files, scopes), input: redactInput(job.type, job.input) },
-    ...history,
+    ...historyOf(job),
     parts: job.children.map((c) => toJobDto(c, [], scopes)),
     audit: audit.map((a) => ({
       id: a.id.toString(),

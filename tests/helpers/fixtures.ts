@@ -1,4 +1,4 @@
-import { runOnce } from "graphile-worker";
+import { runOnce, type TaskList } from "graphile-worker";
 import { admitAll } from "@/lib/admission/admitter";
 import { loadUserPrincipal, type Principal } from "@/lib/auth/principal";
 import { db } from "@/lib/db";
@@ -39,11 +39,11 @@ export async function seedDemo(scale = 0.01): Promise<DemoPrincipals> {
 /**
  * Runs every job that is due through admission and the real worker task list,
  * then returns: admits, runs what was admitted, and again until nothing is left
- * to admit (a finished job frees a slot for the next).
+ * to admit (a finished job frees a slot for the next). `tasks`: a test's own task list.
  */
-export async function drainJobs(): Promise<void> {
+export async function drainJobs(tasks: TaskList = taskList): Promise<void> {
   do {
-    await runOnce({ connectionString: databaseUrl(), taskList, logger: quietLogger });
+    await runOnce({ connectionString: databaseUrl(), taskList: tasks, logger: quietLogger });
   } while ((await admitAll()) > 0);
 }
 

@@ -1,11 +1,9 @@
 import { after, before, beforeEach, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
-import { runOnce } from "graphile-worker";
 import { admitAll } from "@/lib/admission/admitter";
 import { z } from "zod";
 import { db, pool } from "@/lib/db";
-import { databaseUrl } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import {
   cancelJob,
@@ -17,13 +15,14 @@ import {
 } from "@/lib/jobs/actions";
 import { taskCatalog } from "@/lib/jobs/catalog";
 import { enqueueJob } from "@/lib/jobs/enqueue";
+import { jobStatuses } from "@/lib/jobs/queries";
 import { PermanentError, RateLimitedError } from "@/lib/jobs/errors";
 import { reap } from "@/lib/jobs/reaper";
 import { runJob } from "@/lib/jobs/runner";
 import { defineTask, type JobContext } from "@/lib/jobs/task";
 import { dispatchToRunner } from "../../worker/tasks/dispatch";
 import { createTestDatabase, type TestDatabase } from "../helpers/db";
-import { quietLogger, seedDemo, type DemoPrincipals } from "../helpers/fixtures";
+import { drainJobs, seedDemo, type DemoPrincipals } from "../helpers/fixtures";
 
 let database: TestDatabase;
 let p: DemoPrincipals;
@@ -53,15 +52,7 @@ beforeEach(() => {
   behaviour = async () => ({});
 });
 
-const drain = async () => {
-  do {
-    await runOnce({
-      connectionString: databaseUrl(),
-      taskList: { [`${task.queue}:${task.type}`]: dispatchToRunner(task.type) },
-      logger: quietLogger,
-    });
-  } while ((await admitAll()) > 0);
-};
+const drain = () => drainJobs({ [`${task.queue}:${task.type}`]: dispatchToRunner(task.type) });
 const enqueue = async (maxAttempts?: number) =>
   (await enqueueJob({ tenantId: p.acmeId, type: task.type, input: { n: 1 }, maxAttempts })).job.id;
 const job = (id: string) => db().job.findUniqueOrThrow({ where: { id } });
@@ -350,16 +341,7 @@ test("checkpoints survive into the next attempt", async () => {
 });
 
 test("the lifecycle only moves forward: every transition is checked in the database", async () => {
-  const statuses = [
-    "scheduled",
-    "queued",
-    "running",
-    "retrying",
-    "succeeded",
-    "failed",
-    "cancelled",
-    "expired",
-  ] as const;
+  const statuses = jobStatuses;
   const allowed = new Set([
     "scheduled>queued",
     "scheduled>cancelled",

@@ -1,11 +1,8 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
-import { runOnce } from "graphile-worker";
-import { admitAll } from "@/lib/admission/admitter";
 import { z } from "zod";
 import { db } from "@/lib/db";
-import { databaseUrl } from "@/lib/env";
 import { eventHub, type JobEvent } from "@/lib/events/hub";
 import { taskCatalog } from "@/lib/jobs/catalog";
 import { enqueueJob } from "@/lib/jobs/enqueue";
@@ -14,7 +11,7 @@ import { runJob } from "@/lib/jobs/runner";
 import { defineTask, type JobContext } from "@/lib/jobs/task";
 import { dispatchToRunner } from "../../worker/tasks/dispatch";
 import { createTestDatabase, type TestDatabase } from "../helpers/db";
-import { quietLogger, seedDemo, type DemoPrincipals } from "../helpers/fixtures";
+import { drainJobs, seedDemo, type DemoPrincipals } from "../helpers/fixtures";
 
 let database: TestDatabase;
 let p: DemoPrincipals;
@@ -43,13 +40,7 @@ after(async () => {
 });
 
 async function drain(): Promise<void> {
-  do {
-    await runOnce({
-      connectionString: databaseUrl(),
-      taskList: { "bulk:test_task": dispatchToRunner("test_task") },
-      logger: quietLogger,
-    });
-  } while ((await admitAll()) > 0);
+  await drainJobs({ "bulk:test_task": dispatchToRunner("test_task") });
 }
 
 async function enqueue(n = 1) {

@@ -1,6 +1,7 @@
 import type { Metadata } from "next";
 import { notFound, redirect } from "next/navigation";
 import { JobDetail } from "@/components/job-detail";
+import { isOperator } from "@/lib/auth/principal";
 import { AppError } from "@/lib/errors";
 import { getJob } from "@/lib/jobs/queries";
 import { sessionPrincipal } from "@/lib/http/principal";
@@ -13,7 +14,7 @@ export default async function JobPage({ params }: { params: Promise<{ jobId: str
   const { jobId } = await params;
   try {
     const job = await getJob(principal, jobId);
-    return <JobDetail initial={job} canOperate={principal.isPlatformAdmin || principal.role === "operator"} />;
+    return <JobDetail initial={job} canOperate={isOperator(principal)} />;
   } catch (err) {
     if (err instanceof AppError && err.code === "not_found") notFound();
     throw err;
