@@ -17,9 +17,18 @@ const ACTIONS: { action: JobAction; label: string }[] = [
   { action: "discard", label: "Discard" },
 ];
 
-export function JobsExplorer({ isAdmin, types }: { isAdmin: boolean; types: string[] }) {
+export function JobsExplorer({
+  isAdmin,
+  types,
+  initial = {},
+}: {
+  isAdmin: boolean;
+  types: string[];
+  /** Filters from the page's URL (?status=&type=&queue=&tenant=&q=), e.g. a link from the overview. */
+  initial?: OpsJobFilters;
+}) {
   const qc = useQueryClient();
-  const [filters, setFilters] = useState<OpsJobFilters>({});
+  const [filters, setFilters] = useState<OpsJobFilters>(initial);
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [allMatching, setAllMatching] = useState(false);
   const [result, setResult] = useState<string | null>(null);
@@ -79,7 +88,7 @@ export function JobsExplorer({ isAdmin, types }: { isAdmin: boolean; types: stri
       >
         <label className="text-sm font-medium">
           Status
-          <select name="status" className={input} defaultValue="">
+          <select name="status" className={input} defaultValue={initial.status ?? ""}>
             <option value="">any</option>
             {STATUSES.map((s) => (
               <option key={s}>{s}</option>
@@ -88,7 +97,7 @@ export function JobsExplorer({ isAdmin, types }: { isAdmin: boolean; types: stri
         </label>
         <label className="text-sm font-medium">
           Type
-          <select name="type" className={input} defaultValue="">
+          <select name="type" className={input} defaultValue={initial.type ?? ""}>
             <option value="">any</option>
             {types.map((t) => (
               <option key={t}>{t}</option>
@@ -97,7 +106,7 @@ export function JobsExplorer({ isAdmin, types }: { isAdmin: boolean; types: stri
         </label>
         <label className="text-sm font-medium">
           Queue
-          <select name="queue" className={input} defaultValue="">
+          <select name="queue" className={input} defaultValue={initial.queue ?? ""}>
             <option value="">any</option>
             <option>interactive</option>
             <option>bulk</option>
@@ -106,12 +115,12 @@ export function JobsExplorer({ isAdmin, types }: { isAdmin: boolean; types: stri
         {isAdmin && (
           <label className="text-sm font-medium">
             Tenant
-            <input name="tenant" placeholder="slug or id" className={input} />
+            <input name="tenant" placeholder="slug or id" className={input} defaultValue={initial.tenant} />
           </label>
         )}
         <label className="text-sm font-medium md:col-span-2">
           Search input and errors
-          <input name="q" placeholder="text" className={input} />
+          <input name="q" placeholder="text" className={input} defaultValue={initial.q} />
         </label>
         <label className="text-sm font-medium">
           Created from

@@ -49,6 +49,8 @@ const envSchema = z.object({
   WORKER_DEAD_AFTER_MS: intFrom(10_000, 500, 600_000),
   /** How often each worker runs the reaper (one at a time across the fleet), in ms. */
   REAPER_INTERVAL_MS: intFrom(1_000, 100, 60_000),
+  /** How often each worker runs the console's statistics rollup (one at a time across the fleet), in ms. */
+  STATS_ROLLUP_MS: intFrom(10_000, 1_000, 600_000),
   /** A bearer token that may scrape GET /api/metrics (platform admins may too). Unset: admins only. */
   METRICS_TOKEN: z.string().min(16).optional(),
   /** Rows of demo business data: 1 gives Acme 1,000,000 events and 100,000 orders. */

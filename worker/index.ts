@@ -13,6 +13,7 @@ import { Admitter, applyQueueConfig } from "@/lib/admission/admitter";
 import { closeDb } from "@/lib/db";
 import { databaseUrl, env } from "@/lib/env";
 import { reap } from "@/lib/jobs/reaper";
+import { rollupStats } from "@/lib/ops/stats";
 import { QUEUES, type QueueName } from "@/lib/jobs/task";
 import { heartbeatWorker, markWorkerStopped, registerWorker } from "@/lib/jobs/workers";
 import { workerIdentity } from "./identity";
@@ -80,6 +81,10 @@ async function main(): Promise<void> {
       })
       .catch((e: Error) => console.error(`[reaper] failed: ${e.message}`));
   }, env().REAPER_INTERVAL_MS);
+  // The console overview's counts and per-minute statistics; one worker at a time does the work.
+  const rollup = setInterval(() => {
+    rollupStats().catch((e: Error) => console.error(`[stats] rollup failed: ${e.message}`));
+  }, env().STATS_ROLLUP_MS);
 
   const runner = await run({
     connectionString: databaseUrl(),
@@ -107,6 +112,7 @@ async function main(): Promise<void> {
     stopping = true;
     state = "stopping";
     clearInterval(reaper);
+    clearInterval(rollup);
     void admitter.stop();
     console.log(`[worker] ${signal}: finishing running jobs (grace ${env().WORKER_SHUTDOWN_GRACE_MS} ms)`);
     runner

@@ -13,6 +13,7 @@ async function logout() {
 /** The main navigation; console pages for operators and platform admins, the fleet for admins. */
 const NAV: { href: string; label: string; for: "everyone" | "operators" | "admins" }[] = [
   { href: "/exports", label: "Exports", for: "everyone" },
+  { href: "/ops/overview", label: "Overview", for: "operators" },
   { href: "/ops/jobs", label: "Jobs", for: "operators" },
   { href: "/ops/queues", label: "Queues", for: "operators" },
   { href: "/ops/dead-letters", label: "Dead letters", for: "operators" },

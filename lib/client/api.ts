@@ -8,6 +8,7 @@ import type { getJobHistory } from "../jobs/actions";
 import type { PauseDto } from "../admission/pauses";
 import type { QueueDto, QueueTenantDto } from "../admission/queues";
 import type { AuditEntryDto, DeadLetterGroupDto, StuckJobDto, WorkerDto } from "../ops/console";
+import type { Overview, OverviewRow, SeriesPoint } from "../ops/stats";
 
 export type {
   JobDto,
@@ -19,6 +20,9 @@ export type {
   StuckJobDto,
   WorkerDto,
   AuditEntryDto,
+  Overview,
+  OverviewRow,
+  SeriesPoint,
 };
 
 export class ApiError extends Error {
@@ -166,7 +170,13 @@ export const consoleKeys = {
   stuck: ["console", "stuck"] as const,
   workers: ["console", "workers"] as const,
   audit: (filters: Record<string, string>) => ["console", "audit", filters] as const,
+  overview: (filters: Record<string, string>) => ["console", "overview", filters] as const,
 };
+
+export function fetchOverview(filters: Record<string, string>): Promise<Overview> {
+  const q = new URLSearchParams(Object.entries(filters).filter(([, v]) => v !== ""));
+  return request(`/api/v1/ops/overview?${q}`);
+}
 
 export function fetchStuckJobs(): Promise<{ jobs: StuckJobDto[] }> {
   return request("/api/v1/ops/stuck");

@@ -5,12 +5,22 @@ import { taskCatalog } from "@/lib/jobs/catalog";
 
 export const metadata: Metadata = { title: "Jobs" };
 
-export default async function JobsExplorerPage() {
+const FROM_URL = ["status", "type", "queue", "tenant", "q"] as const;
+
+export default async function JobsExplorerPage({
+  searchParams,
+}: {
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+}) {
   const principal = await consolePagePrincipal();
+  const params = await searchParams;
+  const initial = Object.fromEntries(
+    FROM_URL.flatMap((k) => (typeof params[k] === "string" && params[k] ? [[k, params[k]]] : [])),
+  );
   return (
     <div className="space-y-6">
       <h1 className="text-2xl font-semibold">Jobs</h1>
-      <JobsExplorer isAdmin={principal.isPlatformAdmin} types={Object.keys(taskCatalog)} />
+      <JobsExplorer isAdmin={principal.isPlatformAdmin} types={Object.keys(taskCatalog)} initial={initial} />
     </div>
   );
 }

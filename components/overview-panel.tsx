@@ -1,0 +1,236 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import Link from "next/link";
+import { useState, type FormEvent } from "react";
+import {
+  Bar,
+  BarChart,
+  CartesianGrid,
+  Legend,
+  Line,
+  LineChart,
+  ResponsiveContainer,
+  Tooltip,
+  XAxis,
+  YAxis,
+} from "recharts";
+import { consoleKeys, fetchOverview, type SeriesPoint } from "@/lib/client/api";
+import { formatCount, formatDuration, formatTime } from "@/lib/client/format";
+
+const card = "rounded-lg border border-slate-200 bg-white shadow-sm";
+const th = "px-3 py-2 font-medium";
+const td = "px-3 py-2 tabular-nums";
+const input = "rounded border border-slate-300 px-2 py-1 text-sm";
+
+function rate(r: number | null): string {
+  return r === null ? "—" : `${(r * 100).toFixed(1)}%`;
+}
+
+function ms(v: number | null): string {
+  if (v === null) return "—";
+  return v < 1000 ? `${v} ms` : formatDuration(v);
+}
+
+function age(iso: string | null): string {
+  return iso ? formatDuration(Date.now() - new Date(iso).getTime()) : "—";
+}
+
+function Stat({ label, value, hint }: { label: string; value: string; hint?: string }) {
+  return (
+    <div className={`${card} px-4 py-3`} data-testid={`stat-${label.toLowerCase().replace(/\W+/g, "-")}`}>
+      <p className="text-xs uppercase text-slate-500">{label}</p>
+      <p className="text-xl font-semibold tabular-nums">{value}</p>
+      {hint ? <p className="text-xs text-slate-500">{hint}</p> : null}
+    </div>
+  );
+}
+
+function Charts({ points, range }: { points: SeriesPoint[]; range: "hour" | "day" }) {
+  const data = points.map((p) => ({
+    ...p,
+    label: new Date(p.at).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }),
+  }));
+  return (
+    <div className="grid gap-4 lg:grid-cols-2">
+      <figure className={`${card} p-4`} data-testid="chart-throughput">
+        <figcaption className="mb-2 text-sm font-medium">
+          Finished attempts per {range === "hour" ? "minute" : "15 minutes"}
+        </figcaption>
+        <ResponsiveContainer width="100%" height={220}>
+          <BarChart data={data}>
+            <CartesianGrid strokeDasharray="3 3" vertical={false} />
+            <XAxis dataKey="label" fontSize={11} minTickGap={24} />
+            <YAxis fontSize={11} allowDecimals={false} />
+            <Tooltip />
+            <Legend />
+            <Bar dataKey="succeeded" stackId="a" fill="#4f46e5" isAnimationActive={false} />
+            <Bar dataKey="failed" stackId="a" fill="#dc2626" isAnimationActive={false} />
+          </BarChart>
+        </ResponsiveContainer>
+      </figure>
+      <figure className={`${card} p-4`} data-testid="chart-runtime">
+        <figcaption className="mb-2 text-sm font-medium">Runtime (ms), p50 and p99</figcaption>
+        <ResponsiveContainer width="100%" height={220}>
+          <LineChart data={data}>
+            <CartesianGrid strokeDasharray="3 3" vertical={false} />
+            <XAxis dataKey="label" fontSize={11} minTickGap={24} />
+            <YAxis fontSize={11} />
+            <Tooltip />
+            <Legend />
+            <Line dataKey="p50Ms" name="p50" stroke="#4f46e5" dot={false} connectNulls isAnimationActive={false} />
+            <Line dataKey="p99Ms" name="p99" stroke="#f59e0b" dot={false} connectNulls isAnimationActive={false} />
+          </LineChart>
+        </ResponsiveContainer>
+      </figure>
+    </div>
+  );
+}
+
+export function OverviewPanel({ isAdmin, queues }: { isAdmin: boolean; queues: readonly string[] }) {
+  const [filters, setFilters] = useState<Record<string, string>>({});
+  const [range, setRange] = useState<"hour" | "day">("hour");
+  const overview = useQuery({
+    queryKey: consoleKeys.overview(filters),
+    queryFn: () => fetchOverview(filters),
+    refetchInterval: 10_000,
+  });
+
+  const onFilter = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault();
+    const form = new FormData(e.currentTarget);
+    setFilters(Object.fromEntries([...form.entries()].map(([k, v]) => [k, String(v).trim()])));
+  };
+
+  return (
+    <div className="space-y-6">
+      <form onSubmit={onFilter} className="flex flex-wrap items-end gap-3 text-sm">
+        {isAdmin ? (
+          <label className="flex flex-col gap-1">
+            Tenant
+            <input name="tenant" placeholder="all tenants (slug or id)" className={input} />
+          </label>
+        ) : null}
+        <label className="flex flex-col gap-1">
+          Queue
+          <select name="queue" className={input} defaultValue="">
+            <option value="">all</option>
+            {queues.map((q) => (
+              <option key={q}>{q}</option>
+            ))}
+          </select>
+        </label>
+        <button className="rounded bg-slate-800 px-3 py-1.5 text-white">Show</button>
+      </form>
+
+      {overview.isPending ? <p className="text-sm text-slate-500">Loading…</p> : null}
+      {overview.isError ? (
+        <p role="alert" className="text-sm text-red-700">
+          {overview.error.message}
+        </p>
+      ) : null}
+      {overview.data ? (
+        <>
+          <p className="text-xs text-slate-500" data-testid="overview-as-of">
+            {overview.data.countsAt
+              ? `Counts as of ${formatTime(overview.data.countsAt)}; refreshed by the workers every few seconds.`
+              : "No statistics yet: they appear once a worker has run its first rollup."}
+          </p>
+          <div className="grid grid-cols-2 gap-3 md:grid-cols-4 lg:grid-cols-8">
+            <Stat label="Queued" value={formatCount(overview.data.totals.queued)} />
+            <Stat label="Scheduled" value={formatCount(overview.data.totals.scheduled)} />
+            <Stat label="Running" value={formatCount(overview.data.totals.running)} />
+            <Stat label="Retrying" value={formatCount(overview.data.totals.retrying)} />
+            <Stat label="Dead" value={formatCount(overview.data.totals.dead)} />
+            <Stat label="Oldest queued" value={age(overview.data.totals.oldestQueuedAt)} />
+            <Stat
+              label="Per minute (5 min)"
+              value={String(overview.data.totals.last5m.perMinute)}
+              hint={`failure rate ${rate(overview.data.totals.last5m.failureRate)}`}
+            />
+            <Stat
+              label="Per minute (1 h)"
+              value={String(overview.data.totals.last1h.perMinute)}
+              hint={`failure rate ${rate(overview.data.totals.last1h.failureRate)}`}
+            />
+          </div>
+
+          <div className="flex gap-2 text-sm" role="group" aria-label="Chart range">
+            {(["hour", "day"] as const).map((r) => (
+              <button
+                key={r}
+                type="button"
+                aria-pressed={range === r}
+                onClick={() => setRange(r)}
+                className={`rounded px-3 py-1 ${range === r ? "bg-indigo-600 text-white" : "border border-slate-300"}`}
+              >
+                Last {r}
+              </button>
+            ))}
+          </div>
+          <Charts points={overview.data.series[range]} range={range} />
+
+          {overview.data.rows.length === 0 ? (
+            <p className={`${card} p-5 text-sm text-slate-500`}>No jobs in this scope yet.</p>
+          ) : (
+            <div className="overflow-x-auto">
+              <table className={`${card} w-full text-left text-sm`}>
+                <thead className="bg-slate-50 text-xs uppercase text-slate-500">
+                  <tr>
+                    <th className={th}>Queue · type</th>
+                    <th className={th}>Queued</th>
+                    <th className={th}>Scheduled</th>
+                    <th className={th}>Running</th>
+                    <th className={th}>Retrying</th>
+                    <th className={th}>Dead</th>
+                    <th className={th}>Oldest queued</th>
+                    <th className={th}>/min 5m · 1h</th>
+                    <th className={th}>Failures 5m · 1h</th>
+                    <th className={th}>p50 · p99 (1h)</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {overview.data.rows.map((r) => (
+                    <tr key={`${r.queue}-${r.type}`} data-testid="overview-row" className="border-t border-slate-100">
+                      <td className="px-3 py-2">
+                        <Link
+                          className="text-indigo-700 underline"
+                          href={`/ops/jobs?queue=${encodeURIComponent(r.queue)}&type=${encodeURIComponent(r.type)}`}
+                        >
+                          {r.queue} · {r.type}
+                        </Link>
+                      </td>
+                      <td className={td}>{formatCount(r.queued)}</td>
+                      <td className={td}>{formatCount(r.scheduled)}</td>
+                      <td className={td}>{formatCount(r.running)}</td>
+                      <td className={td}>{formatCount(r.retrying)}</td>
+                      <td className={td}>
+                        {r.dead ? (
+                          <Link className="text-red-700 underline" href="/ops/dead-letters">
+                            {formatCount(r.dead)}
+                          </Link>
+                        ) : (
+                          0
+                        )}
+                      </td>
+                      <td className={td}>{age(r.oldestQueuedAt)}</td>
+                      <td className={td}>
+                        {r.last5m.perMinute} · {r.last1h.perMinute}
+                      </td>
+                      <td className={td}>
+                        {rate(r.last5m.failureRate)} · {rate(r.last1h.failureRate)}
+                      </td>
+                      <td className={td}>
+                        {ms(r.p50Ms)} · {ms(r.p99Ms)}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+        </>
+      ) : null}
+    </div>
+  );
+}

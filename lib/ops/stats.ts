@@ -1,0 +1,304 @@
+/**
+ * The console overview and the rollup that feeds it. The overview never scans
+ * the jobs table: every STATS_ROLLUP_MS one worker (an advisory lock picks it)
+ *  - recomputes per-minute counts of finished attempts and a runtime histogram
+ *    for the minutes since the last tick (and the two before, so attempts that
+ *    committed late are counted) into `job_stats_minute`, kept 8 days;
+ *  - snapshots how many jobs wait, run or are dead, and the oldest queued one,
+ *    per tenant, queue and type into `job_state_counts`.
+ * The overview reads those two small tables: counts are as of the last tick.
+ */
+import { z } from "zod";
+import type { Principal } from "../auth/principal";
+import { db, Prisma } from "../db";
+import { parseOrThrow } from "../errors";
+import { QUEUES } from "../jobs/task";
+import { consoleTenant } from "./console";
+
+const STATS_LOCK = 0x436f6e77; // "Conw"
+/** Minute rows older than this are deleted by the rollup. */
+const KEEP = "8 days";
+
+/**
+ * Upper bounds (ms, exclusive) of the runtime histogram's buckets; the last
+ * bucket counts everything from the last bound up.
+ */
+export const RUNTIME_BOUNDS_MS = [
+  10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000, 60_000, 300_000, 900_000, 3_600_000,
+] as const;
+
+const duration = Prisma.sql`coalesce(a.duration_ms, extract(epoch FROM a.finished_at - a.started_at) * 1000)`;
+const histogramSql = Prisma.raw(
+  `ARRAY[${[...RUNTIME_BOUNDS_MS, Infinity]
+    .map((upper, i) => {
+      const lower = i === 0 ? null : RUNTIME_BOUNDS_MS[i - 1];
+      const d = duration.sql;
+      const cond = [lower === null ? null : `${d} >= ${lower}`, upper === Infinity ? null : `${d} < ${upper}`]
+        .filter(Boolean)
+        .join(" AND ");
+      return `count(*) FILTER (WHERE ${cond})`;
+    })
+    .join(", ")}]::int[]`,
+);
+/** Elementwise sum of histograms, for grouping minute rows into wider bins. */
+const histogramSumSql = Prisma.raw(
+  `ARRAY[${[...RUNTIME_BOUNDS_MS, Infinity].map((_, i) => `coalesce(sum(runtime_hist[${i + 1}]), 0)`).join(", ")}]::int[]`,
+);
+
+export type RollupResult = { ran: boolean; from?: string; to?: string; minuteRows?: number; countRows?: number };
+
+/** One tick of the rollup. Safe to call from any number of processes: one works, the others return `ran: false`. */
+export async function rollupStats(): Promise<RollupResult> {
+  return db().$transaction(
+    async (tx) => {
+      const [lock] = await tx.$queryRaw<
+        { locked: boolean }[]
+      >`SELECT pg_try_advisory_xact_lock(${STATS_LOCK}) AS locked`;
+      if (!lock?.locked) return { ran: false };
+      const [window] = await tx.$queryRaw<{ from: Date; to: Date }[]>`
+        SELECT date_trunc('minute', greatest(least(rolled_to, now() - interval '2 minutes'), now() - interval '${Prisma.raw(KEEP)}')) AS "from",
+               now() AS "to"
+        FROM stats_rollup WHERE id = 1 FOR UPDATE`;
+      const from = window?.from ?? new Date(Date.now() - 86_400_000);
+      const to = window?.to ?? new Date();
+
+      await tx.$executeRaw`DELETE FROM job_stats_minute WHERE bucket >= ${from} OR bucket < now() - interval '${Prisma.raw(KEEP)}'`;
+      const minuteRows = await tx.$executeRaw`
+        INSERT INTO job_stats_minute (bucket, tenant_id, queue, type, succeeded, failed, cancelled, dead, runtime_ms, runtime_hist)
+        SELECT date_trunc('minute', a.finished_at), j.tenant_id, j.queue, j.type,
+               count(*) FILTER (WHERE a.outcome = 'succeeded'),
+               count(*) FILTER (WHERE a.outcome IN ('failed', 'lost', 'interrupted')),
+               count(*) FILTER (WHERE a.outcome = 'cancelled'),
+               count(*) FILTER (WHERE a.outcome IN ('failed', 'lost') AND j.status = 'failed' AND a.attempt = j.attempts),
+               coalesce(sum(${duration}), 0)::bigint,
+               ${histogramSql}
+        FROM job_attempts a JOIN jobs j ON j.id = a.job_id
+        WHERE a.finished_at >= ${from} AND a.finished_at < ${to}
+        GROUP BY 1, 2, 3, 4`;
+
+      await tx.$executeRaw`DELETE FROM job_state_counts`;
+      const countRows = await tx.$executeRaw`
+        INSERT INTO job_state_counts (tenant_id, queue, type, state, n, oldest_at)
+        SELECT tenant_id, queue, type, CASE WHEN status = 'failed' THEN 'dead' ELSE status::text END,
+               count(*), min(CASE WHEN status = 'failed' THEN finished_at ELSE run_at END)
+        FROM jobs
+        WHERE status IN ('queued', 'scheduled', 'running', 'retrying') OR (status = 'failed' AND discarded_at IS NULL)
+        GROUP BY 1, 2, 3, 4`;
+      await tx.$executeRaw`UPDATE stats_rollup SET rolled_to = ${to}, counts_at = now() WHERE id = 1`;
+      return { ran: true, from: from.toISOString(), to: to.toISOString(), minuteRows, countRows };
+    },
+    { timeout: 120_000 },
+  );
+}
+
+// ── The overview ─────────────────────────────────────────────────────────────
+
+export const overviewSchema = z
+  .object({
+    /** Platform admins: a tenant's id or slug. */
+    tenant: z.string().trim().min(1).max(100).optional(),
+    queue: z.enum(QUEUES, { error: `must be one of ${QUEUES.join(", ")}` }).optional(),
+    type: z.string().trim().min(1).max(100).optional(),
+  })
+  .strict();
+
+type Window = { succeeded: number; failed: number; perMinute: number; failureRate: number | null };
+export type OverviewRow = {
+  queue: string;
+  type: string;
+  queued: number;
+  scheduled: number;
+  running: number;
+  retrying: number;
+  dead: number;
+  /** When the oldest queued job became due. */
+  oldestQueuedAt: string | null;
+  last5m: Window;
+  last1h: Window;
+  /** Runtime of attempts finished in the last hour, from the histogram (bucket-interpolated). */
+  p50Ms: number | null;
+  p99Ms: number | null;
+};
+export type SeriesPoint = {
+  at: string;
+  succeeded: number;
+  failed: number;
+  dead: number;
+  p50Ms: number | null;
+  p99Ms: number | null;
+};
+export type Overview = {
+  tenant: string | null;
+  /** When the counts were taken and up to when the statistics reach (the last rollup tick). */
+  countsAt: string | null;
+  statsTo: string | null;
+  rows: OverviewRow[];
+  totals: Omit<OverviewRow, "queue" | "type" | "oldestQueuedAt" | "p50Ms" | "p99Ms"> & {
+    oldestQueuedAt: string | null;
+  };
+  /** Last hour per minute, last day per 15 minutes. */
+  series: { hour: SeriesPoint[]; day: SeriesPoint[] };
+};
+
+type Bin = { at: Date; queue: string; type: string; succeeded: number; failed: number; dead: number; hist: number[] };
+
+/** The `q`-th quantile of a histogram, interpolated inside its bucket; null when empty. */
+export function quantileOf(hist: readonly number[], q: number): number | null {
+  const total = hist.reduce((a, b) => a + b, 0);
+  if (!total) return null;
+  const rank = q * total;
+  let seen = 0;
+  for (let i = 0; i < hist.length; i++) {
+    const n = hist[i] ?? 0;
+    if (n && seen + n >= rank) {
+      const lower = i === 0 ? 0 : RUNTIME_BOUNDS_MS[i - 1]!;
+      const upper = RUNTIME_BOUNDS_MS[i];
+      if (upper === undefined) return lower;
+      return Math.round(lower + ((rank - seen) / n) * (upper - lower));
+    }
+    seen += n;
+  }
+  return RUNTIME_BOUNDS_MS.at(-1)!;
+}
+
+function addHist(into: number[], h: readonly number[]) {
+  h.forEach((n, i) => (into[i] = (into[i] ?? 0) + n));
+}
+
+function windowOf(bins: Bin[], minutes: number): Window {
+  const succeeded = bins.reduce((a, b) => a + b.succeeded, 0);
+  const failed = bins.reduce((a, b) => a + b.failed, 0);
+  return {
+    succeeded,
+    failed,
+    perMinute: Math.round((succeeded / minutes) * 10) / 10,
+    failureRate: succeeded + failed ? Math.round((failed / (succeeded + failed)) * 1000) / 1000 : null,
+  };
+}
+
+/** The minute bins of the last `n` minutes, the current (partial) one included. */
+function lastMinutes(minuteBins: Bin[], n: number): Bin[] {
+  const since = Math.floor(Date.now() / 60_000) * 60_000 - (n - 1) * 60_000;
+  return minuteBins.filter((b) => b.at.getTime() >= since);
+}
+
+async function bins(
+  tenantId: string | null,
+  f: { queue?: string; type?: string },
+  sinceMs: number,
+  width: string,
+): Promise<Bin[]> {
+  const rows = await db().$queryRaw<
+    { at: Date; queue: string; type: string; succeeded: bigint; failed: bigint; dead: bigint; hist: number[] }[]
+  >`
+    SELECT date_bin(${Prisma.raw(`'${width}'`)}::interval, bucket, '2000-01-01') AS at, queue, type,
+           sum(succeeded) AS succeeded, sum(failed) AS failed, sum(dead) AS dead, ${histogramSumSql} AS hist
+    FROM job_stats_minute
+    WHERE bucket >= now() - make_interval(secs => ${sinceMs / 1000}::float8)
+      AND (${tenantId}::uuid IS NULL OR tenant_id = ${tenantId}::uuid)
+      AND (${f.queue ?? null}::text IS NULL OR queue = ${f.queue ?? null})
+      AND (${f.type ?? null}::text IS NULL OR type = ${f.type ?? null})
+    GROUP BY 1, 2, 3`;
+  return rows.map((r) => ({
+    ...r,
+    succeeded: Number(r.succeeded),
+    failed: Number(r.failed),
+    dead: Number(r.dead),
+  }));
+}
+
+function series(rows: Bin[], points: number, widthMs: number): SeriesPoint[] {
+  const end = Math.floor(Date.now() / widthMs) * widthMs;
+  const byAt = new Map<number, { succeeded: number; failed: number; dead: number; hist: number[] }>();
+  for (const r of rows) {
+    const p = byAt.get(r.at.getTime()) ?? { succeeded: 0, failed: 0, dead: 0, hist: [] };
+    p.succeeded += r.succeeded;
+    p.failed += r.failed;
+    p.dead += r.dead;
+    addHist(p.hist, r.hist);
+    byAt.set(r.at.getTime(), p);
+  }
+  return Array.from({ length: points }, (_, i) => {
+    const at = end - (points - 1 - i) * widthMs;
+    const p = byAt.get(at);
+    return {
+      at: new Date(at).toISOString(),
+      succeeded: p?.succeeded ?? 0,
+      failed: p?.failed ?? 0,
+      dead: p?.dead ?? 0,
+      p50Ms: p ? quantileOf(p.hist, 0.5) : null,
+      p99Ms: p ? quantileOf(p.hist, 0.99) : null,
+    };
+  });
+}
+
+/**
+ * Per queue and job type: how many jobs are queued, scheduled, running,
+ * retrying and dead, the oldest queued one, throughput and failure rate over
+ * the last 5 minutes and hour, runtime p50 and p99; and charts of the last
+ * hour and day. Operators (own tenant), platform admins (all, or one tenant).
+ */
+export async function getOverview(principal: Principal, raw: unknown): Promise<Overview> {
+  const f = parseOrThrow(overviewSchema, raw);
+  const tenantId = await consoleTenant(principal, f.tenant);
+  const [counts, hourBins, dayBins, state] = await Promise.all([
+    db().$queryRaw<{ queue: string; type: string; state: string; n: bigint; oldestAt: Date | null }[]>`
+      SELECT queue, type, state, sum(n) AS n, min(oldest_at) AS "oldestAt"
+      FROM job_state_counts
+      WHERE (${tenantId}::uuid IS NULL OR tenant_id = ${tenantId}::uuid)
+        AND (${f.queue ?? null}::text IS NULL OR queue = ${f.queue ?? null})
+        AND (${f.type ?? null}::text IS NULL OR type = ${f.type ?? null})
+      GROUP BY 1, 2, 3`,
+    bins(tenantId, f, 3_600_000, "1 minute"),
+    bins(tenantId, f, 86_400_000, "15 minutes"),
+    db().statsRollup.findUnique({ where: { id: 1 } }),
+  ]);
+
+  const keys = new Map<string, { queue: string; type: string }>();
+  for (const r of [...counts, ...hourBins]) keys.set(`${r.queue}\u0000${r.type}`, { queue: r.queue, type: r.type });
+  const rows: OverviewRow[] = [...keys.values()]
+    .map(({ queue, type }) => {
+      const c = (s: string) => counts.find((r) => r.queue === queue && r.type === type && r.state === s);
+      const mine = hourBins.filter((b) => b.queue === queue && b.type === type);
+      const hist: number[] = [];
+      for (const b of mine) addHist(hist, b.hist);
+      return {
+        queue,
+        type,
+        queued: Number(c("queued")?.n ?? 0),
+        scheduled: Number(c("scheduled")?.n ?? 0),
+        running: Number(c("running")?.n ?? 0),
+        retrying: Number(c("retrying")?.n ?? 0),
+        dead: Number(c("dead")?.n ?? 0),
+        oldestQueuedAt: c("queued")?.oldestAt?.toISOString() ?? null,
+        last5m: windowOf(lastMinutes(mine, 5), 5),
+        last1h: windowOf(mine, 60),
+        p50Ms: quantileOf(hist, 0.5),
+        p99Ms: quantileOf(hist, 0.99),
+      };
+    })
+    .sort((a, b) => a.queue.localeCompare(b.queue) || a.type.localeCompare(b.type));
+
+  const oldest = rows
+    .map((r) => r.oldestQueuedAt)
+    .filter((x): x is string => x !== null)
+    .sort()[0];
+  const sum = (k: "queued" | "scheduled" | "running" | "retrying" | "dead") => rows.reduce((a, r) => a + r[k], 0);
+  return {
+    tenant: tenantId,
+    countsAt: state?.countsAt?.toISOString() ?? null,
+    statsTo: state?.countsAt ? state.rolledTo.toISOString() : null,
+    rows,
+    totals: {
+      queued: sum("queued"),
+      scheduled: sum("scheduled"),
+      running: sum("running"),
+      retrying: sum("retrying"),
+      dead: sum("dead"),
+      oldestQueuedAt: oldest ?? null,
+      last5m: windowOf(lastMinutes(hourBins, 5), 5),
+      last1h: windowOf(hourBins, 60),
+    },
+    series: { hour: series(hourBins, 60, 60_000), day: series(dayBins, 96, 15 * 60_000) },
+  };
+}

@@ -1,0 +1,119 @@
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { createPause } from "@/lib/admission/pauses";
+import { pool } from "@/lib/db";
+import { AppError } from "@/lib/errors";
+import { enqueueJob } from "@/lib/jobs/enqueue";
+import { getOverview, rollupStats } from "@/lib/ops/stats";
+import { createTestDatabase, type TestDatabase } from "../helpers/db";
+import { drainJobs, seedDemo, type DemoPrincipals } from "../helpers/fixtures";
+
+let database: TestDatabase;
+let p: DemoPrincipals;
+
+before(async () => {
+  database = await createTestDatabase();
+  p = await seedDemo();
+});
+after(async () => database.drop());
+
+const isCode = (code: string) => (e: unknown) => e instanceof AppError && e.code === code;
+
+async function probe(tenantId: string): Promise<string> {
+  return (await enqueueJob({ tenantId, type: "probe", input: { sleepMs: 0 } })).job.id;
+}
+
+/** A job whose one attempt failed `agoMs` ago after `durationMs`; dead when `dead`. */
+async function failedAttempt(tenantId: string, opts: { dead: boolean; agoMs?: number; durationMs?: number }) {
+  const id = await probe(tenantId);
+  const { agoMs = 0, durationMs = 40 } = opts;
+  await pool().query(`UPDATE jobs SET status = 'running', attempts = 1, started_at = now() WHERE id = $1`, [id]);
+  await pool().query(
+    `UPDATE jobs SET status = $2::job_status, error_class = 'retryable', error_message = 'boom', admitted_at = NULL,
+            finished_at = now(), run_at = now() + interval '1 hour' WHERE id = $1`,
+    [id, opts.dead ? "failed" : "retrying"],
+  );
+  await pool().query(
+    `INSERT INTO job_attempts (job_id, attempt, worker_id, fencing_token, started_at, finished_at, outcome, error_class,
+                               error_message, duration_ms)
+     VALUES ($1, 1, 'w-test', 1, now() - make_interval(secs => ($2::int + $3::int) / 1000.0), now() - make_interval(secs => $2::int / 1000.0),
+             'failed', 'retryable', 'boom', $3)`,
+    [id, agoMs, durationMs],
+  );
+  return id;
+}
+
+describe("the overview, fed by the rollup", () => {
+  test("counts, throughput, failure rate and runtime per queue and type, per tenant", async () => {
+    for (let i = 0; i < 3; i++) await probe(p.acmeId);
+    await probe(p.globexId);
+    await drainJobs();
+    await failedAttempt(p.acmeId, { dead: true });
+    await failedAttempt(p.acmeId, { dead: false });
+    await createPause(p.oscar, { queue: "bulk", type: "probe", reason: "overview test" });
+    await probe(p.acmeId); // held by the pause: queued
+
+    const before = await getOverview(p.oscar, {});
+    assert.equal(before.rows.length, 0, "nothing until the first rollup: the overview never scans jobs");
+    assert.equal(before.countsAt, null);
+
+    const r = await rollupStats();
+    assert.equal(r.ran, true);
+    const o = await getOverview(p.oscar, {});
+    const row = o.rows.find((x) => x.queue === "bulk" && x.type === "probe");
+    assert.ok(row, "a row for bulk · probe");
+    assert.deepEqual(
+      [row.queued, row.scheduled, row.running, row.retrying, row.dead],
+      [1, 0, 0, 1, 1],
+      "queued, scheduled, running, retrying, dead",
+    );
+    assert.ok(row.oldestQueuedAt, "the oldest queued job's age");
+    assert.deepEqual([row.last5m.succeeded, row.last5m.failed], [3, 2]);
+    assert.equal(row.last5m.failureRate, 0.4);
+    assert.equal(row.last1h.succeeded, 3);
+    assert.equal(row.last5m.perMinute, 0.6);
+    assert.ok(row.p50Ms !== null && row.p99Ms !== null && row.p50Ms <= row.p99Ms, "runtime percentiles");
+    assert.ok(row.p99Ms! >= 25 && row.p99Ms! <= 50, `the 40 ms failures set p99 in the 25–50 ms bucket: ${row.p99Ms}`);
+    assert.equal(o.series.hour.length, 60);
+    assert.equal(o.series.day.length, 96);
+    assert.equal(
+      o.series.hour.reduce((a, s) => a + s.succeeded, 0),
+      3,
+    );
+    assert.equal(
+      o.series.day.reduce((a, s) => a + s.dead, 0),
+      1,
+    );
+    assert.equal(o.totals.dead, 1);
+
+    const gina = await getOverview(p.gina, {});
+    assert.equal(gina.totals.last1h.succeeded, 1, "globex sees its own job only");
+    assert.equal(gina.totals.dead + gina.totals.queued, 0);
+    const root = await getOverview(p.root, {});
+    assert.equal(root.totals.last1h.succeeded, 4, "a platform admin sees every tenant");
+    const rootAcme = await getOverview(p.root, { tenant: "acme" });
+    assert.deepEqual(rootAcme.rows, o.rows, "…or one tenant");
+  });
+
+  test("a tick recomputes recent minutes: no double counting, late commits counted", async () => {
+    const first = await getOverview(p.oscar, {});
+    await rollupStats();
+    assert.deepEqual((await getOverview(p.oscar, {})).totals.last1h, first.totals.last1h, "idempotent");
+
+    // An attempt that finished 90 s ago but committed only now (a slow transaction).
+    await failedAttempt(p.acmeId, { dead: false, agoMs: 90_000, durationMs: 5 });
+    await rollupStats();
+    const after = await getOverview(p.oscar, {});
+    assert.equal(after.totals.last1h.failed, first.totals.last1h.failed + 1);
+  });
+
+  test("members are refused; bad filters name the field", async () => {
+    await assert.rejects(getOverview(p.ada, {}), isCode("forbidden"));
+    await assert.rejects(getOverview(p.oscar, { tenant: "globex" }), isCode("not_found"));
+    await assert.rejects(getOverview(p.oscar, { queue: "nope" }), (e: unknown) => {
+      assert.ok(e instanceof AppError && e.code === "invalid_input");
+      assert.equal(e.fields?.[0]?.path, "queue");
+      return true;
+    });
+  });
+});
