@@ -49,27 +49,35 @@ export function redactInput(type: string, input: unknown): unknown {
   return out;
 }
 
-async function filterWhere(principal: Principal, f: OpsJobFilter): Promise<Prisma.JobWhereInput> {
+/** `%`, `_` and `\\` in a search term match themselves. */
+function likePattern(q: string): string {
+  return `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/**
+ * A filter as SQL conditions, one query against the jobs indexes: tenant (or
+ * none, for platform admins), status, type, queue, creation time, and text in
+ * the input or error, served by the trigram index `jobs_search_idx` (the same
+ * expression must be used here for the index to apply).
+ */
+async function filterConditions(principal: Principal, f: OpsJobFilter): Promise<Prisma.Sql[]> {
   const tenantId = await consoleTenant(principal, f.tenant);
-  const textIds = f.q
-    ? (
-        await db().$queryRaw<{ id: string }[]>`
-          SELECT id FROM jobs
-          WHERE (${tenantId}::uuid IS NULL OR tenant_id = ${tenantId}::uuid)
-            AND (input::text ILIKE ${`%${f.q}%`} OR error_message ILIKE ${`%${f.q}%`})
-          ORDER BY created_at DESC LIMIT 10000`
-      ).map((r) => r.id)
-    : null;
-  return {
-    ...(tenantId ? { tenantId } : {}),
-    ...(f.status ? { status: f.status } : {}),
-    ...(f.type ? { type: f.type } : {}),
-    ...(f.queue ? { queue: f.queue } : {}),
-    ...(textIds ? { id: { in: textIds } } : {}),
-    ...(f.from || f.to
-      ? { createdAt: { ...(f.from ? { gte: new Date(f.from) } : {}), ...(f.to ? { lt: new Date(f.to) } : {}) } }
-      : {}),
-  };
+  const conds: Prisma.Sql[] = [Prisma.sql`true`];
+  if (tenantId) conds.push(Prisma.sql`tenant_id = ${tenantId}::uuid`);
+  if (f.status) conds.push(Prisma.sql`status = ${f.status}::job_status`);
+  if (f.type) conds.push(Prisma.sql`type = ${f.type}`);
+  if (f.queue) conds.push(Prisma.sql`queue = ${f.queue}`);
+  if (f.q) conds.push(Prisma.sql`(input::text || ' ' || coalesce(error_message, '')) ILIKE ${likePattern(f.q)}`);
+  if (f.from) conds.push(Prisma.sql`created_at >= ${new Date(f.from)}`);
+  if (f.to) conds.push(Prisma.sql`created_at < ${new Date(f.to)}`);
+  return conds;
+}
+
+/** The jobs with these ids, in the order of the ids. */
+async function jobsInOrder(ids: string[]) {
+  const rows = await db().job.findMany({ where: { id: { in: ids } } });
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return ids.flatMap((id) => byId.get(id) ?? []);
 }
 
 /** Jobs matching a filter, newest first, keyset-paged. Operators (own tenant), platform admins. */
@@ -79,17 +87,12 @@ export async function listOpsJobs(
 ): Promise<{ jobs: JobDto[]; nextCursor: string | null }> {
   const { cursor: rawCursor, limit, ...filter } = parseOrThrow(listOpsJobsSchema, raw);
   const cursor = rawCursor ? decodeCursor(rawCursor) : null;
-  const where = await filterWhere(principal, filter);
-  const rows = await db().job.findMany({
-    where: {
-      ...where,
-      ...(cursor
-        ? { OR: [{ createdAt: { lt: cursor.createdAt } }, { createdAt: cursor.createdAt, id: { lt: cursor.id } }] }
-        : {}),
-    },
-    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-    take: limit + 1,
-  });
+  const conds = await filterConditions(principal, filter);
+  if (cursor) conds.push(Prisma.sql`(created_at, id) < (${cursor.createdAt}, ${cursor.id}::uuid)`);
+  const ids = await db().$queryRaw<{ id: string }[]>`
+    SELECT id FROM jobs WHERE ${Prisma.join(conds, " AND ")}
+    ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`;
+  const rows = await jobsInOrder(ids.map((r) => r.id));
   const page = rows.slice(0, limit);
   const scopes = await pauseScopesFor(page);
   const last = page.at(-1);
@@ -156,12 +159,14 @@ export async function runJobAction(
   body: unknown,
 ): Promise<{ action: string; matched: number; affected: number }> {
   const { action, ids, filter } = parseOrThrow(jobActionSchema, body);
-  const where = { ...(await filterWhere(principal, filter ?? {})), ...(ids ? { id: { in: ids } } : {}) };
+  const conds = await filterConditions(principal, filter ?? {});
+  if (ids) conds.push(Prisma.sql`id = ANY(${ids}::uuid[])`);
+  const matchedIds = await db().$queryRaw<{ id: string }[]>`
+    SELECT id FROM jobs WHERE ${Prisma.join(conds, " AND ")} ORDER BY created_at, id LIMIT ${BULK_LIMIT}`;
   const matched = await db().job.findMany({
-    where,
+    where: { id: { in: matchedIds.map((r) => r.id) } },
     select: { id: true, status: true, queue: true, discardedAt: true },
     orderBy: { createdAt: "asc" },
-    take: BULK_LIMIT,
   });
   let affected = 0;
   const done: string[] = [];

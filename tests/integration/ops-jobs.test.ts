@@ -81,6 +81,15 @@ describe("jobs explorer", () => {
       [a2],
       "searches the error, case-insensitively",
     );
+    assert.deepEqual(
+      (await listOpsJobs(p.oscar, { q: "said_teapot" })).jobs.map((j) => j.id),
+      [],
+      "`_` and `%` in a search match themselves, not any character",
+    );
+    assert.deepEqual(
+      (await listOpsJobs(p.oscar, { q: "said teapot" })).jobs.map((j) => j.id),
+      [a2],
+    );
     assert.equal((await listOpsJobs(p.oscar, { queue: "interactive" })).jobs.length, 0);
     assert.deepEqual(
       (await listOpsJobs(p.root, { tenant: "globex" })).jobs.map((j) => j.id),
