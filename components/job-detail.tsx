@@ -7,6 +7,7 @@ import { useJobEvents } from "@/lib/client/live";
 import { isTerminal } from "@/lib/jobs/dto";
 import { JobActions } from "./job-actions";
 import { JobAttempts } from "./job-attempts";
+import { JobOpsPanel } from "./job-ops-panel";
 import { JobProgress } from "./job-progress";
 import { StatusBadge } from "./ui/status-badge";
 
@@ -78,6 +79,7 @@ export function JobDetail({ initial, canOperate }: { initial: JobDto; canOperate
         </section>
       )}
       <JobAttempts jobId={job.id} seq={job.seq} />
+      {canOperate && <JobOpsPanel jobId={job.id} seq={job.seq} />}
       <section aria-label="Details" className="rounded-lg border border-slate-200 bg-white p-5 shadow-sm">
         <dl className="divide-y divide-slate-100">
           <Row label="Job id">

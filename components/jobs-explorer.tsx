@@ -1,15 +1,24 @@
 "use client";
 
-import { useInfiniteQuery, useMutation, useQueryClient } from "@tanstack/react-query";
+import { useInfiniteQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useState, type FormEvent } from "react";
-import { fetchOpsJobs, jobKeys, runJobAction, type JobAction, type OpsJobFilters } from "@/lib/client/api";
+import {
+  fetchOpsJobs,
+  jobKeys,
+  planJobAction,
+  runJobAction,
+  type JobAction,
+  type OpsJobFilters,
+} from "@/lib/client/api";
 import { formatCount, formatTime } from "@/lib/client/format";
 import { LoadMore } from "./ui/load-more";
 import { useJobEventsRefetch } from "@/lib/client/live";
 import { StatusBadge } from "./ui/status-badge";
 
 const STATUSES = ["queued", "running", "retrying", "succeeded", "failed", "cancelled", "expired"];
+/** Jobs per request while a bulk action runs, so its progress shows. */
+const CHUNK = 100;
 const ACTIONS: { action: JobAction; label: string }[] = [
   { action: "cancel", label: "Cancel" },
   { action: "replay", label: "Replay" },
@@ -41,17 +50,8 @@ export function JobsExplorer({
   });
   // Rows follow the tenant's job events.
   useJobEventsRefetch(queryKey);
-  const act = useMutation({
-    mutationFn: runJobAction,
-    onSuccess: (r) => {
-      setResult(`${r.action.replace("_", " ")}: ${formatCount(r.affected)} of ${formatCount(r.matched)} matched jobs`);
-      setSelected(new Set());
-      setAllMatching(false);
-      void qc.invalidateQueries({ queryKey: ["ops-jobs"] });
-      void qc.invalidateQueries({ queryKey: jobKeys.all });
-    },
-  });
-
+  const [progress, setProgress] = useState<{ done: number; total: number; label: string } | null>(null);
+  const [actionError, setActionError] = useState<string | null>(null);
   const rows = jobs.data?.pages.flatMap((p) => p.jobs) ?? [];
   const onFilter = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();
@@ -65,10 +65,44 @@ export function JobsExplorer({
     setSelected(new Set());
     setAllMatching(false);
   };
-  const run = (action: JobAction, label: string) => {
-    const count = allMatching ? "every job matching this filter" : `${selected.size} selected jobs`;
-    if (!window.confirm(`${label}: ${count}?`)) return;
-    act.mutate(allMatching ? { action, filter: filters } : { action, ids: [...selected] });
+  // Count first (a dry run), confirm that count, then act in chunks of ids — each
+  // still constrained by the filter — so a long action shows its progress.
+  const run = async (action: JobAction, label: string) => {
+    setResult(null);
+    setActionError(null);
+    const scope = allMatching ? { filter: filters } : { ids: [...selected] };
+    try {
+      const plan = await planJobAction({ action, ...scope });
+      const what = allMatching
+        ? `${plan.moreThanLimit ? "more than " : ""}${formatCount(plan.matched)} jobs matching this filter`
+        : `${formatCount(plan.matched)} selected jobs`;
+      if (plan.applicable === 0) {
+        setResult(`${label}: it applies to none of the ${what}`);
+        return;
+      }
+      const extra = plan.moreThanLimit ? " (the oldest 10,000)" : "";
+      if (!window.confirm(`${label} ${formatCount(plan.applicable)} of ${what}${extra}?`)) return;
+      let affected = 0;
+      setProgress({ done: 0, total: plan.applicable, label });
+      for (let i = 0; i < plan.ids.length; i += CHUNK) {
+        const r = await runJobAction({
+          action,
+          ids: plan.ids.slice(i, i + CHUNK),
+          ...(allMatching ? { filter: filters } : {}),
+        });
+        affected += r.affected;
+        setProgress({ done: Math.min(i + CHUNK, plan.ids.length), total: plan.applicable, label });
+      }
+      setResult(`${label}: ${formatCount(affected)} of ${formatCount(plan.applicable)} jobs`);
+      setSelected(new Set());
+      setAllMatching(false);
+    } catch (err) {
+      setActionError((err as Error).message);
+    } finally {
+      setProgress(null);
+      void qc.invalidateQueries({ queryKey: ["ops-jobs"] });
+      void qc.invalidateQueries({ queryKey: jobKeys.all });
+    }
   };
   const toggle = (id: string) =>
     setSelected((s) => {
@@ -145,26 +179,32 @@ export function JobsExplorer({
           <button
             key={action}
             type="button"
-            disabled={act.isPending || (!allMatching && selected.size === 0)}
-            onClick={() => run(action, label)}
+            disabled={progress !== null || (!allMatching && selected.size === 0)}
+            onClick={() => void run(action, label)}
             className="rounded border border-slate-300 px-3 py-1 disabled:opacity-40"
           >
             {label}
           </button>
         ))}
-        {act.isPending && (
-          <span role="status" className="text-slate-600">
-            Working…
+        {progress && (
+          <span role="status" className="flex items-center gap-2 text-slate-600">
+            {progress.label}: {formatCount(progress.done)} of {formatCount(progress.total)}
+            <progress
+              className="h-2 w-40"
+              aria-label={`${progress.label} progress`}
+              max={progress.total}
+              value={progress.done}
+            />
           </span>
         )}
-        {result && !act.isPending && (
+        {result && !progress && (
           <span role="status" className="text-emerald-700" data-testid="action-result">
             {result}
           </span>
         )}
-        {(act.error || jobs.error) && (
+        {(actionError || jobs.error) && (
           <span role="alert" className="text-red-700">
-            {(act.error ?? jobs.error)?.message}
+            {actionError ?? jobs.error?.message}
           </span>
         )}
       </div>

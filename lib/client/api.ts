@@ -9,6 +9,7 @@ import type { PauseDto } from "../admission/pauses";
 import type { QueueDto, QueueTenantDto } from "../admission/queues";
 import type { AuditEntryDto, DeadLetterGroupDto, StuckJobDto, WorkerDto } from "../ops/console";
 import type { Overview, OverviewRow, SeriesPoint } from "../ops/stats";
+import type { JobActionPlan, getOpsJob } from "../ops/jobs";
 
 export type {
   JobDto,
@@ -207,10 +208,20 @@ export function fetchOpsJobs(
 
 export type JobAction = "cancel" | "replay" | "discard" | "retry_now";
 
-export function runJobAction(body: {
-  action: JobAction;
-  ids?: string[];
-  filter?: OpsJobFilters;
-}): Promise<{ action: string; matched: number; affected: number }> {
+type JobActionBody = { action: JobAction; ids?: string[]; filter?: OpsJobFilters };
+
+export function runJobAction(body: JobActionBody): Promise<{ action: string; matched: number; affected: number }> {
   return request("/api/v1/ops/jobs/actions", { method: "POST", body: JSON.stringify(body) });
+}
+
+export type OpsJobDetail = Awaited<ReturnType<typeof getOpsJob>>;
+
+/** One job as operators see it: redacted input, attempts, timeline, parts and audit entries. */
+export function fetchOpsJob(id: string): Promise<OpsJobDetail> {
+  return request(`/api/v1/ops/jobs/${encodeURIComponent(id)}`);
+}
+
+/** What an action would do: how many jobs match, and the ids it applies to. */
+export function planJobAction(body: JobActionBody): Promise<JobActionPlan> {
+  return request("/api/v1/ops/jobs/actions", { method: "POST", body: JSON.stringify({ ...body, dryRun: true }) });
 }

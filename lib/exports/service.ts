@@ -7,7 +7,8 @@ import { db } from "../db";
 import { AppError, notFound } from "../errors";
 import { parseIdOr404 } from "../ids";
 import { pauseScopesFor } from "../admission/pause-scopes";
-import { toJobDto, type JobDto } from "../jobs/dto";
+import { jobView } from "../jobs/catalog";
+import type { JobDto } from "../jobs/dto";
 import { enqueueJob } from "../jobs/enqueue";
 import { storage } from "../storage";
 import { exportTask } from "./task";
@@ -39,7 +40,7 @@ export async function requestExport(
     createdById: principal.userId,
     idempotencyKey,
   });
-  return { job: toJobDto(job, [], await pauseScopesFor([job])), created };
+  return { job: jobView(job, [], await pauseScopesFor([job])), created };
 }
 
 export type ExportDownload = { stream: Readable; size: number; name: string; contentType: string };

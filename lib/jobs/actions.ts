@@ -12,7 +12,8 @@ import type { JobModel } from "../generated/prisma/models";
 import { isUuid, parseIdOr404 } from "../ids";
 import { isoInstant } from "../validation";
 import { pauseScopesFor } from "../admission/pause-scopes";
-import { isTerminal, toJobDto, type JobDto } from "./dto";
+import { jobView } from "./catalog";
+import { isTerminal, type JobDto } from "./dto";
 
 type Tx = Prisma.TransactionClient;
 
@@ -78,7 +79,7 @@ export async function cancelJob(principal: Principal, rawId: string): Promise<Jo
     );
     return updated;
   });
-  return toJobDto(job);
+  return jobView(job);
 }
 
 /**
@@ -137,7 +138,7 @@ export async function replayJob(principal: Principal, rawId: string): Promise<Jo
     );
     return replay;
   });
-  return toJobDto(replay, [], await pauseScopesFor([replay]));
+  return jobView(replay, [], await pauseScopesFor([replay]));
 }
 
 export const deadLetterFilterSchema = z
@@ -197,7 +198,7 @@ export async function listDeadLetters(
     take: limit + 1,
   });
   const page = rows.slice(0, limit);
-  return { jobs: page.map((j) => toJobDto(j)), nextCursor: rows.length > limit ? (page.at(-1)?.id ?? null) : null };
+  return { jobs: page.map((j) => jobView(j)), nextCursor: rows.length > limit ? (page.at(-1)?.id ?? null) : null };
 }
 
 const BULK_LIMIT = 10_000;

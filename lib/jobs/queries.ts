@@ -7,7 +7,8 @@ import { db } from "../db";
 import { AppError, notFound, parseOrThrow } from "../errors";
 import { isUuid, parseIdOr404 } from "../ids";
 import { pauseScopesFor } from "../admission/pause-scopes";
-import { toJobDto, type JobDto } from "./dto";
+import { jobView } from "./catalog";
+import type { JobDto } from "./dto";
 
 export const jobStatuses = [
   "scheduled",
@@ -55,7 +56,7 @@ export async function getJob(principal: Principal, rawId: string): Promise<JobDt
   const id = parseIdOr404(rawId, "Job not found");
   const job = await db().job.findFirst({ where: { id, ...tenantScope(principal) }, include: { files: true } });
   if (!job) throw notFound("Job not found");
-  return toJobDto(job, job.files, await pauseScopesFor([job]));
+  return jobView(job, job.files, await pauseScopesFor([job]));
 }
 
 /** The principal's tenant's jobs, newest first, with keyset pagination. */
@@ -82,7 +83,7 @@ export async function listJobs(
   const last = page[page.length - 1];
   const scopes = await pauseScopesFor(page);
   return {
-    jobs: page.map((j) => toJobDto(j, j.files, scopes)),
+    jobs: page.map((j) => jobView(j, j.files, scopes)),
     nextCursor: rows.length > q.limit && last ? encodeCursor(last) : null,
   };
 }

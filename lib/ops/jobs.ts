@@ -12,8 +12,8 @@ import { isUuid, parseIdOr404 } from "../ids";
 import { pauseScopesFor } from "../admission/pause-scopes";
 import { admitQueue } from "../admission/admitter";
 import { cancelJob, historyInclude, historyOf, replayJob, requireOperator } from "../jobs/actions";
-import { getTaskDefinition } from "../jobs/catalog";
-import { toJobDto, type JobDto } from "../jobs/dto";
+import { jobView } from "../jobs/catalog";
+import type { JobDto } from "../jobs/dto";
 import { decodeCursor, encodeCursor, jobStatuses } from "../jobs/queries";
 import { QUEUES } from "../jobs/task";
 import { isoInstant } from "../validation";
@@ -39,15 +39,6 @@ export const listOpsJobsSchema = opsJobFilterSchema.extend({
   cursor: z.string().max(200).optional(),
   limit: z.coerce.number({ error: "must be a number" }).int().min(1).max(100).default(50),
 });
-
-/** The input as operators see it: fields the task marks sensitive are redacted. */
-export function redactInput(type: string, input: unknown): unknown {
-  const sensitive = getTaskDefinition(type)?.sensitive ?? [];
-  if (!sensitive.length || !input || typeof input !== "object" || Array.isArray(input)) return input;
-  const out: Record<string, unknown> = { ...(input as Record<string, unknown>) };
-  for (const key of sensitive) if (key in out) out[key] = "[redacted]";
-  return out;
-}
 
 /** `%`, `_` and `\\` in a search term match themselves. */
 function likePattern(q: string): string {
@@ -97,7 +88,7 @@ export async function listOpsJobs(
   const scopes = await pauseScopesFor(page);
   const last = page.at(-1);
   return {
-    jobs: page.map((j) => ({ ...toJobDto(j, [], scopes), input: redactInput(j.type, j.input) })),
+    jobs: page.map((j) => jobView(j, [], scopes)),
     nextCursor: rows.length > limit && last ? encodeCursor(last) : null,
   };
 }
@@ -121,9 +112,9 @@ export async function getOpsJob(principal: Principal, rawId: string) {
     pauseScopesFor([job, ...job.children]),
   ]);
   return {
-    job: { ...toJobDto(job, job.files, scopes), input: redactInput(job.type, job.input) },
+    job: jobView(job, job.files, scopes),
     ...historyOf(job),
-    parts: job.children.map((c) => toJobDto(c, [], scopes)),
+    parts: job.children.map((c) => jobView(c, [], scopes)),
     audit: audit.map((a) => ({
       id: a.id.toString(),
       at: a.createdAt.toISOString(),
@@ -141,28 +132,83 @@ export const jobActionSchema = z
     }),
     ids: z.array(z.string().refine(isUuid, "must be a job id")).min(1).max(1000).optional(),
     filter: opsJobFilterSchema.optional(),
+    /** Only count: how many match and how many the action applies to, and their ids. Nothing changes. */
+    dryRun: z.boolean({ error: "must be true or false" }).default(false),
   })
   .strict()
-  .refine((v) => Boolean(v.ids) !== Boolean(v.filter), { message: "give either ids or filter", path: ["ids"] });
+  .refine((v) => Boolean(v.ids) || Boolean(v.filter), { message: "give ids, a filter, or both", path: ["ids"] });
+
+type JobAction = z.infer<typeof jobActionSchema>["action"];
+
+/** The jobs an action applies to (the others are skipped). */
+const APPLIES: Record<JobAction, Prisma.Sql> = {
+  cancel: Prisma.sql`status IN ('scheduled', 'queued', 'running', 'retrying')`,
+  replay: Prisma.sql`status IN ('failed', 'cancelled') AND discarded_at IS NULL
+                     AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.replay_of_id = jobs.id)`,
+  discard: Prisma.sql`status = 'failed' AND discarded_at IS NULL`,
+  retry_now: Prisma.sql`status = 'retrying' AND admitted_at IS NULL`,
+};
 
 const BULK_LIMIT = 10_000;
 
+export type JobActionPlan = {
+  action: string;
+  dryRun: true;
+  /** Jobs the ids and filter match (counted up to 10,000). */
+  matched: number;
+  /** More than 10,000 match: an action covers the oldest 10,000. */
+  moreThanLimit: boolean;
+  /** Of those, the jobs the action applies to, oldest first. */
+  applicable: number;
+  ids: string[];
+};
+
 /**
- * A bulk action on ids or on everything a filter matches (at most 10,000):
- * cancel (waiting or running jobs), replay (failed or cancelled ones), discard
- * (failed ones leave the dead-letter queue), retry_now (a retrying job's backoff
- * is cut short). Jobs the action does not apply to are skipped. Answers how many
- * matched and how many were affected; one audit entry per call. Operators.
+ * A bulk action on ids, on everything a filter matches, or on ids that also
+ * match a filter (at most 10,000 jobs): cancel (waiting or running jobs), replay
+ * (failed or cancelled ones), discard (failed ones leave the dead-letter queue),
+ * retry_now (a retrying job's backoff is cut short). Jobs the action does not
+ * apply to are skipped. Answers how many matched and how many were affected;
+ * one audit entry per call, with the filter. `dryRun` changes nothing and
+ * answers how many match, which ids the action applies to, so a client can
+ * confirm the count and then act in chunks of ids (with the filter) to show
+ * progress. Operators.
  */
+async function actionScope(principal: Principal, body: unknown) {
+  const parsed = parseOrThrow(jobActionSchema, body);
+  const conds = await filterConditions(principal, parsed.filter ?? {});
+  if (parsed.ids) conds.push(Prisma.sql`id = ANY(${parsed.ids}::uuid[])`);
+  return { ...parsed, where: Prisma.join(conds, " AND ") };
+}
+
+/** The dry run of a bulk action (see runJobAction): how many match, which ids it applies to. Changes nothing. */
+export async function planJobAction(principal: Principal, body: unknown): Promise<JobActionPlan> {
+  const { action, where } = await actionScope(principal, body);
+  const [counted, applicable] = await Promise.all([
+    db().$queryRaw<{ n: bigint }[]>`
+      SELECT count(*) AS n FROM (SELECT 1 FROM jobs WHERE ${where} LIMIT ${BULK_LIMIT + 1}) m`,
+    db().$queryRaw<{ id: string }[]>`
+      SELECT id FROM jobs WHERE ${where} AND ${APPLIES[action]} ORDER BY created_at, id LIMIT ${BULK_LIMIT}`,
+  ]);
+  const matched = Number(counted[0]?.n ?? 0);
+  return {
+    action,
+    dryRun: true,
+    matched: Math.min(matched, BULK_LIMIT),
+    moreThanLimit: matched > BULK_LIMIT,
+    applicable: applicable.length,
+    ids: applicable.map((r) => r.id),
+  };
+}
+
 export async function runJobAction(
   principal: Principal,
   body: unknown,
 ): Promise<{ action: string; matched: number; affected: number }> {
-  const { action, ids, filter } = parseOrThrow(jobActionSchema, body);
-  const conds = await filterConditions(principal, filter ?? {});
-  if (ids) conds.push(Prisma.sql`id = ANY(${ids}::uuid[])`);
+  const { action, ids, filter, where, dryRun } = await actionScope(principal, body);
+  if (dryRun) throw new AppError("invalid_input", "Invalid input: dryRun: a dry run is planJobAction's", []);
   const matchedIds = await db().$queryRaw<{ id: string }[]>`
-    SELECT id FROM jobs WHERE ${Prisma.join(conds, " AND ")} ORDER BY created_at, id LIMIT ${BULK_LIMIT}`;
+    SELECT id FROM jobs WHERE ${where} ORDER BY created_at, id LIMIT ${BULK_LIMIT}`;
   const matched = await db().job.findMany({
     where: { id: { in: matchedIds.map((r) => r.id) } },
     select: { id: true, status: true, queue: true, discardedAt: true },

@@ -22,11 +22,11 @@ test.describe("as oscar (operator)", () => {
 
     await page.getByLabel("All jobs matching this filter").check();
     page.once("dialog", (d) => {
-      expect(d.message()).toBe("Replay: every job matching this filter?");
+      expect(d.message()).toBe("Replay 3 of 3 jobs matching this filter?");
       void d.accept();
     });
     await page.getByRole("button", { name: "Replay", exact: true }).click();
-    await expect(page.getByTestId("action-result")).toHaveText("replay: 3 of 3 matched jobs");
+    await expect(page.getByTestId("action-result")).toHaveText("Replay: 3 of 3 jobs");
     const ids = dead.map((d) => d.id);
     await expect
       .poll(
@@ -76,7 +76,7 @@ test.describe("as oscar (operator)", () => {
     await page.getByLabel(`Select job ${job!.id}`).check();
     page.once("dialog", (d) => void d.accept());
     await page.getByRole("button", { name: "Cancel", exact: true }).click();
-    await expect(page.getByTestId("action-result")).toHaveText("cancel: 1 of 1 matched jobs");
+    await expect(page.getByTestId("action-result")).toHaveText("Cancel: 1 of 1 jobs");
     expect((await sql<{ status: string }>("SELECT status FROM jobs WHERE id = $1", [job!.id]))[0]!.status).toBe(
       "cancelled",
     );
@@ -84,5 +84,43 @@ test.describe("as oscar (operator)", () => {
       "SELECT j.id FROM jobs j JOIN tenants t ON t.id = j.tenant_id WHERE t.slug = 'globex' LIMIT 20",
     );
     for (const g of globex) await expect(page.getByLabel(`Select job ${g.id}`)).toHaveCount(0);
+  });
+
+  test("a bulk cancel of 250 jobs by filter shows its progress and is audited with the filter", async ({ page }) => {
+    const marker = `bulk-e2e-${Date.now()}`;
+    const jobs = await sql<{ id: string }>(
+      `INSERT INTO jobs (id, tenant_id, type, queue, status, input, input_hash, run_at, updated_at)
+       SELECT gen_random_uuid(), t.id, 'probe', 'bulk', 'scheduled', jsonb_build_object('sleepMs', 0, 'tag', $1::text),
+              'e2e', now() + interval '1 day', now()
+       FROM tenants t, generate_series(1, 250) WHERE t.slug = 'acme' RETURNING id`,
+      [marker],
+    );
+    await page.goto("/ops/jobs");
+    await page.getByLabel("Search input and errors").fill(marker);
+    await page.getByRole("button", { name: "Apply filter" }).click();
+    await expect(page.getByTestId("ops-job")).toHaveCount(50);
+    await page.getByLabel("All jobs matching this filter").check();
+    page.once("dialog", (d) => {
+      expect(d.message()).toBe("Cancel 250 of 250 jobs matching this filter?");
+      void d.accept();
+    });
+    await page.getByRole("button", { name: "Cancel", exact: true }).click();
+    await expect(page.getByRole("progressbar", { name: "Cancel progress" })).toBeVisible();
+    await expect(page.getByTestId("action-result")).toHaveText("Cancel: 250 of 250 jobs");
+    const [left] = await sql<{ n: string }>(
+      "SELECT count(*) AS n FROM jobs WHERE id = ANY($1::uuid[]) AND status <> 'cancelled'",
+      [jobs.map((j) => j.id)],
+    );
+    expect(Number(left!.n)).toBe(0);
+    const audit = await sql<{ q: string; n: number }>(
+      `SELECT details->'filter'->>'q' AS q, cardinality(target_ids) AS n FROM audit_logs
+       WHERE action = 'jobs.cancel' AND target_ids && $1::text[] ORDER BY id`,
+      [jobs.map((j) => j.id)],
+    );
+    expect(audit.map((a) => [a.q, a.n])).toEqual([
+      [marker, 100],
+      [marker, 100],
+      [marker, 50],
+    ]);
   });
 });

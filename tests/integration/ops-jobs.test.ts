@@ -7,7 +7,7 @@ import { AppError } from "@/lib/errors";
 import { taskCatalog } from "@/lib/jobs/catalog";
 import { enqueueJob } from "@/lib/jobs/enqueue";
 import { defineTask } from "@/lib/jobs/task";
-import { getOpsJob, listOpsJobs, runJobAction } from "@/lib/ops/jobs";
+import { getOpsJob, listOpsJobs, planJobAction, runJobAction } from "@/lib/ops/jobs";
 import { createTestDatabase, type TestDatabase } from "../helpers/db";
 import { seedDemo, type DemoPrincipals } from "../helpers/fixtures";
 
@@ -190,5 +190,25 @@ describe("bulk actions", () => {
       { action: "cancel", matched: 0, affected: 0 },
       "another tenant's id matches nothing",
     );
+  });
+  test("a dry run counts what matches and what the action applies to, changing nothing; ids are held to the filter", async () => {
+    const a = await probe(p.acmeId);
+    const b = await probe(p.acmeId);
+    await moveTo(b, "failed", "dry-run test");
+    const g = await probe(p.globexId);
+    const plan = await planJobAction(p.oscar, { action: "replay", ids: [a, b, g] });
+    assert.deepEqual(
+      { ...plan, ids: plan.ids },
+      { action: "replay", dryRun: true, matched: 2, moreThanLimit: false, applicable: 1, ids: [b] },
+    );
+    assert.equal(await statusOf(a), "queued", "nothing changed");
+    const replays = await pool().query(`SELECT 1 FROM jobs WHERE replay_of_id = $1`, [b]);
+    assert.equal(replays.rowCount, 0);
+
+    // ids together with a filter: only the ids that match it.
+    const both = await runJobAction(p.oscar, { action: "cancel", ids: [a, b], filter: { status: "failed" } });
+    assert.deepEqual([both.matched, both.affected], [1, 0], "a is queued, not failed: untouched");
+    assert.equal(await statusOf(a), "queued");
+    await assert.rejects(runJobAction(p.oscar, { action: "cancel", ids: [a], dryRun: true }), isCode("invalid_input"));
   });
 });
