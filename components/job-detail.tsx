@@ -79,7 +79,7 @@ export function JobDetail({ initial, canOperate }: { initial: JobDto; canOperate
         </section>
       )}
       <JobAttempts jobId={job.id} seq={job.seq} />
-      {canOperate && <JobOpsPanel jobId={job.id} seq={job.seq} />}
+      {canOperate && <JobOpsPanel jobId={job.id} status={job.status} attempts={job.attempts} />}
       <section aria-label="Details" className="rounded-lg border border-slate-200 bg-white p-5 shadow-sm">
         <dl className="divide-y divide-slate-100">
           <Row label="Job id">

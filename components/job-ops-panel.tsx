@@ -4,16 +4,23 @@ import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { fetchOpsJob } from "@/lib/client/api";
 import { formatTime } from "@/lib/client/format";
+import { isTerminal } from "@/lib/jobs/dto";
 import { StatusBadge } from "./ui/status-badge";
 
 const card = "rounded-lg border border-slate-200 bg-white p-5 shadow-sm";
 
 /**
  * What operators see beyond the job itself: its parts (child jobs) and every
- * operator action taken on it. Refreshed as the job moves (`seq`).
+ * operator action taken on it.
  */
-export function JobOpsPanel({ jobId, seq }: { jobId: string; seq: number }) {
-  const { data, error } = useQuery({ queryKey: ["ops-job", jobId, seq], queryFn: () => fetchOpsJob(jobId) });
+export function JobOpsPanel({ jobId, status, attempts }: { jobId: string; status: string; attempts: number }) {
+  // Refetched when the job changes state, not on every progress write.
+  const { data, error } = useQuery({
+    queryKey: ["ops-job", jobId, status, attempts],
+    queryFn: () => fetchOpsJob(jobId),
+    // Parts move on their own while the job waits for them.
+    refetchInterval: (q) => (q.state.data?.parts.some((p) => !isTerminal(p.status)) ? 3_000 : false),
+  });
   if (error)
     return (
       <p role="alert" className="text-sm text-red-700">

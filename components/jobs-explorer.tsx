@@ -16,7 +16,7 @@ import { LoadMore } from "./ui/load-more";
 import { useJobEventsRefetch } from "@/lib/client/live";
 import { StatusBadge } from "./ui/status-badge";
 
-const STATUSES = ["queued", "running", "retrying", "succeeded", "failed", "cancelled", "expired"];
+const STATUSES = ["scheduled", "queued", "running", "retrying", "succeeded", "failed", "cancelled", "expired"];
 /** Jobs per request while a bulk action runs, so its progress shows. */
 const CHUNK = 100;
 const ACTIONS: { action: JobAction; label: string }[] = [
@@ -51,8 +51,10 @@ export function JobsExplorer({
   // Rows follow the tenant's job events.
   useJobEventsRefetch(queryKey);
   const [progress, setProgress] = useState<{ done: number; total: number; label: string } | null>(null);
+  const [busy, setBusy] = useState(false);
   const [actionError, setActionError] = useState<string | null>(null);
   const rows = jobs.data?.pages.flatMap((p) => p.jobs) ?? [];
+  const tenantSlugs: Record<string, string> = Object.assign({}, ...(jobs.data?.pages.map((p) => p.tenants) ?? []));
   const onFilter = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();
     const f = new FormData(e.currentTarget);
@@ -70,7 +72,10 @@ export function JobsExplorer({
   const run = async (action: JobAction, label: string) => {
     setResult(null);
     setActionError(null);
+    setBusy(true);
     const scope = allMatching ? { filter: filters } : { ids: [...selected] };
+    let affected = 0;
+    let sent = 0;
     try {
       const plan = await planJobAction({ action, ...scope });
       const what = allMatching
@@ -82,7 +87,6 @@ export function JobsExplorer({
       }
       const extra = plan.moreThanLimit ? " (the oldest 10,000)" : "";
       if (!window.confirm(`${label} ${formatCount(plan.applicable)} of ${what}${extra}?`)) return;
-      let affected = 0;
       setProgress({ done: 0, total: plan.applicable, label });
       for (let i = 0; i < plan.ids.length; i += CHUNK) {
         const r = await runJobAction({
@@ -91,14 +95,17 @@ export function JobsExplorer({
           ...(allMatching ? { filter: filters } : {}),
         });
         affected += r.affected;
+        sent = Math.min(i + CHUNK, plan.ids.length);
         setProgress({ done: Math.min(i + CHUNK, plan.ids.length), total: plan.applicable, label });
       }
       setResult(`${label}: ${formatCount(affected)} of ${formatCount(plan.applicable)} jobs`);
       setSelected(new Set());
       setAllMatching(false);
     } catch (err) {
-      setActionError((err as Error).message);
+      const partly = sent ? ` — ${formatCount(affected)} jobs were already done (${formatCount(sent)} sent)` : "";
+      setActionError(`${(err as Error).message}${partly}`);
     } finally {
+      setBusy(false);
       setProgress(null);
       void qc.invalidateQueries({ queryKey: ["ops-jobs"] });
       void qc.invalidateQueries({ queryKey: jobKeys.all });
@@ -179,7 +186,7 @@ export function JobsExplorer({
           <button
             key={action}
             type="button"
-            disabled={progress !== null || (!allMatching && selected.size === 0)}
+            disabled={busy || (!allMatching && selected.size === 0)}
             onClick={() => void run(action, label)}
             className="rounded border border-slate-300 px-3 py-1 disabled:opacity-40"
           >
@@ -214,6 +221,7 @@ export function JobsExplorer({
           <tr>
             <th className="px-3 py-2" />
             <th className="px-3 py-2">Job</th>
+            {isAdmin && <th className="px-3 py-2">Tenant</th>}
             <th className="px-3 py-2">Status</th>
             <th className="px-3 py-2">Created</th>
             <th className="px-3 py-2">Attempts</th>
@@ -238,6 +246,11 @@ export function JobsExplorer({
                 </Link>{" "}
                 <span className="text-xs text-slate-500">{j.queue}</span>
               </td>
+              {isAdmin && (
+                <td className="px-3 py-2" data-testid="ops-job-tenant">
+                  {tenantSlugs[j.tenantId] ?? j.tenantId}
+                </td>
+              )}
               <td className="px-3 py-2">
                 <StatusBadge status={j.status} />
               </td>

@@ -78,8 +78,8 @@ function Charts({ points, range }: { points: SeriesPoint[]; range: "hour" | "day
             <YAxis fontSize={11} />
             <Tooltip />
             <Legend />
-            <Line dataKey="p50Ms" name="p50" stroke="#4f46e5" dot={false} connectNulls isAnimationActive={false} />
-            <Line dataKey="p99Ms" name="p99" stroke="#f59e0b" dot={false} connectNulls isAnimationActive={false} />
+            <Line dataKey="p50Ms" name="p50" stroke="#4f46e5" dot={{ r: 2 }} connectNulls isAnimationActive={false} />
+            <Line dataKey="p99Ms" name="p99" stroke="#f59e0b" dot={{ r: 2 }} connectNulls isAnimationActive={false} />
           </LineChart>
         </ResponsiveContainer>
       </figure>
@@ -195,7 +195,11 @@ export function OverviewPanel({ isAdmin, queues }: { isAdmin: boolean; queues: r
                       <td className="px-3 py-2">
                         <Link
                           className="text-indigo-700 underline"
-                          href={`/ops/jobs?queue=${encodeURIComponent(r.queue)}&type=${encodeURIComponent(r.type)}`}
+                          href={`/ops/jobs?${new URLSearchParams({
+                            queue: r.queue,
+                            type: r.type,
+                            ...(filters.tenant ? { tenant: filters.tenant } : {}),
+                          })}`}
                         >
                           {r.queue} · {r.type}
                         </Link>
@@ -206,7 +210,15 @@ export function OverviewPanel({ isAdmin, queues }: { isAdmin: boolean; queues: r
                       <td className={td}>{formatCount(r.retrying)}</td>
                       <td className={td}>
                         {r.dead ? (
-                          <Link className="text-red-700 underline" href="/ops/dead-letters">
+                          <Link
+                            className="text-red-700 underline"
+                            href={`/ops/jobs?${new URLSearchParams({
+                              queue: r.queue,
+                              type: r.type,
+                              status: "failed",
+                              ...(filters.tenant ? { tenant: filters.tenant } : {}),
+                            })}`}
+                          >
                             {formatCount(r.dead)}
                           </Link>
                         ) : (

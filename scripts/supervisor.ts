@@ -143,6 +143,8 @@ async function main(): Promise<void> {
       log(`seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     }
     const nextBin = require.resolve("next/dist/bin/next");
+    // Next.js would send anonymous usage data from the build and the server; the product phones nowhere.
+    process.env.NEXT_TELEMETRY_DISABLED ??= "1";
     if (!isDev && needsBuild()) {
       log("building the app (next build)");
       await runToEnd(process.execPath, [nextBin, "build"]);

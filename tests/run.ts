@@ -53,7 +53,7 @@ function run(cmd: string, args: string[], extraEnv: Record<string, string>): Pro
   });
 }
 
-/** TEST_ONLY=<part of a file name> runs only the matching unit and integration files (while working on them). */
+/** TEST_ONLY=<part of a file name> runs only the matching unit, integration and e2e files (while working on them). */
 function testFiles(dir: string): string[] {
   const only = process.env.TEST_ONLY;
   return readdirSync(dir)
@@ -126,11 +126,14 @@ async function main(): Promise<number> {
       created.push(e2eDb);
       const port = await freePort();
       const playwright = require.resolve("@playwright/test/cli");
-      const code = await run(process.execPath, [playwright, "test"], {
+      const only = process.env.TEST_ONLY;
+      const code = await run(process.execPath, [playwright, "test", ...(only ? [only] : [])], {
         DATABASE_URL: withDatabase(serverUrl, e2eDb),
         PORT: String(port),
         AUTH_SECRET: "e2e-test-secret-not-for-production",
         METRICS_TOKEN: "e2e-metrics-token-not-for-production",
+        // The overview's rollup, often enough for a test to see its own jobs counted.
+        STATS_ROLLUP_MS: "2000",
         CONVEYOR_DATA_DIR: path.join(tmpdir(), `conveyor-e2e-${suffix}`),
       });
       results.push(`e2e: ${code === 0 ? "passed" : "FAILED"}`);

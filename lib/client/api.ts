@@ -200,7 +200,7 @@ export type OpsJobFilters = Partial<Record<"status" | "type" | "queue" | "tenant
 export function fetchOpsJobs(
   filters: OpsJobFilters,
   cursor?: string,
-): Promise<{ jobs: JobDto[]; nextCursor: string | null }> {
+): Promise<{ jobs: JobDto[]; nextCursor: string | null; tenants: Record<string, string> }> {
   const q = new URLSearchParams(Object.entries(filters).filter((e): e is [string, string] => Boolean(e[1])));
   if (cursor) q.set("cursor", cursor);
   return request(`/api/v1/ops/jobs?${q}`);

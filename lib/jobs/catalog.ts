@@ -19,6 +19,11 @@ export function getTaskDefinition(type: string): TaskDefinition<unknown, unknown
   return Object.hasOwn(taskCatalog, type) ? taskCatalog[type] : undefined;
 }
 
+/** Every input field any task marks sensitive (for searches, which must not look inside them). */
+export function sensitiveFields(): string[] {
+  return [...new Set(Object.values(taskCatalog).flatMap((d) => d.sensitive ?? []))];
+}
+
 /** The input as anyone reads it back: fields the task marks `sensitive` (secrets) are write-only, "[redacted]". */
 export function redactInput(type: string, input: unknown): unknown {
   const sensitive = getTaskDefinition(type)?.sensitive ?? [];

@@ -175,7 +175,7 @@ async function recordSuccess(c: Claimed, def: TaskDefinition, result: unknown, s
        ), attempt AS (
          UPDATE job_attempts SET outcome = CASE WHEN EXISTS (SELECT 1 FROM done) THEN 'succeeded' ELSE 'lost' END,
                 finished_at = now(), duration_ms = $5
-         WHERE id = $4
+         WHERE id = $4 AND outcome = 'running' -- the reaper's verdict on a lost attempt stands
        )
        SELECT EXISTS (SELECT 1 FROM done) AS ok`,
       [c.job.id, c.token.toString(), resultJson, c.attemptId.toString(), Date.now() - startedAt],
@@ -198,8 +198,9 @@ async function recordSuccess(c: Claimed, def: TaskDefinition, result: unknown, s
       },
     });
     if (count === 1) await def.commit!(tx, toJobInfo(c.job), result);
-    await tx.jobAttempt.update({
-      where: { id: c.attemptId },
+    // Only a still-open attempt: the reaper's verdict (and time) on a lost one stands.
+    await tx.jobAttempt.updateMany({
+      where: { id: c.attemptId, outcome: "running" },
       data: { outcome: count ? "succeeded" : "lost", finishedAt: new Date(), durationMs: Date.now() - startedAt },
     });
     return count === 1;
@@ -263,8 +264,8 @@ async function recordFailure(
           : { finishedAt: new Date() }),
       },
     });
-    await tx.jobAttempt.update({
-      where: { id: c.attemptId },
+    await tx.jobAttempt.updateMany({
+      where: { id: c.attemptId, outcome: "running" },
       data: {
         outcome: !count ? "lost" : interrupted ? "interrupted" : next.status === "cancelled" ? "cancelled" : "failed",
         finishedAt: new Date(),

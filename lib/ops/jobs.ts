@@ -12,7 +12,7 @@ import { isUuid, parseIdOr404 } from "../ids";
 import { pauseScopesFor } from "../admission/pause-scopes";
 import { admitQueue } from "../admission/admitter";
 import { cancelJob, historyInclude, historyOf, replayJob, requireOperator } from "../jobs/actions";
-import { jobView } from "../jobs/catalog";
+import { jobView, sensitiveFields } from "../jobs/catalog";
 import type { JobDto } from "../jobs/dto";
 import { decodeCursor, encodeCursor, jobStatuses } from "../jobs/queries";
 import { QUEUES } from "../jobs/task";
@@ -58,7 +58,18 @@ async function filterConditions(principal: Principal, f: OpsJobFilter): Promise<
   if (f.status) conds.push(Prisma.sql`status = ${f.status}::job_status`);
   if (f.type) conds.push(Prisma.sql`type = ${f.type}`);
   if (f.queue) conds.push(Prisma.sql`queue = ${f.queue}`);
-  if (f.q) conds.push(Prisma.sql`(input::text || ' ' || coalesce(error_message, '')) ILIKE ${likePattern(f.q)}`);
+  if (f.q) {
+    const pattern = likePattern(f.q);
+    // The index narrows; the second test drops jobs that match only inside a field a task marks
+    // sensitive, which would otherwise let a search guess a redacted secret piece by piece.
+    conds.push(Prisma.sql`(input::text || ' ' || coalesce(error_message, '')) ILIKE ${pattern}`);
+    const hidden = sensitiveFields();
+    if (hidden.length) {
+      conds.push(
+        Prisma.sql`((input - ${hidden}::text[])::text || ' ' || coalesce(error_message, '')) ILIKE ${pattern}`,
+      );
+    }
+  }
   if (f.from) conds.push(Prisma.sql`created_at >= ${new Date(f.from)}`);
   if (f.to) conds.push(Prisma.sql`created_at < ${new Date(f.to)}`);
   return conds;
@@ -75,7 +86,7 @@ async function jobsInOrder(ids: string[]) {
 export async function listOpsJobs(
   principal: Principal,
   raw: unknown,
-): Promise<{ jobs: JobDto[]; nextCursor: string | null }> {
+): Promise<{ jobs: JobDto[]; nextCursor: string | null; tenants: Record<string, string> }> {
   const { cursor: rawCursor, limit, ...filter } = parseOrThrow(listOpsJobsSchema, raw);
   const cursor = rawCursor ? decodeCursor(rawCursor) : null;
   const conds = await filterConditions(principal, filter);
@@ -85,11 +96,19 @@ export async function listOpsJobs(
     ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`;
   const rows = await jobsInOrder(ids.map((r) => r.id));
   const page = rows.slice(0, limit);
-  const scopes = await pauseScopesFor(page);
+  const [scopes, tenants] = await Promise.all([
+    pauseScopesFor(page),
+    db().tenant.findMany({
+      where: { id: { in: [...new Set(page.map((j) => j.tenantId))] } },
+      select: { id: true, slug: true },
+    }),
+  ]);
   const last = page.at(-1);
   return {
     jobs: page.map((j) => jobView(j, [], scopes)),
     nextCursor: rows.length > limit && last ? encodeCursor(last) : null,
+    /** The slug of each tenant on the page, by id. */
+    tenants: Object.fromEntries(tenants.map((t) => [t.id, t.slug])),
   };
 }
 
@@ -104,7 +123,9 @@ export async function getOpsJob(principal: Principal, rawId: string) {
   if (!job) throw notFound("Job not found");
   const [audit, scopes] = await Promise.all([
     db().auditLog.findMany({
-      where: { targetIds: { has: id } },
+      // The job's own tenant's entries, and platform admins' (recorded without a tenant);
+      // never another tenant's, whose filter or replayed ids would leak.
+      where: { targetIds: { has: id }, OR: [{ tenantId: job.tenantId }, { tenantId: null }] },
       include: { actorUser: { select: { email: true } } },
       orderBy: { id: "asc" },
       take: 200,
@@ -120,7 +141,8 @@ export async function getOpsJob(principal: Principal, rawId: string) {
       at: a.createdAt.toISOString(),
       actor: a.actorUser?.email ?? null,
       action: a.action,
-      details: a.details,
+      // A platform admin's entry may span tenants: its details are for admins.
+      details: a.tenantId === null && !principal.isPlatformAdmin ? null : a.details,
     })),
   };
 }
@@ -156,19 +178,19 @@ export type JobActionPlan = {
   dryRun: true;
   /** Jobs the ids and filter match (counted up to 10,000). */
   matched: number;
-  /** More than 10,000 match: an action covers the oldest 10,000. */
+  /** More than 10,000 match. */
   moreThanLimit: boolean;
-  /** Of those, the jobs the action applies to, oldest first. */
+  /** Of those, the jobs the action applies to: the oldest 10,000 (the ones a run without dryRun acts on). */
   applicable: number;
   ids: string[];
 };
 
 /**
  * A bulk action on ids, on everything a filter matches, or on ids that also
- * match a filter (at most 10,000 jobs): cancel (waiting or running jobs), replay
- * (failed or cancelled ones), discard (failed ones leave the dead-letter queue),
- * retry_now (a retrying job's backoff is cut short). Jobs the action does not
- * apply to are skipped. Answers how many matched and how many were affected;
+ * match a filter: cancel (waiting or running jobs), replay (failed or cancelled
+ * ones), discard (failed ones leave the dead-letter queue), retry_now (a
+ * retrying job's backoff is cut short). It acts on the oldest 10,000 matching
+ * jobs it applies to; the others are skipped. Answers how many matched and how many were affected;
  * one audit entry per call, with the filter. `dryRun` changes nothing and
  * answers how many match, which ids the action applies to, so a client can
  * confirm the count and then act in chunks of ids (with the filter) to show
@@ -181,16 +203,21 @@ async function actionScope(principal: Principal, body: unknown) {
   return { ...parsed, where: Prisma.join(conds, " AND ") };
 }
 
+/** How many jobs match, counted up to one past the limit. */
+async function countMatches(where: Prisma.Sql): Promise<number> {
+  const [row] = await db().$queryRaw<{ n: bigint }[]>`
+    SELECT count(*) AS n FROM (SELECT 1 FROM jobs WHERE ${where} LIMIT ${BULK_LIMIT + 1}) m`;
+  return Number(row?.n ?? 0);
+}
+
 /** The dry run of a bulk action (see runJobAction): how many match, which ids it applies to. Changes nothing. */
 export async function planJobAction(principal: Principal, body: unknown): Promise<JobActionPlan> {
   const { action, where } = await actionScope(principal, body);
-  const [counted, applicable] = await Promise.all([
-    db().$queryRaw<{ n: bigint }[]>`
-      SELECT count(*) AS n FROM (SELECT 1 FROM jobs WHERE ${where} LIMIT ${BULK_LIMIT + 1}) m`,
+  const [matched, applicable] = await Promise.all([
+    countMatches(where),
     db().$queryRaw<{ id: string }[]>`
       SELECT id FROM jobs WHERE ${where} AND ${APPLIES[action]} ORDER BY created_at, id LIMIT ${BULK_LIMIT}`,
   ]);
-  const matched = Number(counted[0]?.n ?? 0);
   return {
     action,
     dryRun: true,
@@ -207,13 +234,13 @@ export async function runJobAction(
 ): Promise<{ action: string; matched: number; affected: number }> {
   const { action, ids, filter, where, dryRun } = await actionScope(principal, body);
   if (dryRun) throw new AppError("invalid_input", "Invalid input: dryRun: a dry run is planJobAction's", []);
-  const matchedIds = await db().$queryRaw<{ id: string }[]>`
-    SELECT id FROM jobs WHERE ${where} ORDER BY created_at, id LIMIT ${BULK_LIMIT}`;
-  const matched = await db().job.findMany({
-    where: { id: { in: matchedIds.map((r) => r.id) } },
-    select: { id: true, status: true, queue: true, discardedAt: true },
-    orderBy: { createdAt: "asc" },
-  });
+  // The same selection as the dry run: what matches, and of it the oldest 10,000 the action applies to.
+  const [counted, targets] = await Promise.all([
+    countMatches(where),
+    db().$queryRaw<{ id: string; queue: string }[]>`
+      SELECT id, queue FROM jobs WHERE ${where} AND ${APPLIES[action]} ORDER BY created_at, id LIMIT ${BULK_LIMIT}`,
+  ]);
+  const matched = Math.min(counted, BULK_LIMIT);
   let affected = 0;
   const done: string[] = [];
   const attempt = async (id: string, fn: () => Promise<unknown>) => {
@@ -227,13 +254,10 @@ export async function runJobAction(
     }
   };
   if (action === "cancel") {
-    for (const j of matched) await attempt(j.id, () => cancelJob(principal, j.id));
+    for (const j of targets) await attempt(j.id, () => cancelJob(principal, j.id));
   } else if (action === "replay") {
-    for (const j of matched) await attempt(j.id, () => replayJob(principal, j.id));
+    for (const j of targets) await attempt(j.id, () => replayJob(principal, j.id));
   } else {
-    const targets = matched.filter((j) =>
-      action === "discard" ? j.status === "failed" && !j.discardedAt : j.status === "retrying",
-    );
     const targetIds = targets.map((j) => j.id);
     const { count } =
       action === "discard"
@@ -254,7 +278,7 @@ export async function runJobAction(
     targetType: "job",
     targetIds: done,
     tenantId: principal.isPlatformAdmin ? null : principal.tenantId,
-    details: { filter: filter ?? null, ids: ids?.length ?? null, matched: matched.length, affected },
+    details: { filter: filter ?? null, ids: ids?.length ?? null, matched, affected },
   });
-  return { action, matched: matched.length, affected };
+  return { action, matched, affected };
 }

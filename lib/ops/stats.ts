@@ -36,7 +36,8 @@ const histogramSql = Prisma.raw(
       const cond = [lower === null ? null : `${d} >= ${lower}`, upper === Infinity ? null : `${d} < ${upper}`]
         .filter(Boolean)
         .join(" AND ");
-      return `count(*) FILTER (WHERE ${cond})`;
+      // Runtimes of attempts that ran to an end: lost ones last until their lease ran out, cancelled ones are cut short.
+      return `count(*) FILTER (WHERE a.outcome IN ('succeeded', 'failed') AND ${cond})`;
     })
     .join(", ")}]::int[]`,
 );
@@ -45,7 +46,18 @@ const histogramSumSql = Prisma.raw(
   `ARRAY[${[...RUNTIME_BOUNDS_MS, Infinity].map((_, i) => `coalesce(sum(runtime_hist[${i + 1}]), 0)`).join(", ")}]::int[]`,
 );
 
-export type RollupResult = { ran: boolean; from?: string; to?: string; minuteRows?: number; countRows?: number };
+export type RollupResult = {
+  ran: boolean;
+  from?: string;
+  to?: string;
+  minuteRows?: number;
+  countRows?: number;
+  /** False while a long gap is worked off a few hours per tick. */
+  caughtUp?: boolean;
+};
+
+/** The most one tick recomputes: a long gap (workers down, or seed:big) is caught up over several ticks. */
+const MAX_WINDOW_MS = 6 * 3_600_000;
 
 /** One tick of the rollup. Safe to call from any number of processes: one works, the others return `ran: false`. */
 export async function rollupStats(): Promise<RollupResult> {
@@ -55,14 +67,24 @@ export async function rollupStats(): Promise<RollupResult> {
         { locked: boolean }[]
       >`SELECT pg_try_advisory_xact_lock(${STATS_LOCK}) AS locked`;
       if (!lock?.locked) return { ran: false };
-      const [window] = await tx.$queryRaw<{ from: Date; to: Date }[]>`
-        SELECT date_trunc('minute', greatest(least(rolled_to, now() - interval '2 minutes'), now() - interval '${Prisma.raw(KEEP)}')) AS "from",
-               now() AS "to"
-        FROM stats_rollup WHERE id = 1 FOR UPDATE`;
-      const from = window?.from ?? new Date(Date.now() - 86_400_000);
-      const to = window?.to ?? new Date();
+      // The row is made by the migration; recreated here should anyone delete it.
+      await tx.$executeRaw`
+        INSERT INTO stats_rollup (id, rolled_to) VALUES (1, now() - interval '${Prisma.raw(KEEP)}') ON CONFLICT (id) DO NOTHING`;
+      const [window] = await tx.$queryRaw<{ from: Date; to: Date; caughtUp: boolean }[]>`
+        WITH w AS (
+          SELECT date_trunc('minute', greatest(least(rolled_to, now() - interval '2 minutes'),
+                                               now() - interval '${Prisma.raw(KEEP)}')) AS "from"
+          FROM stats_rollup WHERE id = 1 FOR UPDATE
+        )
+        SELECT "from", least(now(), "from" + make_interval(secs => ${MAX_WINDOW_MS / 1000}::float8)) AS "to",
+               "from" + make_interval(secs => ${MAX_WINDOW_MS / 1000}::float8) >= now() AS "caughtUp"
+        FROM w`;
+      if (!window) return { ran: false };
+      const { from, to, caughtUp } = window;
 
-      await tx.$executeRaw`DELETE FROM job_stats_minute WHERE bucket >= ${from} OR bucket < now() - interval '${Prisma.raw(KEEP)}'`;
+      await tx.$executeRaw`
+        DELETE FROM job_stats_minute
+        WHERE (bucket >= ${from} AND bucket < ${to}) OR bucket < now() - interval '${Prisma.raw(KEEP)}'`;
       const minuteRows = await tx.$executeRaw`
         INSERT INTO job_stats_minute (bucket, tenant_id, queue, type, succeeded, failed, cancelled, dead, runtime_ms, runtime_hist)
         SELECT date_trunc('minute', a.finished_at), j.tenant_id, j.queue, j.type,
@@ -70,7 +92,7 @@ export async function rollupStats(): Promise<RollupResult> {
                count(*) FILTER (WHERE a.outcome IN ('failed', 'lost', 'interrupted')),
                count(*) FILTER (WHERE a.outcome = 'cancelled'),
                count(*) FILTER (WHERE a.outcome IN ('failed', 'lost') AND j.status = 'failed' AND a.attempt = j.attempts),
-               coalesce(sum(${duration}), 0)::bigint,
+               coalesce(sum(${duration}) FILTER (WHERE a.outcome IN ('succeeded', 'failed')), 0)::bigint,
                ${histogramSql}
         FROM job_attempts a JOIN jobs j ON j.id = a.job_id
         WHERE a.finished_at >= ${from} AND a.finished_at < ${to}
@@ -85,7 +107,7 @@ export async function rollupStats(): Promise<RollupResult> {
         WHERE status IN ('queued', 'scheduled', 'running', 'retrying') OR (status = 'failed' AND discarded_at IS NULL)
         GROUP BY 1, 2, 3, 4`;
       await tx.$executeRaw`UPDATE stats_rollup SET rolled_to = ${to}, counts_at = now() WHERE id = 1`;
-      return { ran: true, from: from.toISOString(), to: to.toISOString(), minuteRows, countRows };
+      return { ran: true, from: from.toISOString(), to: to.toISOString(), minuteRows, countRows, caughtUp };
     },
     { timeout: 120_000 },
   );
@@ -165,9 +187,18 @@ function addHist(into: number[], h: readonly number[]) {
   h.forEach((n, i) => (into[i] = (into[i] ?? 0) + n));
 }
 
-function windowOf(bins: Bin[], minutes: number): Window {
-  const succeeded = bins.reduce((a, b) => a + b.succeeded, 0);
-  const failed = bins.reduce((a, b) => a + b.failed, 0);
+/**
+ * Totals of the last `n` minute bins (the current, partial one included) and
+ * succeeded per minute over the time they cover: up to the rollup's last tick,
+ * so a partial minute does not read as a slow one.
+ */
+function windowOf(minuteBins: Bin[], n: number, statsTo: Date | null): Window {
+  const start = Math.floor(Date.now() / 60_000) * 60_000 - (n - 1) * 60_000;
+  const mine = minuteBins.filter((b) => b.at.getTime() >= start);
+  const succeeded = mine.reduce((a, b) => a + b.succeeded, 0);
+  const failed = mine.reduce((a, b) => a + b.failed, 0);
+  const end = Math.min(Date.now(), statsTo?.getTime() ?? Date.now());
+  const minutes = Math.max(1, (end - start) / 60_000);
   return {
     succeeded,
     failed,
@@ -176,16 +207,11 @@ function windowOf(bins: Bin[], minutes: number): Window {
   };
 }
 
-/** The minute bins of the last `n` minutes, the current (partial) one included. */
-function lastMinutes(minuteBins: Bin[], n: number): Bin[] {
-  const since = Math.floor(Date.now() / 60_000) * 60_000 - (n - 1) * 60_000;
-  return minuteBins.filter((b) => b.at.getTime() >= since);
-}
-
 async function bins(
   tenantId: string | null,
   f: { queue?: string; type?: string },
-  sinceMs: number,
+  /** Minutes back from the start of the current minute bin (exclusive of older bins). */
+  minutes: number,
   width: string,
 ): Promise<Bin[]> {
   const rows = await db().$queryRaw<
@@ -194,7 +220,8 @@ async function bins(
     SELECT date_bin(${Prisma.raw(`'${width}'`)}::interval, bucket, '2000-01-01') AS at, queue, type,
            sum(succeeded) AS succeeded, sum(failed) AS failed, sum(dead) AS dead, ${histogramSumSql} AS hist
     FROM job_stats_minute
-    WHERE bucket >= now() - make_interval(secs => ${sinceMs / 1000}::float8)
+    WHERE bucket >= date_bin(${Prisma.raw(`'${width}'`)}::interval, now(), '2000-01-01')
+                    - make_interval(mins => ${minutes}::int) + ${Prisma.raw(`'${width}'`)}::interval
       AND (${tenantId}::uuid IS NULL OR tenant_id = ${tenantId}::uuid)
       AND (${f.queue ?? null}::text IS NULL OR queue = ${f.queue ?? null})
       AND (${f.type ?? null}::text IS NULL OR type = ${f.type ?? null})
@@ -249,11 +276,12 @@ export async function getOverview(principal: Principal, raw: unknown): Promise<O
         AND (${f.queue ?? null}::text IS NULL OR queue = ${f.queue ?? null})
         AND (${f.type ?? null}::text IS NULL OR type = ${f.type ?? null})
       GROUP BY 1, 2, 3`,
-    bins(tenantId, f, 3_600_000, "1 minute"),
-    bins(tenantId, f, 86_400_000, "15 minutes"),
+    bins(tenantId, f, 60, "1 minute"),
+    bins(tenantId, f, 24 * 60, "15 minutes"),
     db().statsRollup.findUnique({ where: { id: 1 } }),
   ]);
 
+  const statsTo = state?.countsAt ? state.rolledTo : null;
   const keys = new Map<string, { queue: string; type: string }>();
   for (const r of [...counts, ...hourBins]) keys.set(`${r.queue}\u0000${r.type}`, { queue: r.queue, type: r.type });
   const rows: OverviewRow[] = [...keys.values()]
@@ -271,8 +299,8 @@ export async function getOverview(principal: Principal, raw: unknown): Promise<O
         retrying: Number(c("retrying")?.n ?? 0),
         dead: Number(c("dead")?.n ?? 0),
         oldestQueuedAt: c("queued")?.oldestAt?.toISOString() ?? null,
-        last5m: windowOf(lastMinutes(mine, 5), 5),
-        last1h: windowOf(mine, 60),
+        last5m: windowOf(mine, 5, statsTo),
+        last1h: windowOf(mine, 60, statsTo),
         p50Ms: quantileOf(hist, 0.5),
         p99Ms: quantileOf(hist, 0.99),
       };
@@ -287,7 +315,7 @@ export async function getOverview(principal: Principal, raw: unknown): Promise<O
   return {
     tenant: tenantId,
     countsAt: state?.countsAt?.toISOString() ?? null,
-    statsTo: state?.countsAt ? state.rolledTo.toISOString() : null,
+    statsTo: statsTo?.toISOString() ?? null,
     rows,
     totals: {
       queued: sum("queued"),
@@ -296,8 +324,8 @@ export async function getOverview(principal: Principal, raw: unknown): Promise<O
       retrying: sum("retrying"),
       dead: sum("dead"),
       oldestQueuedAt: oldest ?? null,
-      last5m: windowOf(lastMinutes(hourBins, 5), 5),
-      last1h: windowOf(hourBins, 60),
+      last5m: windowOf(hourBins, 5, statsTo),
+      last1h: windowOf(hourBins, 60, statsTo),
     },
     series: { hour: series(hourBins, 60, 60_000), day: series(dayBins, 96, 15 * 60_000) },
   };

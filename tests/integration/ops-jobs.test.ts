@@ -7,6 +7,7 @@ import { AppError } from "@/lib/errors";
 import { taskCatalog } from "@/lib/jobs/catalog";
 import { enqueueJob } from "@/lib/jobs/enqueue";
 import { defineTask } from "@/lib/jobs/task";
+import { getJob } from "@/lib/jobs/queries";
 import { getOpsJob, listOpsJobs, planJobAction, runJobAction } from "@/lib/ops/jobs";
 import { createTestDatabase, type TestDatabase } from "../helpers/db";
 import { seedDemo, type DemoPrincipals } from "../helpers/fixtures";
@@ -131,6 +132,18 @@ describe("jobs explorer", () => {
       ["queued", "running", "retrying"],
     );
     assert.ok(!JSON.stringify(await listOpsJobs(p.oscar, {})).includes("sk_live_secret"));
+    assert.deepEqual(
+      (await listOpsJobs(p.oscar, { q: "sk_live" })).jobs,
+      [],
+      "a search cannot look inside a redacted field (no guessing the secret piece by piece)",
+    );
+    assert.deepEqual(
+      (await listOpsJobs(p.oscar, { q: "example.test/hook" })).jobs.map((j) => j.id),
+      [job.id],
+      "the rest of the input is searched",
+    );
+    const member = await getJob(p.ada, job.id);
+    assert.equal((member.input as { apiKey: string }).apiKey, "[redacted]", "write-only for members too");
     const g = await probe(p.globexId);
     await assert.rejects(getOpsJob(p.oscar, g), isCode("not_found"));
     await assert.rejects(getOpsJob(p.oscar, "nope"), isCode("not_found"));

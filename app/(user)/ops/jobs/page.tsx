@@ -20,7 +20,13 @@ export default async function JobsExplorerPage({
   return (
     <div className="space-y-6">
       <h1 className="text-2xl font-semibold">Jobs</h1>
-      <JobsExplorer isAdmin={principal.isPlatformAdmin} types={Object.keys(taskCatalog)} initial={initial} />
+      <JobsExplorer
+        isAdmin={principal.isPlatformAdmin}
+        types={Object.keys(taskCatalog)}
+        initial={initial}
+        // A link to other filters (from the overview, say) starts the explorer afresh.
+        key={JSON.stringify(initial)}
+      />
     </div>
   );
 }
