@@ -25,6 +25,8 @@ const envSchema = z.object({
   EXPORT_RETENTION_DAYS: intFrom(7, 1, 3650),
   /** gzip level for compressed exports: 1 is fastest, 9 smallest. */
   EXPORT_GZIP_LEVEL: intFrom(1, 1, 9),
+  /** Target rows per part of an export; one estimated larger is split into parts run in parallel. */
+  EXPORT_PART_ROWS: intFrom(250_000, 1_000, 100_000_000),
   /** Minimum interval between two progress writes of one job, in ms. */
   PROGRESS_INTERVAL_MS: intFrom(250, 50, 10_000),
   /** Jobs one worker process runs at once (`npm run worker -- --concurrency N` overrides it). */

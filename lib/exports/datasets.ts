@@ -27,17 +27,47 @@ export const datasets: Record<DatasetName, Dataset> = {
 
 export type Quote = (value: string) => string;
 
-/** The SELECT an export runs: the tenant's rows of one dataset in the filter window, in id order. */
+/** An inclusive id range: one part of a split export (its upper end is at most the snapshot's last id). */
+export type IdRange = { from: number; to: number };
+
+function whereOf(tenantId: string, request: Pick<ExportRequest, "dataset" | "filter">, quote: Quote, range?: IdRange) {
+  const ds = datasets[request.dataset];
+  const where = [`tenant_id = ${quote(tenantId)}::uuid`];
+  if (range) where.push(`id BETWEEN ${Math.trunc(range.from)} AND ${Math.trunc(range.to)}`);
+  if (request.filter?.from) where.push(`${ds.timeColumn} >= ${quote(request.filter.from)}::timestamptz`);
+  if (request.filter?.to) where.push(`${ds.timeColumn} < ${quote(request.filter.to)}::timestamptz`);
+  return where.join(" AND ");
+}
+
+/** The SELECT an export runs: the tenant's rows of one dataset in the filter window (and id range), in id order. */
 export function buildExportQuery(
   tenantId: string,
   request: Pick<ExportRequest, "dataset" | "filter">,
   quote: Quote,
+  range?: IdRange,
 ): string {
   const ds = datasets[request.dataset];
-  const where = [`tenant_id = ${quote(tenantId)}::uuid`];
-  if (request.filter?.from) where.push(`${ds.timeColumn} >= ${quote(request.filter.from)}::timestamptz`);
-  if (request.filter?.to) where.push(`${ds.timeColumn} < ${quote(request.filter.to)}::timestamptz`);
-  return `SELECT ${ds.columns.join(", ")} FROM ${ds.table} WHERE ${where.join(" AND ")} ORDER BY id`;
+  return `SELECT ${ds.columns.join(", ")} FROM ${ds.table} WHERE ${whereOf(tenantId, request, quote, range)} ORDER BY id`;
+}
+
+/** The first and last id an export covers (as text: bigint), for splitting it into parts. */
+export function buildBoundsQuery(tenantId: string, request: Pick<ExportRequest, "dataset" | "filter">, quote: Quote) {
+  const ds = datasets[request.dataset];
+  return `SELECT min(id)::text AS lo, max(id)::text AS hi FROM ${ds.table} WHERE ${whereOf(tenantId, request, quote)}`;
+}
+
+/**
+ * Splits the ids [lo, hi] into `parts` contiguous ranges of equal width (the
+ * last takes the remainder). Ids are dense per tenant in practice, so equal
+ * widths are near-equal row counts; a gap only makes a part smaller.
+ */
+export function splitRange(lo: number, hi: number, parts: number): IdRange[] {
+  const n = Math.max(1, Math.min(parts, hi - lo + 1));
+  const width = Math.floor((hi - lo + 1) / n);
+  return Array.from({ length: n }, (_, i) => ({
+    from: lo + i * width,
+    to: i === n - 1 ? hi : lo + (i + 1) * width - 1,
+  }));
 }
 
 /**

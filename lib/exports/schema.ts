@@ -11,6 +11,13 @@ export const exportRequestSchema = z
     format: z.enum(["csv", "jsonl"], { error: "must be csv or jsonl" }).default("csv"),
     compression: z.enum(["gzip", "none"], { error: "must be gzip or none" }).default("none"),
     filter: z.object({ from: isoInstant.optional(), to: isoInstant.optional() }).strict().optional(),
+    /** Rows per part when the export is split (default EXPORT_PART_ROWS); a smaller export stays one file. */
+    partRows: z
+      .number({ error: "must be a whole number" })
+      .int("must be a whole number")
+      .min(1_000, "must be at least 1,000")
+      .max(100_000_000, "must be at most 100,000,000")
+      .optional(),
   })
   .strict()
   .superRefine((v, ctx) => {

@@ -54,7 +54,8 @@ export async function openExportDownload(principal: Principal, rawJobId: string)
   });
   if (!job) throw notFound("Export not found");
   const file = job.files[0];
-  if (job.status !== "succeeded" && job.status !== "expired") {
+  // A failed split export may offer its finished parts, marked partial.
+  if (job.status !== "succeeded" && job.status !== "expired" && !(job.status === "failed" && file?.partial)) {
     throw new AppError("conflict", `The export is ${job.status}; there is nothing to download yet`);
   }
   if (!file || file.deletedAt || file.expiresAt <= new Date() || job.status === "expired") {

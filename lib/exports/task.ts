@@ -11,7 +11,8 @@ import { pool } from "../db";
 import { env } from "../env";
 import { defineTask } from "../jobs/task";
 import { storage } from "../storage";
-import { buildCopyStatement, buildExportQuery } from "./datasets";
+import { buildCopyStatement, buildExportQuery, type IdRange } from "./datasets";
+import { assembleParts, deletePartFiles, fanOutIfLarge, type PartsCheckpoint } from "./parts";
 import { createRowCounter } from "./row-counter";
 import { exportRequestSchema, type ExportRequest } from "./schema";
 
@@ -71,6 +72,8 @@ export function createExportTransforms(
 type StreamExportOptions = {
   tenantId: string;
   request: ExportRequest;
+  /** One part's ids (inclusive). */
+  range?: IdRange;
   key: string;
   signal?: AbortSignal;
   onRows?: (done: number, estimate: number) => void;
@@ -87,7 +90,7 @@ export async function streamExport(opts: StreamExportOptions): Promise<{ rows: n
     await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
     // Stable, zone-independent timestamps in the file.
     await client.query("SET LOCAL TimeZone = 'UTC'; SET LOCAL DateStyle = 'ISO, YMD'");
-    const select = buildExportQuery(opts.tenantId, opts.request, (v) => client.escapeLiteral(v));
+    const select = buildExportQuery(opts.tenantId, opts.request, (v) => client.escapeLiteral(v), opts.range);
     const estimate = await estimateRows(client, select);
     opts.onRows?.(0, estimate);
 
@@ -116,6 +119,11 @@ export const exportTask = defineTask({
   leaseMs: 30_000,
   async handler(ctx): Promise<ExportResult> {
     const { job, input } = ctx;
+    // Woken after its parts ended: gather them. Otherwise split it if it is large (this never returns then).
+    const checkpoint = ctx.lastCheckpoint as PartsCheckpoint | null;
+    if (checkpoint?.phase === "parts") return assembleParts(ctx, checkpoint);
+    await fanOutIfLarge(ctx);
+
     const name = exportFileName(job.id, input);
     // One path per attempt: a stale attempt can never overwrite or delete the winner's file.
     const key = `${job.tenantId}/${job.id}/${job.attempt}/${name}`;
@@ -160,5 +168,7 @@ export const exportTask = defineTask({
         update: data,
       });
     }
+    // A split export's zip now holds its parts.
+    if (result.files[0]?.contentType === "application/zip") await deletePartFiles(job.id);
   },
 });

@@ -2,6 +2,7 @@
  * The typed registry of every task type. Enqueue validates against it; the
  * worker registers one graphile-worker task per entry.
  */
+import { exportPartTask } from "../exports/parts";
 import { exportTask } from "../exports/task";
 import { probeTask } from "./probe";
 import { toJobDto, type JobDto } from "./dto";
@@ -11,6 +12,7 @@ import type { TaskDefinition } from "./task";
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const taskCatalog: Record<string, TaskDefinition<any, any>> = {
   [exportTask.type]: exportTask,
+  [exportPartTask.type]: exportPartTask,
   [probeTask.type]: probeTask,
 };
 

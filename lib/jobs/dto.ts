@@ -15,6 +15,8 @@ export type JobFileDto = {
   expiresAt: string;
   downloadCount: number;
   expired: boolean;
+  /** The finished parts of an export some of whose parts failed (offered although the export failed). */
+  partial: boolean;
 };
 
 export type JobStatus = JobModel["status"];
@@ -62,6 +64,7 @@ export function toFileDto(file: ExportFileModel, now = new Date()): JobFileDto {
     expiresAt: file.expiresAt.toISOString(),
     downloadCount: file.downloadCount,
     expired: file.expiresAt <= now || file.deletedAt !== null,
+    partial: file.partial,
   };
 }
 
@@ -93,7 +96,9 @@ export function toJobDto(job: JobModel, files: ExportFileModel[] = [], pauses: P
     result:
       job.status === "succeeded" || job.status === "expired"
         ? { rows: stored?.rows, files: files.map((f) => toFileDto(f)) }
-        : null,
+        : files.some((f) => f.partial)
+          ? { rows: files.reduce((a, f) => a + Number(f.rowCount), 0), files: files.map((f) => toFileDto(f)) }
+          : null,
     admission: admissionOf(job, pauses),
   };
 }

@@ -42,7 +42,7 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-function hashInput(type: string, input: unknown): string {
+export function hashInput(type: string, input: unknown): string {
   return createHash("sha256").update(canonicalJson({ type, input })).digest("hex");
 }
 

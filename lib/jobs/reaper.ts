@@ -126,6 +126,15 @@ export async function reap(opts: {
                error_message = coalesce(error_message, 'Cancelled on request'), progress_message = 'Cancelled'
         WHERE status IN ('queued', 'retrying') AND cancel_requested_at IS NOT NULL AND admitted_at IS NULL`;
 
+      // A parent waiting for children that have all ended: the trigger that wakes it
+      // runs in the last child's transaction; this covers a parent that missed it.
+      await tx.$executeRaw`
+        UPDATE jobs p SET status = 'retrying', waiting_since = NULL, admitted_at = NULL, run_at = now(),
+               progress_stage = 'assembling'
+        WHERE p.waiting_since < now() - interval '5 seconds' AND p.status = 'running'
+          AND NOT EXISTS (SELECT 1 FROM jobs c WHERE c.parent_id = p.id
+                          AND c.status NOT IN ('succeeded', 'failed', 'cancelled', 'expired'))`;
+
       return { deadWorkers: dead.map((d) => d.id), reapedJobs, redispatched: orphans.map((o) => o.id) };
     },
     { timeout: 30_000 },

@@ -12,14 +12,22 @@ import { eventHub } from "../events/hub";
 import { getTaskDefinition } from "./catalog";
 import { AbortReason, classifyError, type Classified } from "./errors";
 import { backoffMs } from "./retry";
-import type { JobInfo, ProgressUpdate, TaskDefinition } from "./task";
+import { hashInput } from "./enqueue";
+import type { ChildJob, JobInfo, ProgressUpdate, TaskDefinition } from "./task";
 
 /** A worker process's identity, recorded on leases and attempts. */
 export function makeWorkerId(): string {
   return `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
 }
 
-export type RunOutcome = "succeeded" | "failed" | "retrying" | "cancelled" | "skipped" | "lost";
+export type RunOutcome = "succeeded" | "failed" | "retrying" | "cancelled" | "skipped" | "lost" | "waiting";
+
+/** Thrown out of a handler by `waitForChildren` once the fan-out is recorded. */
+class WaitingForChildren extends Error {
+  constructor(readonly children: number) {
+    super(`waiting for ${children} child jobs`);
+  }
+}
 
 type ClaimedJob = {
   id: string;
@@ -204,6 +212,54 @@ async function recordSuccess(c: Claimed, def: TaskDefinition, result: unknown, s
       data: { outcome: count ? "succeeded" : "lost", finishedAt: new Date(), durationMs: Date.now() - startedAt },
     });
     return count === 1;
+  });
+}
+
+/**
+ * Records a fan-out, fenced like every write of the attempt: the children are
+ * enqueued (admitted inline where there is room), the checkpoint saved, and the
+ * job keeps `running` but gives up its lease, its admission slot and its
+ * fencing token (so this attempt's heartbeat can write nothing more). It gets
+ * one more attempt in its budget: the run that gathers the children is not a
+ * retry. The attempt ends as `waiting`. The database wakes the job when the
+ * last child ends (trigger `jobs_child_changed`).
+ */
+async function suspendForChildren(
+  c: Claimed,
+  children: ChildJob[],
+  checkpoint: unknown,
+  startedAt: number,
+): Promise<boolean> {
+  const rows = children.map((child) => {
+    const def = getTaskDefinition(child.type);
+    if (!def) throw new Error(`Unknown child job type: ${child.type}`);
+    const input = def.inputSchema.parse(child.input);
+    return {
+      tenantId: c.job.tenantId,
+      type: child.type,
+      queue: child.queue ?? def.queue,
+      priority: c.job.priority,
+      input: input as Prisma.InputJsonValue,
+      inputHash: hashInput(child.type, input),
+      maxAttempts: def.retry.maxAttempts,
+      parentId: c.job.id,
+      createdById: c.job.createdById,
+    };
+  });
+  return db().$transaction(async (tx) => {
+    const held = await tx.$executeRaw`
+      UPDATE jobs SET checkpoint = ${JSON.stringify(checkpoint)}::jsonb, waiting_since = now(), lease_owner = NULL,
+             lease_expires_at = NULL, admitted_at = NULL, fencing_token = fencing_token + 1,
+             max_attempts = max_attempts + 1, progress_stage = 'parts',
+             progress_message = ${`0 of ${children.length} parts done`}, updated_at = now()
+      WHERE id = ${c.job.id}::uuid AND fencing_token = ${c.token} AND status = 'running'`;
+    if (held === 0) return false;
+    await tx.job.createMany({ data: rows });
+    await tx.jobAttempt.updateMany({
+      where: { id: c.attemptId, outcome: "running" },
+      data: { outcome: "waiting", finishedAt: new Date(), durationMs: Date.now() - startedAt },
+    });
+    return true;
   });
 }
 
@@ -398,6 +454,15 @@ export async function runJob(jobId: string, opts: RunJobOptions): Promise<RunOut
           }
         },
         idempotencyKey: `job:${jobId}`,
+        waitForChildren: async (children, checkpoint) => {
+          await progress.close();
+          if (controller.signal.aborted) throw controller.signal.reason;
+          if (!(await suspendForChildren(claimed, children, checkpoint, startedAt))) {
+            leaseLost();
+            throw controller.signal.reason;
+          }
+          throw new WaitingForChildren(children.length);
+        },
       });
       if (controller.signal.aborted) throw controller.signal.reason;
       await progress.close();
@@ -408,6 +473,10 @@ export async function runJob(jobId: string, opts: RunJobOptions): Promise<RunOut
       return ok ? "succeeded" : "lost";
     } catch (err) {
       await progress.close();
+      if (err instanceof WaitingForChildren) {
+        log(`${tag} waiting for ${err.children} child jobs`);
+        return "waiting";
+      }
       const failure = classifyError(err, controller.signal);
       const outcome = await recordFailure(claimed, def, failure, startedAt);
       log(`${tag} ${outcome} (${failure.errorClass}): ${failure.message}`);

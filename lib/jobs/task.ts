@@ -47,7 +47,18 @@ export type JobContext<I> = {
   lastCheckpoint: unknown;
   /** Stable across attempts: use it for external calls that must not repeat. */
   idempotencyKey: string;
+  /**
+   * Fans out: enqueues these child jobs, saves `checkpoint`, and ends this
+   * attempt without finishing the job. The job then holds no worker slot and no
+   * lease; when the last child has ended it is run again (a new attempt that
+   * does not count against its retry budget) with `lastCheckpoint` set, to
+   * gather the children's results. Never returns.
+   */
+  waitForChildren(children: ChildJob[], checkpoint: unknown): Promise<never>;
 };
+
+/** A child job a handler fans out into (see `waitForChildren`). */
+export type ChildJob = { type: string; input: unknown; queue?: QueueName };
 
 export type TaskDefinition<I = unknown, R = unknown> = {
   /** snake_case; graphile-worker's task identifier is `<queue>:<type>`. */

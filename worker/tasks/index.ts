@@ -2,11 +2,13 @@ import type { Task, TaskList } from "graphile-worker";
 import { taskCatalog } from "@/lib/jobs/catalog";
 import { QUEUES, type QueueName } from "@/lib/jobs/task";
 import exportTask from "./export";
+import exportPartTask from "./export_part";
 import probeTask from "./probe";
 
 /** One handler per task type of the catalog (checked at start-up). */
 const handlers: Record<string, Task> = {
   export: exportTask,
+  export_part: exportPartTask,
   probe: probeTask,
 };
 

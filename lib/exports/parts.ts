@@ -1,0 +1,256 @@
+/**
+ * Exports at scale. An export estimated above its part size is split by id
+ * range into parts, each its own job (`export_part`, bulk queue) with its own
+ * retries; the export job waits for them holding no worker slot, then gathers
+ * the finished part files into one zip with a manifest.json.
+ *
+ * One snapshot: the plan fixes the last id the export covers (the highest id
+ * matching the filter when it was planned), and every part reads ids up to it.
+ * Rows added later are never in it. Rows changed after planning appear as they
+ * are when their part runs (the business tables are append-mostly; a strict
+ * point-in-time copy of mutable rows would need one transaction held open for
+ * the whole export, which is what the split avoids).
+ */
+import type { Readable } from "node:stream";
+import yazl from "yazl";
+import { z } from "zod";
+import { db, pool } from "../db";
+import { env } from "../env";
+import { PermanentError } from "../jobs/errors";
+import { defineTask, type JobContext } from "../jobs/task";
+import { storage } from "../storage";
+import { buildBoundsQuery, buildExportQuery, splitRange, type IdRange } from "./datasets";
+import { exportRequestSchema, type ExportRequest } from "./schema";
+// Type-only: the export task imports this module for its planning and assembly.
+import type { ExportResult } from "./task";
+
+export type PartsCheckpoint = {
+  phase: "parts";
+  parts: number;
+  snapshot: { lastId: string; takenAt: string };
+};
+
+export type PartResult = {
+  part: number;
+  name: string;
+  key: string;
+  size: number;
+  sha256: string;
+  rows: number;
+  range: IdRange;
+};
+
+/** `events-part-0003-of-0008.csv.gz` */
+export function partFileName(request: ExportRequest, part: number, parts: number): string {
+  const ext = request.format === "csv" ? "csv" : "jsonl";
+  const pad = (n: number) => String(n).padStart(4, "0");
+  return `${request.dataset}-part-${pad(part)}-of-${pad(parts)}.${ext}${request.compression === "gzip" ? ".gz" : ""}`;
+}
+
+/** The planner's row estimate and the id bounds of what an export covers. */
+export async function planExport(
+  tenantId: string,
+  request: ExportRequest,
+): Promise<{ estimate: number; lo: string | null; hi: string | null }> {
+  const client = await pool().connect();
+  try {
+    const quote = (v: string) => client.escapeLiteral(v);
+    const plan = await client.query<{ "QUERY PLAN": [{ Plan: { "Plan Rows": number } }] }>(
+      `EXPLAIN (FORMAT JSON) ${buildExportQuery(tenantId, request, quote)}`,
+    );
+    const bounds = await client.query<{ lo: string | null; hi: string | null }>(
+      buildBoundsQuery(tenantId, request, quote),
+    );
+    return {
+      estimate: Math.max(0, Math.round(plan.rows[0]?.["QUERY PLAN"][0].Plan["Plan Rows"] ?? 0)),
+      lo: bounds.rows[0]?.lo ?? null,
+      hi: bounds.rows[0]?.hi ?? null,
+    };
+  } finally {
+    client.release();
+  }
+}
+
+/**
+ * Splits an export into parts and waits for them, if it is estimated above
+ * its part size; returns (to export as one file) otherwise.
+ */
+export async function fanOutIfLarge(ctx: JobContext<ExportRequest>): Promise<void> {
+  const { job, input } = ctx;
+  const plan = await planExport(job.tenantId, input);
+  const partRows = input.partRows ?? env().EXPORT_PART_ROWS;
+  if (plan.estimate <= partRows || plan.lo === null || plan.hi === null) return;
+  const ranges = splitRange(Number(plan.lo), Number(plan.hi), Math.ceil(plan.estimate / partRows));
+  if (ranges.length < 2) return;
+  ctx.progress({
+    done: 0,
+    total: plan.estimate,
+    unit: "rows",
+    stage: "parts",
+    message: `Split into ${ranges.length} parts`,
+  });
+  const checkpoint: PartsCheckpoint = {
+    phase: "parts",
+    parts: ranges.length,
+    snapshot: { lastId: plan.hi, takenAt: new Date().toISOString() },
+  };
+  await ctx.waitForChildren(
+    ranges.map((range, i) => ({
+      type: exportPartTask.type,
+      input: { exportId: job.id, request: input, range, part: i + 1, parts: ranges.length },
+    })),
+    checkpoint,
+  );
+}
+
+export const exportPartInputSchema = z
+  .object({
+    exportId: z.uuid(),
+    request: exportRequestSchema,
+    range: z.object({ from: z.number().int(), to: z.number().int() }).strict(),
+    part: z.number().int().min(1),
+    parts: z.number().int().min(1),
+  })
+  .strict();
+
+/** One part of a split export: its id range of the dataset, streamed into one file. */
+export const exportPartTask = defineTask({
+  type: "export_part",
+  queue: "bulk",
+  inputSchema: exportPartInputSchema,
+  retry: { maxAttempts: 3, initialBackoffMs: 2_000, maxBackoffMs: 60_000, multiplier: 4, jitter: "full" },
+  timeoutMs: 60 * 60 * 1000,
+  // Short: a part lost with its worker is taken over within seconds, and only that part is redone.
+  leaseMs: 10_000,
+  async handler(ctx): Promise<PartResult> {
+    const { job, input } = ctx;
+    const name = partFileName(input.request, input.part, input.parts);
+    // One path per attempt: a stale attempt can never overwrite the file a later one made.
+    const key = `${job.tenantId}/${input.exportId}/parts/${job.id}/${job.attempt}/${name}`;
+    ctx.progress({ done: 0, unit: "rows", stage: "exporting", message: `Part ${input.part} of ${input.parts}` });
+    // Imported here: task.ts imports this module.
+    const { streamExport } = await import("./task");
+    const { rows, size, sha256 } = await streamExport({
+      tenantId: job.tenantId,
+      request: input.request,
+      range: input.range,
+      key,
+      signal: ctx.signal,
+      onRows: (done, estimate) => ctx.progress({ done, total: Math.max(estimate, done) }),
+    });
+    if (ctx.signal.aborted) {
+      await storage().delete(key);
+      throw ctx.signal.reason;
+    }
+    ctx.progress({ done: rows, total: rows, stage: "done" });
+    return { part: input.part, name, key, size, sha256, rows, range: input.range };
+  },
+});
+
+/**
+ * The export's second run, once every part has ended: the finished part files
+ * go into one zip (stored as they are: a gzip part is not compressed again)
+ * with a manifest.json. If a part ended dead, the zip of the finished ones is
+ * kept as a partial result and the export fails saying so.
+ */
+export async function assembleParts(ctx: JobContext<ExportRequest>, cp: PartsCheckpoint): Promise<ExportResult> {
+  const { job, input } = ctx;
+  const children = await db().job.findMany({
+    where: { parentId: job.id },
+    select: { id: true, status: true, result: true, input: true, errorMessage: true },
+  });
+  // Read loosely: a part may have died of an input that no longer parses.
+  const parts = children
+    .map((c) => ({ ...c, spec: c.input as { part: number; range: IdRange } }))
+    .sort((a, b) => a.spec.part - b.spec.part);
+  const done = parts.filter((p) => p.status === "succeeded").map((p) => p.result as PartResult);
+  const missing = parts.filter((p) => p.status !== "succeeded");
+  const partial = missing.length > 0;
+  ctx.progress({
+    stage: "assembling",
+    message: `Assembling ${done.length} of ${parts.length} parts`,
+  });
+
+  const takenAt = new Date(cp.snapshot.takenAt);
+  const rowCount = done.reduce((a, p) => a + p.rows, 0);
+  const manifest = {
+    export: job.id,
+    dataset: input.dataset,
+    format: input.format,
+    compression: input.compression,
+    filter: input.filter ?? null,
+    snapshot: {
+      lastId: cp.snapshot.lastId,
+      takenAt: cp.snapshot.takenAt,
+      includes: "rows matching the filter whose id was at most lastId when the export was planned",
+    },
+    partial,
+    rowCount,
+    files: done.map((p) => ({
+      name: p.name,
+      part: p.part,
+      rows: p.rows,
+      size: p.size,
+      sha256: p.sha256,
+      ids: p.range,
+    })),
+    missingParts: missing.map((p) => ({
+      part: p.spec.part,
+      ids: p.spec.range,
+      status: p.status,
+      error: p.errorMessage,
+    })),
+  };
+
+  const zip = new yazl.ZipFile();
+  for (const p of done) {
+    zip.addReadStreamLazy(p.name, { compress: false, mtime: takenAt, size: p.size }, (cb) => {
+      storage()
+        .open(p.key)
+        .then((obj) => (obj ? cb(null, obj.stream) : cb(new Error(`The file of part ${p.part} is gone`), null!)))
+        .catch((e: Error) => cb(e, null!));
+    });
+  }
+  zip.addBuffer(Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`), "manifest.json", { mtime: takenAt });
+  zip.end();
+  const name = `${input.dataset}-${job.id.slice(0, 8)}${partial ? "-partial" : ""}.zip`;
+  const key = `${job.tenantId}/${job.id}/${job.attempt}/${name}`;
+  const stored = await storage().write(key, zip.outputStream as unknown as Readable, [], ctx.signal);
+  const file = { name, key, size: stored.size, sha256: stored.sha256, rows: rowCount, contentType: "application/zip" };
+
+  if (partial) {
+    // Offered for download although the export fails; recorded only while this attempt holds the job.
+    const tenant = await db().tenant.findUniqueOrThrow({ where: { id: job.tenantId } });
+    const days = tenant.exportRetentionDays ?? env().EXPORT_RETENTION_DAYS;
+    const recorded = await db().$executeRaw`
+      INSERT INTO export_files (id, job_id, tenant_id, name, storage_key, content_type, size, sha256, row_count, expires_at, partial)
+      SELECT gen_random_uuid(), j.id, j.tenant_id, ${name}, ${key}, ${file.contentType}, ${stored.size}, ${stored.sha256},
+             ${rowCount}, now() + make_interval(days => ${days}::int), true
+      FROM jobs j WHERE j.id = ${job.id}::uuid AND j.attempts = ${job.attempt} AND j.status = 'running'
+      ON CONFLICT (job_id, name) DO UPDATE SET storage_key = EXCLUDED.storage_key, size = EXCLUDED.size,
+        sha256 = EXCLUDED.sha256, row_count = EXCLUDED.row_count, expires_at = EXCLUDED.expires_at`;
+    if (recorded === 0) await storage().delete(key);
+    else await deletePartFiles(job.id);
+  }
+  if (partial) {
+    const first = missing[0]!;
+    throw new PermanentError(
+      `${missing.length} of ${parts.length} parts failed (part ${first.spec.part}: ${first.errorMessage ?? first.status}); ` +
+        `the ${done.length} finished parts are offered as a partial result`,
+    );
+  }
+  ctx.progress({ done: rowCount, total: rowCount, stage: "done", message: `${rowCount.toLocaleString("en-US")} rows` });
+  return { rows: rowCount, format: input.format, compression: input.compression, files: [file] };
+}
+
+/** The part files of an export, once its zip holds them (called as the zip is recorded). */
+export async function deletePartFiles(exportId: string): Promise<void> {
+  const parts = await db().job.findMany({
+    where: { parentId: exportId, status: "succeeded" },
+    select: { result: true },
+  });
+  for (const p of parts) {
+    const key = (p.result as Partial<PartResult> | null)?.key;
+    if (key) await storage().delete(key);
+  }
+}

@@ -1,0 +1,289 @@
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, type ChildProcess } from "node:child_process";
+import { createHash } from "node:crypto";
+import { once } from "node:events";
+import { buffer } from "node:stream/consumers";
+import { setTimeout as sleep } from "node:timers/promises";
+import yauzl from "yauzl";
+import { createPause, resumePause } from "@/lib/admission/pauses";
+import { db, pool } from "@/lib/db";
+import { openExportDownload, requestExport } from "@/lib/exports/service";
+import { splitRange } from "@/lib/exports/datasets";
+import { createRowCounter } from "@/lib/exports/row-counter";
+import type { PartResult } from "@/lib/exports/parts";
+import { cancelJob } from "@/lib/jobs/actions";
+import { getJob } from "@/lib/jobs/queries";
+import { storage } from "@/lib/storage";
+import { createTestDatabase, type TestDatabase } from "../helpers/db";
+import { drainJobs, seedDemo, type DemoPrincipals } from "../helpers/fixtures";
+
+let database: TestDatabase;
+let p: DemoPrincipals;
+
+before(async () => {
+  database = await createTestDatabase();
+  p = await seedDemo(); // Acme: 10,000 events
+});
+after(async () => database.drop());
+
+/** The entries of a zip: name → bytes. */
+async function unzip(bytes: Buffer): Promise<Map<string, Buffer>> {
+  const zip = await new Promise<yauzl.ZipFile>((resolve, reject) =>
+    yauzl.fromBuffer(bytes, { lazyEntries: true }, (err, z) => (err ? reject(err) : resolve(z!))),
+  );
+  const out = new Map<string, Buffer>();
+  await new Promise<void>((resolve, reject) => {
+    zip.on("entry", (entry: yauzl.Entry) => {
+      zip.openReadStream(entry, (err, stream) => {
+        if (err) return reject(err);
+        buffer(stream!)
+          .then((b) => {
+            out.set(entry.fileName, b);
+            zip.readEntry();
+          })
+          .catch(reject);
+      });
+    });
+    zip.on("end", resolve);
+    zip.on("error", reject);
+    zip.readEntry();
+  });
+  return out;
+}
+
+type Manifest = {
+  rowCount: number;
+  partial: boolean;
+  snapshot: { lastId: string };
+  files: { name: string; rows: number; size: number; sha256: string }[];
+  missingParts: { part: number; status: string }[];
+};
+
+async function download(jobId: string) {
+  const file = await openExportDownload(p.ada, jobId);
+  const entries = await unzip(await buffer(file.stream));
+  const manifest = JSON.parse(entries.get("manifest.json")!.toString()) as Manifest;
+  return { file, entries, manifest };
+}
+
+const children = (id: string) =>
+  db().job.findMany({ where: { parentId: id }, include: { attemptsHistory: true }, orderBy: { createdAt: "asc" } });
+
+/** A pause on Acme's export parts: the parent plans and waits, the parts stay queued. */
+const holdParts = () => createPause(p.oscar, { queue: "bulk", type: "export_part", reason: "export-parts test" });
+
+describe("split exports", () => {
+  test("splitRange covers the ids exactly once", () => {
+    assert.deepEqual(splitRange(1, 10, 3), [
+      { from: 1, to: 3 },
+      { from: 4, to: 6 },
+      { from: 7, to: 10 },
+    ]);
+    assert.deepEqual(splitRange(5, 6, 4), [
+      { from: 5, to: 5 },
+      { from: 6, to: 6 },
+    ]);
+  });
+
+  test("a large export fans out, waits without a slot, and assembles a zip whose manifest matches the snapshot", async () => {
+    const pause = await holdParts();
+    const { job } = await requestExport(p.ada, { dataset: "events", format: "csv", partRows: 2500 });
+    await drainJobs();
+
+    const waiting = await db().job.findUniqueOrThrow({ where: { id: job.id } });
+    assert.equal(waiting.status, "running");
+    assert.ok(waiting.waitingSince, "waiting for its parts");
+    assert.equal(waiting.admittedAt, null, "holds no admission slot");
+    assert.equal(waiting.leaseOwner, null, "holds no lease");
+    const parts = await children(job.id);
+    assert.equal(parts.length, 4);
+    assert.ok(parts.every((c) => c.queue === "bulk" && c.status === "queued"));
+    const { rows: expected } = await pool().query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM events WHERE tenant_id = $1",
+      [p.acmeId],
+    );
+
+    // Rows added after the plan are not in the export: one snapshot for every part.
+    await pool().query(
+      `INSERT INTO events (tenant_id, customer_id, type, source, payload, message, occurred_at)
+       SELECT tenant_id, customer_id, type, source, payload, 'after the plan', now() FROM events
+       WHERE tenant_id = $1 LIMIT 50`,
+      [p.acmeId],
+    );
+    await resumePause(p.oscar, pause.id);
+    await drainJobs();
+
+    const done = await getJob(p.ada, job.id);
+    assert.equal(done.status, "succeeded");
+    assert.equal(done.progress.done, expected[0]!.n);
+    assert.equal(done.result?.files.length, 1);
+    assert.match(done.result!.files[0]!.name, /^events-[0-9a-f]{8}\.zip$/);
+
+    const { entries, manifest } = await download(job.id);
+    assert.equal(manifest.rowCount, expected[0]!.n, "exactly the rows that existed at the plan");
+    assert.equal(manifest.partial, false);
+    assert.deepEqual([...entries.keys()].sort(), [...manifest.files.map((f) => f.name), "manifest.json"].sort());
+    for (const f of manifest.files) {
+      const bytes = entries.get(f.name)!;
+      assert.equal(bytes.length, f.size);
+      assert.equal(createHash("sha256").update(bytes).digest("hex"), f.sha256, `${f.name}'s sha256`);
+      assert.equal(createRowCounter("csv")(bytes) - 1, f.rows, `${f.name}: its rows (after the header)`);
+    }
+    assert.ok(![...entries.values()].some((b) => b.includes("after the plan")));
+
+    const history = await children(job.id);
+    for (const c of history) {
+      assert.deepEqual(
+        c.attemptsHistory.map((a) => a.outcome),
+        ["succeeded"],
+        "each part ran once",
+      );
+      assert.equal(await storage().open((c.result as PartResult).key), null, "part files are removed once zipped");
+    }
+    const parent = await db().jobAttempt.findMany({ where: { jobId: job.id }, orderBy: { attempt: "asc" } });
+    assert.deepEqual(
+      parent.map((a) => a.outcome),
+      ["waiting", "succeeded"],
+    );
+  });
+
+  test("a small export stays one file", async () => {
+    const { job } = await requestExport(p.ada, { dataset: "customers", format: "csv" });
+    await drainJobs();
+    const done = await getJob(p.ada, job.id);
+    assert.equal(done.status, "succeeded");
+    assert.match(done.result!.files[0]!.name, /\.csv$/);
+    assert.equal(await db().job.count({ where: { parentId: job.id } }), 0);
+  });
+
+  test("a dead part fails the export, offering the finished parts as a partial result", async () => {
+    const pause = await holdParts();
+    const { job } = await requestExport(p.ada, { dataset: "events", format: "jsonl", partRows: 2500 });
+    await drainJobs();
+    const parts = await children(job.id);
+    // Part 3 cannot run: its input names no dataset any more (a permanent failure).
+    await pool().query(`UPDATE jobs SET input = jsonb_set(input, '{request,dataset}', '"gone"') WHERE id = $1`, [
+      parts[2]!.id,
+    ]);
+    await resumePause(p.oscar, pause.id);
+    await drainJobs();
+
+    const failed = await getJob(p.ada, job.id);
+    assert.equal(failed.status, "failed");
+    assert.match(
+      failed.error!.message,
+      new RegExp(
+        `^1 of ${parts.length} parts failed \\(part 3: Invalid job input.*\\); the ${parts.length - 1} finished parts are offered`,
+      ),
+    );
+    assert.equal(failed.result?.files[0]?.partial, true);
+    assert.match(failed.result!.files[0]!.name, /-partial\.zip$/);
+    const { entries, manifest } = await download(job.id);
+    assert.equal(manifest.partial, true);
+    assert.deepEqual(
+      manifest.missingParts.map((m) => [m.part, m.status]),
+      [[3, "failed"]],
+    );
+    assert.equal(entries.size, parts.length, "the finished part files and the manifest");
+  });
+
+  test("cancelling a waiting export cancels its parts", async () => {
+    const pause = await holdParts();
+    try {
+      const { job } = await requestExport(p.ada, { dataset: "events", format: "csv", partRows: 2500 });
+      await drainJobs();
+      const cancelled = await cancelJob(p.ada, job.id);
+      assert.equal(cancelled.status, "cancelled");
+      const parts = await children(job.id);
+      assert.ok(parts.length >= 4);
+      assert.deepEqual(new Set(parts.map((c) => c.status)), new Set(["cancelled"]));
+    } finally {
+      await resumePause(p.oscar, pause.id);
+    }
+  });
+
+  test("a worker killed mid-export: the export finishes, and no finished part is redone", async () => {
+    const start = (): ChildProcess & { output: () => string } => {
+      const child = spawn(
+        process.execPath,
+        ["--import", "tsx", "worker/index.ts", "--queues", "interactive,bulk", "--concurrency", "1"],
+        {
+          env: {
+            ...process.env,
+            DATABASE_URL: database.url,
+            ADMISSION_SWEEP_MS: "200",
+            REAPER_INTERVAL_MS: "200",
+            WORKER_DEAD_AFTER_MS: "1000",
+          },
+          stdio: ["ignore", "pipe", "pipe"],
+        },
+      );
+      let out = "";
+      child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+      child.stderr!.on("data", (d: Buffer) => (out += d.toString()));
+      return Object.assign(child, { output: () => out });
+    };
+    // Many small parts, so the kill lands while some are done and others are not.
+    const { job } = await requestExport(p.ada, { dataset: "events", format: "jsonl", partRows: 1000 });
+    const first = start();
+    let second: ReturnType<typeof start> | null = null;
+    try {
+      const deadline = Date.now() + 60_000;
+      let finishedBeforeKill: string[] = [];
+      while (Date.now() < deadline) {
+        const { rows } = await pool().query<{ id: string }>(
+          "SELECT id FROM jobs WHERE parent_id = $1 AND status = 'succeeded'",
+          [job.id],
+        );
+        if (rows.length >= 2) {
+          finishedBeforeKill = rows.map((r) => r.id);
+          break;
+        }
+        await sleep(10);
+      }
+      assert.ok(finishedBeforeKill.length >= 2, `parts finished before the kill:\n${first.output()}`);
+      console.log(`[test] killing the worker; finished: ${finishedBeforeKill.length}`);
+      first.kill("SIGKILL");
+      await once(first, "exit");
+      second = start();
+      console.log("[test] second worker started");
+      const until = Date.now() + 90_000;
+      while (Date.now() < until) {
+        const j = await db().job.findUniqueOrThrow({ where: { id: job.id } });
+        if (j.status === "succeeded" || j.status === "failed") break;
+        await sleep(100);
+      }
+      const done = await getJob(p.ada, job.id);
+      assert.equal(done.status, "succeeded", second.output().slice(-3000));
+      const parts = await children(job.id);
+      assert.ok(parts.length >= 10, `${parts.length} parts`);
+      console.log(
+        `[test] attempts per part: ${parts.map((c) => c.attemptsHistory.map((a) => a.outcome).join("+")).join(", ")}`,
+      );
+      for (const c of parts) {
+        assert.equal(
+          c.attemptsHistory.filter((a) => a.outcome === "succeeded").length,
+          1,
+          `part ${c.id} succeeded exactly once`,
+        );
+        if (finishedBeforeKill.includes(c.id)) {
+          assert.equal(c.attemptsHistory.length, 1, "a part finished before the kill never ran again");
+        }
+      }
+      const { manifest } = await download(job.id);
+      const { rows: n } = await pool().query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM events WHERE tenant_id = $1 AND id <= $2",
+        [p.acmeId, manifest.snapshot.lastId],
+      );
+      assert.equal(manifest.rowCount, n[0]!.n);
+    } finally {
+      for (const w of [first, second]) {
+        if (w && w.exitCode === null && w.signalCode === null) {
+          w.kill("SIGTERM");
+          await once(w, "exit");
+        }
+      }
+    }
+  });
+});
