@@ -8,6 +8,7 @@ import { isTerminal } from "@/lib/jobs/dto";
 import { JobActions } from "./job-actions";
 import { JobAttempts } from "./job-attempts";
 import { JobOpsPanel } from "./job-ops-panel";
+import { JobParts } from "./job-parts";
 import { JobProgress } from "./job-progress";
 import { StatusBadge } from "./ui/status-badge";
 
@@ -56,6 +57,11 @@ export function JobDetail({ initial, canOperate }: { initial: JobDto; canOperate
             {job.result.files.map((f) => (
               <li key={f.id} className="flex flex-wrap items-center gap-4 text-sm">
                 <span className="font-mono">{f.name}</span>
+                {f.partial && (
+                  <span className="rounded bg-amber-100 px-2 py-0.5 text-xs text-amber-800">
+                    partial: only the finished parts
+                  </span>
+                )}
                 <span>{formatBytes(f.size)}</span>
                 <span>{formatCount(f.rows)} rows</span>
                 <span className="font-mono text-xs text-slate-500" title="SHA-256">
@@ -78,6 +84,7 @@ export function JobDetail({ initial, canOperate }: { initial: JobDto; canOperate
           </ul>
         </section>
       )}
+      {job.type === "export" && <JobParts jobId={job.id} status={job.status} />}
       <JobAttempts jobId={job.id} seq={job.seq} />
       {canOperate && <JobOpsPanel jobId={job.id} status={job.status} attempts={job.attempts} />}
       <section aria-label="Details" className="rounded-lg border border-slate-200 bg-white p-5 shadow-sm">

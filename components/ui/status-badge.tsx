@@ -9,10 +9,10 @@ const styles: Record<string, string> = {
   expired: "bg-slate-200 text-slate-600",
 };
 
-export function StatusBadge({ status }: { status: string }) {
+export function StatusBadge({ status, testId = "job-status" }: { status: string; testId?: string }) {
   return (
     <span
-      data-testid="job-status"
+      data-testid={testId}
       className={`inline-block rounded px-2 py-0.5 text-xs font-medium ${styles[status] ?? styles.queued}`}
     >
       {status}

@@ -85,6 +85,11 @@ export function createExport(body: ExportForm, idempotencyKey: string): Promise<
 
 export type JobHistory = Awaited<ReturnType<typeof getJobHistory>>;
 
+/** A job's child jobs (a split export's parts). */
+export function fetchJobParts(id: string): Promise<{ parts: JobDto[] }> {
+  return request(`/api/v1/jobs/${encodeURIComponent(id)}/parts`);
+}
+
 export const historyKeys = { detail: (id: string) => ["jobs", "history", id] as const };
 
 export function fetchJobHistory(id: string): Promise<JobHistory> {

@@ -69,6 +69,8 @@ export function useTenantJobEvents(): void {
       // New jobs, and finished ones (their result files), come from the API.
       if (!known || isTerminal(e.status)) void qc.invalidateQueries({ queryKey: jobKeys.lists() });
     });
+    // A reconnect after too many changes to replay: reload the lists.
+    source.addEventListener("reset", () => void qc.invalidateQueries({ queryKey: jobKeys.lists() }));
     return () => source.close();
   }, [qc]);
 }

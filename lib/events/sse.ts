@@ -4,7 +4,7 @@
  */
 import { requireTenant, type Principal } from "../auth/principal";
 import { isTerminal, type JobDto, type JobStatus } from "../jobs/dto";
-import { getJob } from "../jobs/queries";
+import { getJob, jobsChangedSince } from "../jobs/queries";
 import { eventHub, type JobEvent } from "./hub";
 
 export const KEEP_ALIVE_MS = 15_000;
@@ -15,7 +15,21 @@ export function sseFrame(event: string, data: unknown, id?: number): Uint8Array 
   return encoder.encode(`${id !== undefined ? `id: ${id}\n` : ""}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
 }
 
-type Sink = { send(chunk: Uint8Array): void; close(): void; closed: boolean };
+type Sink = {
+  send(chunk: Uint8Array): void;
+  /** An event about `key` (a job): coalesced with later ones about it while the client lags. */
+  sendEvent(key: string, chunk: Uint8Array): void;
+  close(): void;
+  closed: boolean;
+};
+
+/** Frames queued for a client before its events are coalesced (latest per job). */
+export const MAX_BACKLOG = 64;
+/** Jobs held for a lagging client before it is dropped (it reconnects and resumes). */
+export const MAX_COALESCED = 2_000;
+
+/** Slow-consumer accounting, for /api/metrics and the SSE benchmark. */
+export const sseStats = { coalesced: 0, dropped: 0 };
 
 function makeStream(signal: AbortSignal, start: (sink: Sink) => Promise<() => void>): ReadableStream<Uint8Array> {
   let cleanup: (() => void) | null = null;
@@ -26,8 +40,25 @@ function makeStream(signal: AbortSignal, start: (sink: Sink) => Promise<() => vo
     cleanup?.();
     cleanup = null;
   };
+  // Events for a client that does not keep up: the newest one per job, in order of change.
+  let coalesced: Map<string, Uint8Array> | null = null;
+  let ctrl: ReadableStreamDefaultController<Uint8Array> | null = null;
+  const flush = () => {
+    if (!coalesced || !ctrl) return;
+    for (const [key, chunk] of coalesced) {
+      if ((ctrl.desiredSize ?? 0) < -MAX_BACKLOG) return;
+      coalesced.delete(key);
+      try {
+        ctrl.enqueue(chunk);
+      } catch {
+        return;
+      }
+    }
+    coalesced = null;
+  };
   return new ReadableStream<Uint8Array>({
     async start(controller) {
+      ctrl = controller;
       const sink: Sink = {
         closed: false,
         send(chunk) {
@@ -37,6 +68,23 @@ function makeStream(signal: AbortSignal, start: (sink: Sink) => Promise<() => vo
           } catch {
             this.closed = true;
           }
+        },
+        sendEvent(key, chunk) {
+          if (this.closed) return;
+          if (coalesced || (controller.desiredSize ?? 0) < -MAX_BACKLOG) {
+            coalesced ??= new Map();
+            if (coalesced.has(key)) sseStats.coalesced++;
+            coalesced.delete(key);
+            coalesced.set(key, chunk);
+            if (coalesced.size > MAX_COALESCED) {
+              // Never buffered without bound: drop it; EventSource reconnects with Last-Event-ID.
+              sseStats.dropped++;
+              coalesced = null;
+              this.close();
+            }
+            return;
+          }
+          this.send(chunk);
         },
         close() {
           if (this.closed) return;
@@ -61,7 +109,11 @@ function makeStream(signal: AbortSignal, start: (sink: Sink) => Promise<() => vo
         sink.close();
       }
     },
+    pull() {
+      flush();
+    },
     cancel() {
+      coalesced = null;
       finish();
     },
   });
@@ -113,7 +165,7 @@ export async function openJobEventStream(
       snapshotSeq = e.seq;
       const kind = e.status !== lastStatus ? "status" : "progress";
       lastStatus = e.status;
-      sink.send(sseFrame(kind, eventToWire(e), e.seq));
+      sink.sendEvent(first.id, sseFrame(kind, eventToWire(e), e.seq));
       // The terminal snapshot carries what the event cannot: result files, error.
       if (isTerminal(e.status as JobStatus)) void finalSnapshot().catch(() => sink.close());
     };
@@ -142,14 +194,64 @@ export async function openJobEventStream(
   });
 }
 
-/** Every job event of the principal's tenant (all tenants for a platform admin). */
-export function openTenantEventStream(principal: Principal, signal: AbortSignal): ReadableStream<Uint8Array> {
+/** How far before the Last-Event-ID a resume looks again (a change's time is its transaction's). */
+const RESUME_MARGIN_MS = 5_000;
+
+function jobToWire(job: JobDto): JobEventWire {
+  return {
+    jobId: job.id,
+    seq: job.seq,
+    type: job.type,
+    status: job.status,
+    attempts: job.attempts,
+    progress: job.progress,
+    admission: job.admission,
+    at: job.finishedAt ?? new Date().toISOString(),
+  };
+}
+
+/** An event's id on the tenant stream: when it happened, in ms, so a reconnect can say where it left off. */
+function eventId(at: string): number {
+  const t = Date.parse(at);
+  return Number.isNaN(t) ? Date.now() : t;
+}
+
+/**
+ * Every job event of the principal's tenant (all tenants for a platform
+ * admin). With `lastEventId` (EventSource sends it on reconnect) it first
+ * replays, as one `job` event each with its current state, every job that may
+ * have changed since then — the tenant's unfinished jobs and those finished
+ * since; past 1,000 it sends `reset` (reload your lists) — then goes on live; events that arrive meanwhile are held and sent
+ * after, and a client drops those older than what it has by `seq`.
+ */
+export function openTenantEventStream(
+  principal: Principal,
+  signal: AbortSignal,
+  lastEventId?: string | null,
+): ReadableStream<Uint8Array> {
   const tenantId = principal.isPlatformAdmin ? undefined : requireTenant(principal);
+  const since = lastEventId && /^[0-9]{1,15}$/.test(lastEventId) ? Number(lastEventId) : null;
   return makeStream(signal, async (sink) => {
-    return eventHub().subscribe(
+    let held: JobEvent[] | null = since === null ? null : [];
+    const emit = (e: JobEvent) => sink.sendEvent(e.jobId, sseFrame("job", eventToWire(e), eventId(e.at)));
+    const unsubscribe = await eventHub().subscribe(
       { tenantId },
-      (e) => sink.send(sseFrame("job", eventToWire(e), e.seq)),
+      (e) => (held ? held.push(e) : emit(e)),
       () => sink.close(),
     );
+    if (since !== null) {
+      try {
+        const { jobs, complete } = await jobsChangedSince(principal, new Date(since - RESUME_MARGIN_MS));
+        if (!complete) sink.send(sseFrame("reset", { reason: "too many changes to replay" }, since));
+        for (const job of jobs) sink.sendEvent(job.id, sseFrame("job", jobToWire(job), since));
+      } catch (err) {
+        unsubscribe();
+        throw err;
+      }
+      const pending = held ?? [];
+      held = null;
+      for (const e of pending) emit(e);
+    }
+    return unsubscribe;
   });
 }

@@ -41,6 +41,8 @@ async function lockJob(tx: Tx, principal: Principal, id: string): Promise<JobMod
 export async function cancelJob(principal: Principal, rawId: string): Promise<JobDto> {
   const id = parseIdOr404(rawId, "Job not found");
   const job = await db().$transaction(async (tx) => {
+    // Children before their parent, the order the parts' trigger locks in (else a deadlock).
+    await tx.$executeRaw`SELECT 1 FROM jobs WHERE parent_id = ${id}::uuid ORDER BY id FOR UPDATE`;
     const job = await lockJob(tx, principal, id);
     if (isTerminal(job.status)) throw new AppError("conflict", `The job is already ${job.status}`);
     const by = `Cancelled by ${principal.email}`;

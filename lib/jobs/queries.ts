@@ -59,6 +59,38 @@ export async function getJob(principal: Principal, rawId: string): Promise<JobDt
   return jobView(job, job.files, await pauseScopesFor([job]));
 }
 
+/**
+ * The jobs of the principal's tenant (every tenant for a platform admin) that
+ * may have changed since `since`: the unfinished ones and those finished since,
+ * oldest first, at most 1,000 (`complete` false when there were more).
+ */
+export async function jobsChangedSince(
+  principal: Principal,
+  since: Date,
+): Promise<{ jobs: JobDto[]; complete: boolean }> {
+  const rows = await db().job.findMany({
+    where: {
+      ...tenantScope(principal),
+      OR: [{ status: { in: ["scheduled", "queued", "running", "retrying"] } }, { finishedAt: { gte: since } }],
+    },
+    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+    take: 1_001,
+  });
+  const page = rows.slice(0, 1_000);
+  const scopes = await pauseScopesFor(page);
+  return { jobs: page.map((j) => jobView(j, [], scopes)), complete: rows.length <= 1_000 };
+}
+
+/** A job's child jobs (an export's parts), in the order they were made. 404 for another tenant's job. */
+export async function getJobParts(principal: Principal, rawId: string): Promise<JobDto[]> {
+  const id = parseIdOr404(rawId, "Job not found");
+  const job = await db().job.findFirst({ where: { id, ...tenantScope(principal) }, select: { id: true } });
+  if (!job) throw notFound("Job not found");
+  const parts = await db().job.findMany({ where: { parentId: id }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+  const scopes = await pauseScopesFor(parts);
+  return parts.map((p) => jobView(p, [], scopes));
+}
+
 /** The principal's tenant's jobs, newest first, with keyset pagination. */
 export async function listJobs(
   principal: Principal,

@@ -1,6 +1,8 @@
+import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
+import { gunzipSync } from "node:zlib";
 import { expect, test } from "@playwright/test";
-import { cliToken, countCsvRecords, DEMO_PASSWORD, sql, sqlCount, storageStateFor } from "./helpers";
+import { cliToken, countCsvRecords, DEMO_PASSWORD, sql, sqlCount, storageStateFor, unzip } from "./helpers";
 
 test.describe("as ada (Acme member)", () => {
   test.use({ storageState: storageStateFor("ada@acme.test") });
@@ -43,6 +45,53 @@ test.describe("as ada (Acme member)", () => {
     await expect(page.getByRole("region", { name: "Files" })).toContainText(
       `${Number(n).toLocaleString("en-US")} rows`,
     );
+  });
+
+  test("a million-event export runs as at least 4 parts, shown in a grid, and downloads as a zip whose manifest matches the database", async ({
+    page,
+  }) => {
+    await page.goto("/exports");
+    const form = page.getByRole("form", { name: "Request an export" });
+    await form.getByLabel("Dataset").selectOption("events");
+    await form.getByLabel("Format").selectOption("csv");
+    await form.getByLabel("Compression").selectOption("gzip");
+    await form.getByRole("button", { name: "Request export" }).click();
+    const jobId = (await page.getByRole("link", { name: "Follow it" }).getAttribute("href"))!.split("/").pop()!;
+
+    await page.goto(`/jobs/${jobId}`);
+    const parts = page.getByTestId("job-part");
+    await expect(parts.first()).toBeVisible({ timeout: 30_000 });
+    const count = await parts.count();
+    expect(count).toBeGreaterThanOrEqual(4);
+    await expect(page.getByTestId("job-status")).toHaveText("succeeded", { timeout: 120_000 });
+    await expect(page.locator('[data-testid="job-part"][data-status="succeeded"]')).toHaveCount(count);
+    await expect(page.getByRole("progressbar", { name: "Job progress" })).toHaveAttribute("aria-valuenow", "100");
+
+    const downloadPromise = page.waitForEvent("download");
+    await page.getByRole("link", { name: "Download" }).click();
+    const download = await downloadPromise;
+    expect(download.suggestedFilename()).toMatch(/^events-[0-9a-f]{8}\.zip$/);
+    const entries = await unzip(await readFile((await download.path())!));
+    const manifest = JSON.parse(entries.get("manifest.json")!.toString()) as {
+      rowCount: number;
+      partial: boolean;
+      snapshot: { lastId: string };
+      files: { name: string; rows: number; sha256: string }[];
+    };
+    expect(manifest.partial).toBe(false);
+    expect(manifest.files).toHaveLength(count);
+    const n = await sqlCount(
+      "SELECT count(*) AS n FROM events e JOIN tenants t ON t.id = e.tenant_id WHERE t.slug = 'acme' AND e.id <= $1",
+      [manifest.snapshot.lastId],
+    );
+    expect(manifest.rowCount).toBe(n);
+    let rows = 0;
+    for (const f of manifest.files) {
+      const bytes = entries.get(f.name)!;
+      expect(createHash("sha256").update(bytes).digest("hex")).toBe(f.sha256);
+      rows += countCsvRecords(gunzipSync(bytes).toString("utf8")) - 1;
+    }
+    expect(rows).toBe(n);
   });
 
   test("the detail page follows a running export live", async ({ page, request }) => {

@@ -46,3 +46,5 @@ export function countCsvRecords(text: string): number {
   }
   return rows;
 }
+
+export { unzip } from "../helpers/zip";

@@ -112,4 +112,80 @@ describe("server-sent events", () => {
     assert.ok(gus.every((f) => (f.data as { jobId: string }).jobId !== acmeJob.id));
     abort.abort();
   });
+
+  test("the tenant stream resumes after a dropped connection from Last-Event-ID, without gaps", async () => {
+    // Connected, sees one job finish, then drops.
+    const first = await requestExport(p.ada, { dataset: "customers" });
+    const abort1 = new AbortController();
+    const reading = readFrames(openTenantEventStream(p.ada, abort1.signal), (f) =>
+      f.some((x) => (x.data as { jobId: string; status: string }).status === "succeeded"),
+    );
+    await drainJobs();
+    const before = await reading;
+    abort1.abort();
+    const lastId = before.at(-1)!.id!;
+
+    // While it is away: one job finishes, another is requested and waits.
+    const missed = await requestExport(p.ada, { dataset: "orders" });
+    await drainJobs();
+    const waiting = await requestExport(p.ada, { dataset: "customers", format: "jsonl" });
+    const gusJob = await requestExport(p.gus, { dataset: "customers" });
+
+    const abort2 = new AbortController();
+    const resumed = await readFrames(openTenantEventStream(p.ada, abort2.signal, String(lastId)), (f) =>
+      f.some((x) => (x.data as { jobId: string }).jobId === waiting.job.id),
+    );
+    abort2.abort();
+    const seen = new Map(resumed.map((f) => [(f.data as { jobId: string }).jobId, f.data as { status: string }]));
+    assert.equal(seen.get(missed.job.id)?.status, "succeeded", "the job that finished while away is replayed");
+    assert.ok(seen.has(waiting.job.id), "the job requested while away is replayed");
+    assert.ok(!seen.has(gusJob.job.id), "never another tenant's");
+    assert.ok(
+      resumed.every((f) => f.id !== undefined && f.id >= lastId - 5_000),
+      "replayed events carry ids to resume from again",
+    );
+    assert.ok(first.job.id);
+    await drainJobs();
+  });
+
+  test("a client that reads nothing is coalesced, then dropped, never buffered without bound", async () => {
+    const { MAX_BACKLOG, MAX_COALESCED, sseStats } = await import("@/lib/events/sse");
+    const stream = openTenantEventStream(p.ada, new AbortController().signal);
+    await new Promise((r) => setTimeout(r, 50)); // subscribed
+    const before = { ...sseStats };
+    // Many changes to a few jobs: the stream holds MAX_BACKLOG frames, then one per job.
+    const event = (jobId: string, seq: number) => ({
+      tenantId: p.acmeId,
+      jobId,
+      seq,
+      type: "export",
+      status: "running",
+      attempts: 1,
+      done: seq,
+      total: null,
+      unit: "rows",
+      stage: null,
+      message: null,
+      at: new Date().toISOString(),
+    });
+    const { pool } = await import("@/lib/db");
+    const notify = (e: unknown) => pool().query("SELECT pg_notify('conveyor_job_events', $1)", [JSON.stringify(e)]);
+    for (let i = 0; i < MAX_BACKLOG + 500; i++) await notify(event(`00000000-0000-7000-8000-00000000000${i % 5}`, i));
+    await new Promise((r) => setTimeout(r, 300));
+    assert.ok(sseStats.coalesced - before.coalesced >= 400, `coalesced: ${sseStats.coalesced - before.coalesced}`);
+    // Then more distinct jobs than it may hold: dropped.
+    for (let i = 0; i <= MAX_COALESCED; i++) {
+      await notify(event(`00000000-0000-7000-8000-${String(i).padStart(12, "0")}`, 1));
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(sseStats.dropped - before.dropped, 1, "the slow client was dropped");
+    const reader = stream.getReader();
+    let frames = 0;
+    for (;;) {
+      const { done } = await reader.read();
+      if (done) break;
+      frames++;
+    }
+    assert.ok(frames <= MAX_BACKLOG + 3, `what it had queued, then the end (${frames} chunks)`);
+  });
 });

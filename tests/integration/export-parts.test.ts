@@ -5,7 +5,6 @@ import { createHash } from "node:crypto";
 import { once } from "node:events";
 import { buffer } from "node:stream/consumers";
 import { setTimeout as sleep } from "node:timers/promises";
-import yauzl from "yauzl";
 import { createPause, resumePause } from "@/lib/admission/pauses";
 import { db, pool } from "@/lib/db";
 import { openExportDownload, requestExport } from "@/lib/exports/service";
@@ -17,6 +16,7 @@ import { getJob } from "@/lib/jobs/queries";
 import { storage } from "@/lib/storage";
 import { createTestDatabase, type TestDatabase } from "../helpers/db";
 import { drainJobs, seedDemo, type DemoPrincipals } from "../helpers/fixtures";
+import { unzip } from "../helpers/zip";
 
 let database: TestDatabase;
 let p: DemoPrincipals;
@@ -26,31 +26,6 @@ before(async () => {
   p = await seedDemo(); // Acme: 10,000 events
 });
 after(async () => database.drop());
-
-/** The entries of a zip: name → bytes. */
-async function unzip(bytes: Buffer): Promise<Map<string, Buffer>> {
-  const zip = await new Promise<yauzl.ZipFile>((resolve, reject) =>
-    yauzl.fromBuffer(bytes, { lazyEntries: true }, (err, z) => (err ? reject(err) : resolve(z!))),
-  );
-  const out = new Map<string, Buffer>();
-  await new Promise<void>((resolve, reject) => {
-    zip.on("entry", (entry: yauzl.Entry) => {
-      zip.openReadStream(entry, (err, stream) => {
-        if (err) return reject(err);
-        buffer(stream!)
-          .then((b) => {
-            out.set(entry.fileName, b);
-            zip.readEntry();
-          })
-          .catch(reject);
-      });
-    });
-    zip.on("end", resolve);
-    zip.on("error", reject);
-    zip.readEntry();
-  });
-  return out;
-}
 
 type Manifest = {
   rowCount: number;

@@ -14,13 +14,24 @@ ALTER TABLE "jobs" ADD COLUMN "waiting_since" TIMESTAMPTZ(3);
 -- The parent row is locked first: two parts ending at once in two transactions
 -- serialise here, and the second one's count (a new statement, a new snapshot
 -- under READ COMMITTED) sees the first as ended, so exactly one of them wakes it.
+-- Lock order is always child, then parent; whoever changes a parent and its
+-- children together (cancelJob) locks the children first.
 CREATE FUNCTION "conveyor_child_changed"() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   p record;
   agg record;
 BEGIN
-  SELECT id, waiting_since, progress_done, progress_total INTO p
-  FROM jobs WHERE id = NEW.parent_id FOR UPDATE;
+  IF NEW.status IS DISTINCT FROM OLD.status THEN
+    SELECT id, waiting_since, updated_at INTO p FROM jobs WHERE id = NEW.parent_id FOR UPDATE;
+  ELSE
+    -- Progress only: skip when the parent is busy (another part's write, a cancel) or was
+    -- updated in the last 250 ms; the next write or the part's end brings it up to date.
+    -- This also throttles the parent's NOTIFYs however many parts run.
+    SELECT id, waiting_since, updated_at INTO p FROM jobs WHERE id = NEW.parent_id FOR UPDATE SKIP LOCKED;
+    IF p.id IS NOT NULL AND p.updated_at > now() - interval '250 milliseconds' THEN
+      RETURN NULL;
+    END IF;
+  END IF;
   IF p.id IS NULL OR p.waiting_since IS NULL THEN
     RETURN NULL;
   END IF;
@@ -28,7 +39,8 @@ BEGIN
          count(*) FILTER (WHERE status = 'succeeded') AS done,
          count(*) FILTER (WHERE status NOT IN ('succeeded', 'failed', 'cancelled', 'expired')) AS open,
          coalesce(sum(progress_done), 0) AS rows_done,
-         coalesce(sum(greatest(coalesce(progress_total, 0), progress_done)), 0) AS rows_total
+         coalesce(sum(greatest(coalesce(progress_total, 0), progress_done)), 0) AS rows_total,
+         coalesce(sum((result->>'size')::bigint) FILTER (WHERE status = 'succeeded'), 0) AS bytes
     INTO agg
   FROM jobs WHERE parent_id = NEW.parent_id;
   IF agg.open = 0 THEN
@@ -40,7 +52,7 @@ BEGIN
   ELSE
     UPDATE jobs SET progress_done = greatest(progress_done, agg.rows_done),
                     progress_total = greatest(coalesce(progress_total, 0), agg.rows_total, agg.rows_done),
-                    progress_message = format('%s of %s parts done', agg.done, agg.parts),
+                    progress_message = format('%s of %s parts done · %s', agg.done, agg.parts, pg_size_pretty(agg.bytes)),
                     updated_at = now()
     WHERE id = p.id;
   END IF;
@@ -52,3 +64,7 @@ CREATE TRIGGER "jobs_child_changed" AFTER UPDATE OF "status", "progress_done" ON
   EXECUTE FUNCTION "conveyor_child_changed"();
 
 CREATE INDEX "jobs_waiting_parents_idx" ON "jobs" ("waiting_since") WHERE "waiting_since" IS NOT NULL;
+
+-- The tenant event stream's resume (Last-Event-ID): jobs finished since then. finished_at is
+-- written once per job, so progress updates stay eligible for HOT.
+CREATE INDEX "jobs_finished_at_idx" ON "jobs"("finished_at");

@@ -1,4 +1,4 @@
-// GET /api/v1/events – Server-Sent Events of every job of the caller's tenant (for lists)
+// GET /api/v1/events – Server-Sent Events of every job of the caller's tenant (for lists); resumes from Last-Event-ID
 import { openTenantEventStream } from "@/lib/events/sse";
 import { withPrincipal } from "@/lib/http/route";
 import { sseHeaders } from "@/lib/http/sse";
@@ -6,5 +6,14 @@ import { sseHeaders } from "@/lib/http/sse";
 export const dynamic = "force-dynamic";
 
 export const GET = withPrincipal(
-  async (req, principal) => new Response(openTenantEventStream(principal, req.signal), { headers: sseHeaders }),
+  async (req, principal) =>
+    new Response(
+      // EventSource sends Last-Event-ID on reconnect; `?lastEventId=` lets any client resume.
+      openTenantEventStream(
+        principal,
+        req.signal,
+        req.headers.get("last-event-id") ?? new URL(req.url).searchParams.get("lastEventId"),
+      ),
+      { headers: sseHeaders },
+    ),
 );

@@ -1,0 +1,58 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import Link from "next/link";
+import { fetchJobParts, type JobDto } from "@/lib/client/api";
+import { isTerminal } from "@/lib/jobs/dto";
+import { formatCount, percentDone } from "@/lib/client/format";
+import { StatusBadge } from "./ui/status-badge";
+
+/**
+ * The parts of a split export, one tile each with its state and progress:
+ * fetched again each time the parent changes status, and every 1.5 s while it
+ * runs (the parent's own progress moves live with every part's).
+ */
+export function JobParts({ jobId, status }: { jobId: string; status: JobDto["status"] }) {
+  const { data } = useQuery({
+    queryKey: ["jobs", "parts", jobId, status],
+    queryFn: () => fetchJobParts(jobId),
+    placeholderData: (previous) => previous,
+    refetchInterval: isTerminal(status) ? false : 1_500,
+  });
+  const parts = data?.parts ?? [];
+  if (parts.length === 0) return null;
+  const done = parts.filter((p) => p.status === "succeeded").length;
+  return (
+    <section aria-label="Parts" className="rounded-lg border border-slate-200 bg-white p-5 shadow-sm">
+      <h2 className="mb-3 font-semibold">
+        Parts <span className="text-sm font-normal text-slate-500">{`${done} of ${parts.length} done`}</span>
+      </h2>
+      <ol className="grid grid-cols-2 gap-2 text-sm sm:grid-cols-4 lg:grid-cols-6">
+        {parts.map((part, i) => {
+          const percent = percentDone(part) ?? 0;
+          return (
+            <li
+              key={part.id}
+              data-testid="job-part"
+              data-status={part.status}
+              className="space-y-1 rounded border border-slate-100 p-2"
+            >
+              <div className="flex items-center justify-between gap-1">
+                <Link href={`/jobs/${part.id}`} className="text-indigo-700 underline">
+                  Part {i + 1}
+                </Link>
+                <StatusBadge status={part.status} testId="part-status" />
+              </div>
+              <div className="h-1.5 rounded bg-slate-100" aria-hidden>
+                <div className="h-1.5 rounded bg-indigo-500" style={{ width: `${percent}%` }} />
+              </div>
+              <p className="text-xs text-slate-500">
+                {formatCount(part.progress.done)} rows{part.attempts > 1 ? ` · attempt ${part.attempts}` : ""}
+              </p>
+            </li>
+          );
+        })}
+      </ol>
+    </section>
+  );
+}
