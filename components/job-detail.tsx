@@ -9,6 +9,7 @@ import { JobActions } from "./job-actions";
 import { JobAttempts } from "./job-attempts";
 import { JobOpsPanel } from "./job-ops-panel";
 import { JobParts } from "./job-parts";
+import { ExportLinks } from "./export-links";
 import { JobProgress } from "./job-progress";
 import { StatusBadge } from "./ui/status-badge";
 
@@ -82,6 +83,7 @@ export function JobDetail({ initial, canOperate }: { initial: JobDto; canOperate
               </li>
             ))}
           </ul>
+          {job.type === "export" && job.result.files.some((f) => !f.expired) && <ExportLinks jobId={job.id} />}
         </section>
       )}
       {job.type === "export" && <JobParts jobId={job.id} status={job.status} />}

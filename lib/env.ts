@@ -51,6 +51,8 @@ const envSchema = z.object({
   WORKER_DEAD_AFTER_MS: intFrom(10_000, 500, 600_000),
   /** How often each worker runs the reaper (one at a time across the fleet), in ms. */
   REAPER_INTERVAL_MS: intFrom(1_000, 100, 60_000),
+  /** How often each worker runs the export expiry cleanup (one at a time across the fleet), in ms. */
+  EXPORT_CLEANUP_MS: intFrom(60_000, 1_000, 3_600_000),
   /** How often each worker runs the console's statistics rollup (one at a time across the fleet), in ms. */
   STATS_ROLLUP_MS: intFrom(10_000, 1_000, 600_000),
   /** A bearer token that may scrape GET /api/metrics (platform admins may too). Unset: admins only. */

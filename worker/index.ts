@@ -14,6 +14,7 @@ import { closeDb } from "@/lib/db";
 import { databaseUrl, env } from "@/lib/env";
 import { reap } from "@/lib/jobs/reaper";
 import { rollupStats } from "@/lib/ops/stats";
+import { cleanupExpiredExports } from "@/lib/exports/links";
 import { QUEUES, type QueueName } from "@/lib/jobs/task";
 import { heartbeatWorker, markWorkerStopped, registerWorker } from "@/lib/jobs/workers";
 import { workerIdentity } from "./identity";
@@ -85,6 +86,12 @@ async function main(): Promise<void> {
   const rollup = setInterval(() => {
     rollupStats().catch((e: Error) => console.error(`[stats] rollup failed: ${e.message}`));
   }, env().STATS_ROLLUP_MS);
+  // Expired export files leave storage; their jobs show `expired`.
+  const cleanup = setInterval(() => {
+    cleanupExpiredExports()
+      .then((r) => r.files && console.log(`[exports] expired ${r.files} files (${r.jobs} exports)`))
+      .catch((e: Error) => console.error(`[exports] cleanup failed: ${e.message}`));
+  }, env().EXPORT_CLEANUP_MS);
 
   const runner = await run({
     connectionString: databaseUrl(),
@@ -113,6 +120,7 @@ async function main(): Promise<void> {
     state = "stopping";
     clearInterval(reaper);
     clearInterval(rollup);
+    clearInterval(cleanup);
     void admitter.stop();
     console.log(`[worker] ${signal}: finishing running jobs (grace ${env().WORKER_SHUTDOWN_GRACE_MS} ms)`);
     runner

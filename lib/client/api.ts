@@ -85,6 +85,36 @@ export function createExport(body: ExportForm, idempotencyKey: string): Promise<
 
 export type JobHistory = Awaited<ReturnType<typeof getJobHistory>>;
 
+export type ExportLinkDto = {
+  id: string;
+  expiresAt: string;
+  revokedAt: string | null;
+  downloadCount: number;
+  createdAt: string;
+  url?: string;
+};
+
+export function fetchExportLinks(jobId: string): Promise<{ links: ExportLinkDto[] }> {
+  return request(`/api/v1/exports/${encodeURIComponent(jobId)}/links`);
+}
+
+export function createExportLink(jobId: string, ttlSeconds?: number): Promise<ExportLinkDto> {
+  return request(`/api/v1/exports/${encodeURIComponent(jobId)}/links`, {
+    method: "POST",
+    body: JSON.stringify(ttlSeconds ? { ttlSeconds } : {}),
+  });
+}
+
+export function revokeExportLink(jobId: string, linkId: string): Promise<void> {
+  return request(`/api/v1/exports/${encodeURIComponent(jobId)}/links/${encodeURIComponent(linkId)}`, {
+    method: "DELETE",
+  });
+}
+
+export function deleteExport(jobId: string): Promise<void> {
+  return request(`/api/v1/exports/${encodeURIComponent(jobId)}`, { method: "DELETE" });
+}
+
 /** A job's child jobs (a split export's parts). */
 export function fetchJobParts(id: string): Promise<{ parts: JobDto[] }> {
   return request(`/api/v1/jobs/${encodeURIComponent(id)}/parts`);

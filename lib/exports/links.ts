@@ -1,0 +1,214 @@
+/**
+ * Sharing and ending exports: short-lived download links (a random token in
+ * the URL; only its sha256 is stored, so a leaked database row opens nothing),
+ * revoking a link, deleting an export early, and the expiry cleanup the
+ * workers run. A link that expired or was revoked, or whose file is gone,
+ * answers 410 — never another file.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import type { Readable } from "node:stream";
+import { z } from "zod";
+import { recordAudit } from "../audit";
+import { tenantScope, type Principal } from "../auth/principal";
+import { db } from "../db";
+import { AppError, notFound, parseOrThrow } from "../errors";
+import { parseIdOr404 } from "../ids";
+import { storage } from "../storage";
+
+const LINK_PREFIX = "dl_";
+const CLEANUP_LOCK = 0x436f6e78; // "Conx"
+
+export type ExportLinkDto = {
+  id: string;
+  expiresAt: string;
+  revokedAt: string | null;
+  downloadCount: number;
+  createdAt: string;
+  /** Only in the answer that creates it. */
+  url?: string;
+};
+
+const hashLink = (token: string) => createHash("sha256").update(token).digest("hex");
+
+export const createLinkSchema = z
+  .object({
+    /** How long the link works: 1 minute to 7 days; 15 minutes by default. */
+    ttlSeconds: z
+      .number({ error: "must be a number of seconds" })
+      .int("must be a whole number of seconds")
+      .min(60, "must be at least 60")
+      .max(7 * 86_400, "must be at most 604800 (7 days)")
+      .default(900),
+  })
+  .strict();
+
+/** The export's downloadable file, or why there is none (404 another tenant's, 409 not ready, 410 gone). */
+async function downloadableFile(principal: Principal, rawJobId: string) {
+  const jobId = parseIdOr404(rawJobId, "Export not found");
+  const job = await db().job.findFirst({
+    where: { id: jobId, type: "export", ...tenantScope(principal) },
+    include: { files: { orderBy: { createdAt: "asc" } } },
+  });
+  if (!job) throw notFound("Export not found");
+  const file = job.files[0];
+  if (!file) throw new AppError("conflict", `The export is ${job.status}; there is no file to share yet`);
+  if (file.deletedAt || file.expiresAt <= new Date() || job.status === "expired") {
+    throw new AppError("gone", "This export has expired or was deleted");
+  }
+  return { job, file };
+}
+
+/** A new download link to an export's file, valid for `ttlSeconds` (never past the file's own expiry). */
+export async function createExportLink(principal: Principal, rawJobId: string, body: unknown): Promise<ExportLinkDto> {
+  const { ttlSeconds } = parseOrThrow(createLinkSchema, body ?? {});
+  const { job, file } = await downloadableFile(principal, rawJobId);
+  const token = LINK_PREFIX + randomBytes(32).toString("base64url");
+  const expiresAt = new Date(Math.min(Date.now() + ttlSeconds * 1000, file.expiresAt.getTime()));
+  const link = await db().exportLink.create({
+    data: {
+      fileId: file.id,
+      tenantId: job.tenantId,
+      createdById: principal.userId,
+      tokenHash: hashLink(token),
+      expiresAt,
+    },
+  });
+  await recordAudit(principal, {
+    action: "export.link",
+    targetType: "job",
+    targetIds: [job.id],
+    tenantId: job.tenantId,
+    details: { link: link.id, expiresAt: expiresAt.toISOString() },
+  });
+  return { ...toLinkDto(link), url: `/d/${token}` };
+}
+
+function toLinkDto(l: {
+  id: string;
+  expiresAt: Date;
+  revokedAt: Date | null;
+  downloadCount: number;
+  createdAt: Date;
+}): ExportLinkDto {
+  return {
+    id: l.id,
+    expiresAt: l.expiresAt.toISOString(),
+    revokedAt: l.revokedAt?.toISOString() ?? null,
+    downloadCount: l.downloadCount,
+    createdAt: l.createdAt.toISOString(),
+  };
+}
+
+/** An export's links, newest first. */
+export async function listExportLinks(principal: Principal, rawJobId: string): Promise<ExportLinkDto[]> {
+  const jobId = parseIdOr404(rawJobId, "Export not found");
+  const job = await db().job.findFirst({ where: { id: jobId, type: "export", ...tenantScope(principal) } });
+  if (!job) throw notFound("Export not found");
+  const links = await db().exportLink.findMany({ where: { file: { jobId } }, orderBy: { createdAt: "desc" } });
+  return links.map(toLinkDto);
+}
+
+/** Revokes a link at once: it answers 410 from then on. */
+export async function revokeExportLink(principal: Principal, rawJobId: string, rawLinkId: string): Promise<void> {
+  const jobId = parseIdOr404(rawJobId, "Export not found");
+  const linkId = parseIdOr404(rawLinkId, "Link not found");
+  const link = await db().exportLink.findFirst({
+    where: { id: linkId, file: { jobId, job: { ...tenantScope(principal) } } },
+  });
+  if (!link) throw notFound("Link not found");
+  if (!link.revokedAt) await db().exportLink.update({ where: { id: linkId }, data: { revokedAt: new Date() } });
+  await recordAudit(principal, {
+    action: "export.link_revoke",
+    targetType: "job",
+    targetIds: [jobId],
+    tenantId: link.tenantId,
+    details: { link: linkId },
+  });
+}
+
+/**
+ * Deletes an export's files before they expire: the files go from storage, the
+ * job shows `expired` (a failed export's partial file is deleted likewise), its
+ * links and downloads answer 410.
+ */
+export async function deleteExport(principal: Principal, rawJobId: string): Promise<void> {
+  const jobId = parseIdOr404(rawJobId, "Export not found");
+  const job = await db().job.findFirst({
+    where: { id: jobId, type: "export", ...tenantScope(principal) },
+    include: { files: true },
+  });
+  if (!job) throw notFound("Export not found");
+  if (!job.files.some((f) => !f.deletedAt)) throw new AppError("gone", "This export has no files left to delete");
+  await endFiles(job.files.filter((f) => !f.deletedAt));
+  if (job.status === "succeeded") {
+    await db().job.updateMany({ where: { id: jobId, status: "succeeded" }, data: { status: "expired" } });
+  }
+  await recordAudit(principal, {
+    action: "export.delete",
+    targetType: "job",
+    targetIds: [jobId],
+    tenantId: job.tenantId,
+    details: { files: job.files.map((f) => f.name) },
+  });
+}
+
+async function endFiles(files: { id: string; storageKey: string }[]): Promise<void> {
+  for (const f of files) {
+    // Marked first: from this moment downloads answer 410, even while the bytes are being removed.
+    await db().exportFile.update({ where: { id: f.id }, data: { deletedAt: new Date() } });
+    await storage().delete(f.storageKey);
+  }
+}
+
+export type LinkDownload = { stream: Readable; size: number; name: string; contentType: string };
+
+/** Opens the file behind a link token: 404 for a token that never existed, 410 once it cannot be used. */
+export async function openLinkDownload(token: string): Promise<LinkDownload> {
+  if (!token.startsWith(LINK_PREFIX) || token.length > 200) throw notFound("Link not found");
+  const link = await db().exportLink.findUnique({
+    where: { tokenHash: hashLink(token) },
+    include: { file: { include: { job: { select: { status: true } } } } },
+  });
+  if (!link) throw notFound("Link not found");
+  const now = new Date();
+  if (link.revokedAt) throw new AppError("gone", "This link was revoked");
+  if (link.expiresAt <= now) throw new AppError("gone", "This link has expired");
+  const { file } = link;
+  if (file.deletedAt || file.expiresAt <= now || file.job.status === "expired") {
+    throw new AppError("gone", "This export has expired or was deleted");
+  }
+  const opened = await storage().open(file.storageKey);
+  if (!opened) throw new AppError("gone", "This export's file is no longer stored");
+  await db().$transaction([
+    db().exportLink.update({ where: { id: link.id }, data: { downloadCount: { increment: 1 } } }),
+    db().exportFile.update({ where: { id: file.id }, data: { downloadCount: { increment: 1 } } }),
+  ]);
+  return { stream: opened.stream, size: opened.size, name: file.name, contentType: file.contentType };
+}
+
+/**
+ * The expiry cleanup, run by the workers (one at a time): files past their
+ * expiry are deleted from storage and marked, and an export whose files have
+ * all ended shows `expired`. Returns how many files it ended.
+ */
+export async function cleanupExpiredExports(limit = 500): Promise<{ ran: boolean; files: number; jobs: number }> {
+  const files = await db().$transaction(async (tx) => {
+    const [lock] = await tx.$queryRaw<
+      { locked: boolean }[]
+    >`SELECT pg_try_advisory_xact_lock(${CLEANUP_LOCK}) AS locked`;
+    if (!lock?.locked) return null;
+    return tx.$queryRaw<{ id: string; storageKey: string; jobId: string }[]>`
+      UPDATE export_files SET deleted_at = now()
+      WHERE id IN (SELECT id FROM export_files WHERE deleted_at IS NULL AND expires_at <= now() LIMIT ${limit})
+      RETURNING id, storage_key AS "storageKey", job_id AS "jobId"`;
+  });
+  if (files === null) return { ran: false, files: 0, jobs: 0 };
+  for (const f of files) await storage().delete(f.storageKey);
+  const jobs = files.length
+    ? await db().$executeRaw`
+        UPDATE jobs j SET status = 'expired', updated_at = now()
+        WHERE j.id = ANY(${[...new Set(files.map((f) => f.jobId))]}::uuid[]) AND j.status = 'succeeded'
+          AND NOT EXISTS (SELECT 1 FROM export_files f WHERE f.job_id = j.id AND f.deleted_at IS NULL)`
+    : 0;
+  return { ran: true, files: files.length, jobs };
+}

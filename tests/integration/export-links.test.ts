@@ -1,0 +1,114 @@
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { buffer } from "node:stream/consumers";
+import { GET as linkRoute } from "@/app/d/[token]/route";
+import { db, pool } from "@/lib/db";
+import { AppError } from "@/lib/errors";
+import {
+  cleanupExpiredExports,
+  createExportLink,
+  deleteExport,
+  listExportLinks,
+  openLinkDownload,
+  revokeExportLink,
+} from "@/lib/exports/links";
+import { openExportDownload, requestExport } from "@/lib/exports/service";
+import { getJob } from "@/lib/jobs/queries";
+import { storage } from "@/lib/storage";
+import { createTestDatabase, type TestDatabase } from "../helpers/db";
+import { drainJobs, seedDemo, type DemoPrincipals } from "../helpers/fixtures";
+
+let database: TestDatabase;
+let p: DemoPrincipals;
+
+before(async () => {
+  database = await createTestDatabase();
+  p = await seedDemo();
+});
+after(async () => database.drop());
+
+const isCode = (code: string) => (e: unknown) => e instanceof AppError && e.code === code;
+
+async function finishedExport(): Promise<string> {
+  const { job } = await requestExport(p.ada, { dataset: "customers", format: "csv" });
+  await drainJobs();
+  assert.equal((await getJob(p.ada, job.id)).status, "succeeded");
+  return job.id;
+}
+
+const tokenOf = (url: string) => url.replace(/^\/d\//, "");
+const viaRoute = (token: string) =>
+  linkRoute(new Request(`http://x/d/${token}`), { params: Promise.resolve({ token }) });
+
+describe("download links and expiry", () => {
+  test("a link downloads the file without signing in, counts, and is for its tenant only", async () => {
+    const id = await finishedExport();
+    const link = await createExportLink(p.ada, id, {});
+    assert.match(link.url!, /^\/d\/dl_[A-Za-z0-9_-]{43}$/);
+    const ttl = new Date(link.expiresAt).getTime() - Date.now();
+    assert.ok(ttl > 14 * 60_000 && ttl <= 15 * 60_000, "15 minutes by default");
+
+    const direct = await buffer((await openExportDownload(p.ada, id)).stream);
+    const res = await viaRoute(tokenOf(link.url!));
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get("content-disposition")!, /attachment; filename="customers-/);
+    assert.deepEqual(Buffer.from(await res.arrayBuffer()), direct);
+    const [listed] = await listExportLinks(p.ada, id);
+    assert.equal(listed!.downloadCount, 1);
+    assert.equal((await getJob(p.ada, id)).result!.files[0]!.downloadCount, 2, "both downloads counted on the file");
+
+    await assert.rejects(createExportLink(p.gus, id, {}), isCode("not_found"), "another tenant's export is 404");
+    await assert.rejects(revokeExportLink(p.gus, id, listed!.id), isCode("not_found"));
+    await assert.rejects(listExportLinks(p.gus, id), isCode("not_found"));
+    assert.equal((await viaRoute("dl_never-made")).status, 404);
+    assert.equal((await viaRoute("../../etc/passwd")).status, 404);
+    await assert.rejects(createExportLink(p.ada, id, { ttlSeconds: 5 }), (e: unknown) => {
+      assert.ok(e instanceof AppError && e.code === "invalid_input" && e.fields?.[0]?.path === "ttlSeconds");
+      return true;
+    });
+  });
+
+  test("revoked and expired links answer 410, never a file", async () => {
+    const id = await finishedExport();
+    const revoked = await createExportLink(p.ada, id, {});
+    await revokeExportLink(p.ada, id, revoked.id);
+    assert.equal((await viaRoute(tokenOf(revoked.url!))).status, 410);
+
+    const short = await createExportLink(p.ada, id, { ttlSeconds: 60 });
+    await pool().query("UPDATE export_links SET expires_at = now() - interval '1 second' WHERE id = $1", [short.id]);
+    const res = await viaRoute(tokenOf(short.url!));
+    assert.equal(res.status, 410);
+    assert.match(((await res.json()) as { error: { message: string } }).error.message, /expired/);
+    const audit = await db().auditLog.findMany({ where: { targetIds: { has: id } }, select: { action: true } });
+    assert.deepEqual(audit.map((a) => a.action).sort(), ["export.link", "export.link", "export.link_revoke"]);
+  });
+
+  test("deleting an export early removes its file; the job shows expired; its links answer 410", async () => {
+    const id = await finishedExport();
+    const link = await createExportLink(p.ada, id, {});
+    const key = (await db().exportFile.findFirstOrThrow({ where: { jobId: id } })).storageKey;
+    await assert.rejects(deleteExport(p.gus, id), isCode("not_found"));
+    await deleteExport(p.ada, id);
+    assert.equal((await getJob(p.ada, id)).status, "expired");
+    assert.equal(await storage().open(key), null, "the bytes are gone");
+    await assert.rejects(openExportDownload(p.ada, id), isCode("gone"));
+    assert.equal((await viaRoute(tokenOf(link.url!))).status, 410);
+    await assert.rejects(deleteExport(p.ada, id), isCode("gone"));
+    await assert.rejects(createExportLink(p.ada, id, {}), isCode("gone"));
+  });
+
+  test("the cleanup deletes expired files and marks their exports expired", async () => {
+    const id = await finishedExport();
+    const keep = await finishedExport();
+    const link = await createExportLink(p.ada, id, {});
+    const file = await db().exportFile.findFirstOrThrow({ where: { jobId: id } });
+    await pool().query("UPDATE export_files SET expires_at = now() - interval '1 second' WHERE id = $1", [file.id]);
+    const r = await cleanupExpiredExports();
+    assert.deepEqual(r, { ran: true, files: 1, jobs: 1 });
+    assert.equal((await getJob(p.ada, id)).status, "expired");
+    assert.equal((await getJob(p.ada, keep)).status, "succeeded", "an unexpired export stays");
+    assert.equal(await storage().open(file.storageKey), null);
+    await assert.rejects(openLinkDownload(tokenOf(link.url!)), isCode("gone"));
+    assert.deepEqual(await cleanupExpiredExports(), { ran: true, files: 0, jobs: 0 }, "nothing twice");
+  });
+});
