@@ -94,6 +94,45 @@ test.describe("as ada (Acme member)", () => {
     expect(rows).toBe(n);
   });
 
+  test("a download link works without signing in until it is revoked; another tenant cannot make one", async ({
+    page,
+    browser,
+    playwright,
+  }) => {
+    const res = await page.request.post("/api/v1/exports", { data: { dataset: "customers", format: "csv" } });
+    const { id } = (await res.json()) as { id: string };
+    await page.goto(`/jobs/${id}`);
+    await expect(page.getByTestId("job-status")).toHaveText("succeeded", { timeout: 30_000 });
+    await page.getByRole("button", { name: "Create a download link (15 minutes)" }).click();
+    const url = (await page.getByTestId("new-link").getAttribute("href"))!;
+    expect(url).toMatch(/\/d\/dl_/);
+
+    // Somebody without an account opens it.
+    const stranger = await browser.newContext({ storageState: { cookies: [], origins: [] } });
+    const got = await stranger.request.get(url);
+    expect(got.status()).toBe(200);
+    expect(got.headers()["content-disposition"]).toMatch(/customers-[0-9a-f]{8}\.csv/);
+    const n = await sqlCount(
+      "SELECT count(*) AS n FROM customers c JOIN tenants t ON t.id = c.tenant_id WHERE t.slug = 'acme'",
+    );
+    expect(countCsvRecords(await got.text()) - 1).toBe(n);
+    await page.reload();
+    await expect(page.getByTestId("export-link").first()).toContainText("downloaded 1×");
+
+    await page.getByRole("button", { name: "Revoke" }).click();
+    await expect(page.getByTestId("link-state").first()).toHaveText("revoked");
+    expect((await stranger.request.get(url)).status()).toBe(410);
+    await stranger.close();
+
+    const gus = await playwright.request.newContext({
+      baseURL: test.info().project.use.baseURL,
+      extraHTTPHeaders: { Authorization: `Bearer ${cliToken("gus@globex.test")}` },
+    });
+    expect((await gus.post(`/api/v1/exports/${id}/links`, { data: {} })).status()).toBe(404);
+    expect((await gus.delete(`/api/v1/exports/${id}`)).status()).toBe(404);
+    await gus.dispose();
+  });
+
   test("the detail page follows a running export live", async ({ page, request }) => {
     // A gzip JSONL export of Acme's events takes long enough to watch.
     const res = await request.post("/api/v1/exports", {
