@@ -25,6 +25,20 @@ const envSchema = z.object({
   EXPORT_RETENTION_DAYS: intFrom(7, 1, 3650),
   /** gzip level for compressed exports: 1 is fastest, 9 smallest. */
   EXPORT_GZIP_LEVEL: intFrom(1, 1, 9),
+  /** Where export files go: `local` (EXPORT_STORAGE_DIR) or `s3` (an S3-compatible bucket, S3_*). */
+  STORAGE_DRIVER: z.enum(["local", "s3"]).default("local"),
+  S3_BUCKET: z.string().min(3).optional(),
+  S3_REGION: z.string().min(1).default("us-east-1"),
+  /** An S3-compatible server's URL (MinIO, R2…); unset for AWS. */
+  S3_ENDPOINT: z.url().optional(),
+  S3_FORCE_PATH_STYLE: z
+    .enum(["true", "false"])
+    .transform((v) => v === "true")
+    .optional(),
+  /** Unset: the AWS SDK's default credential chain (environment, profile, instance role). */
+  S3_ACCESS_KEY_ID: z.string().min(1).optional(),
+  S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  S3_PREFIX: z.string().optional(),
   /** Target rows per part of an export; one estimated larger is split into parts run in parallel. */
   EXPORT_PART_ROWS: intFrom(250_000, 1_000, 100_000_000),
   /** Minimum interval between two progress writes of one job, in ms. */
@@ -61,6 +75,12 @@ const envSchema = z.object({
   SEED_SCALE: z.coerce.number().positive().max(100).default(1),
 });
 
+const checkedEnvSchema = envSchema.superRefine((v, ctx) => {
+  if (v.STORAGE_DRIVER === "s3" && !v.S3_BUCKET) {
+    ctx.addIssue({ code: "custom", path: ["S3_BUCKET"], message: "required when STORAGE_DRIVER=s3" });
+  }
+});
+
 export type Env = z.infer<typeof envSchema>;
 
 let cached: Env | undefined;
@@ -68,7 +88,7 @@ let cached: Env | undefined;
 /** The parsed configuration; throws with the offending variable's name on bad input. */
 export function env(): Env {
   if (cached) return cached;
-  const parsed = envSchema.safeParse(process.env);
+  const parsed = checkedEnvSchema.safeParse(process.env);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
     throw new Error(`Invalid configuration:\n${lines.join("\n")}`);

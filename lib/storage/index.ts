@@ -9,7 +9,7 @@ import { mkdir, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { Transform, type Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { exportStorageDir } from "../env";
+import { env, exportStorageDir } from "../env";
 
 export type StoredObject = { size: number; sha256: string };
 
@@ -77,8 +77,31 @@ export class LocalDiskStorage implements StorageDriver {
 
 let driver: StorageDriver | undefined;
 
-/** The configured storage driver. */
+/** The configured storage driver: local disk, or S3 when STORAGE_DRIVER=s3. */
 export function storage(): StorageDriver {
-  driver ??= new LocalDiskStorage(exportStorageDir());
+  if (!driver) {
+    const e = env();
+    if (e.STORAGE_DRIVER === "s3") {
+      // Loaded only when configured: the AWS SDK is large.
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const { S3Storage } = require("./s3") as typeof import("./s3");
+      driver = new S3Storage({
+        bucket: e.S3_BUCKET!,
+        region: e.S3_REGION,
+        endpoint: e.S3_ENDPOINT,
+        forcePathStyle: e.S3_FORCE_PATH_STYLE ?? Boolean(e.S3_ENDPOINT),
+        accessKeyId: e.S3_ACCESS_KEY_ID,
+        secretAccessKey: e.S3_SECRET_ACCESS_KEY,
+        prefix: e.S3_PREFIX,
+      });
+    } else {
+      driver = new LocalDiskStorage(exportStorageDir());
+    }
+  }
   return driver;
+}
+
+/** Forgets the driver, so the next use follows the configuration again (tests, benchmarks). */
+export function resetStorage(): void {
+  driver = undefined;
 }
