@@ -86,6 +86,17 @@ const rows = (): Row[] => [
     call: (c) => c.put("/api/v1/ops/queues/bulk/tenants/acme", { data: {} }),
     expect: [403, 403, 403, 200, 403, 401],
   },
+  {
+    route: "GET /ops/overview",
+    call: (c) => c.get("/api/v1/ops/overview?tenant=acme"),
+    expect: [403, 200, 404, 200, 200, 401],
+  },
+  { route: "GET /ops/tenants", call: (c) => c.get("/api/v1/ops/tenants"), expect: [403, 403, 403, 200, 403, 401] },
+  {
+    route: "PATCH /ops/tenants/acme",
+    call: (c) => c.patch("/api/v1/ops/tenants/acme", { data: { exportRetentionDays: null } }),
+    expect: [403, 403, 403, 200, 403, 401],
+  },
 ];
 
 test("every console route answers each caller as it should", async () => {

@@ -14,6 +14,7 @@ import {
 } from "@/lib/exports/links";
 import { openExportDownload, requestExport } from "@/lib/exports/service";
 import { getJob } from "@/lib/jobs/queries";
+import { updateTenantSettings } from "@/lib/ops/tenants";
 import { storage } from "@/lib/storage";
 import { createTestDatabase, type TestDatabase } from "../helpers/db";
 import { drainJobs, seedDemo, type DemoPrincipals } from "../helpers/fixtures";
@@ -110,5 +111,21 @@ describe("download links and expiry", () => {
     assert.equal(await storage().open(file.storageKey), null);
     await assert.rejects(openLinkDownload(tokenOf(link.url!)), isCode("gone"));
     assert.deepEqual(await cleanupExpiredExports(), { ran: true, files: 0, jobs: 0 }, "nothing twice");
+  });
+
+  test("a tenant's own retention applies to its new exports; platform admins set it", async () => {
+    await assert.rejects(updateTenantSettings(p.oscar, "acme", { exportRetentionDays: 30 }), isCode("forbidden"));
+    await assert.rejects(updateTenantSettings(p.root, "acme", { exportRetentionDays: 0 }), (e: unknown) => {
+      assert.ok(e instanceof AppError && e.fields?.[0]?.path === "exportRetentionDays");
+      return true;
+    });
+    const set = await updateTenantSettings(p.root, "acme", { exportRetentionDays: 30 });
+    assert.deepEqual([set.exportRetentionDays, set.effectiveRetentionDays], [30, 30]);
+    const id = await finishedExport();
+    const file = await db().exportFile.findFirstOrThrow({ where: { jobId: id } });
+    const days = (file.expiresAt.getTime() - Date.now()) / 86_400_000;
+    assert.ok(days > 29.9 && days <= 30, `kept ${days.toFixed(2)} days`);
+    const reset = await updateTenantSettings(p.root, "acme", { exportRetentionDays: null });
+    assert.equal(reset.effectiveRetentionDays, 7, "back to EXPORT_RETENTION_DAYS");
   });
 });

@@ -1,0 +1,7 @@
+// PATCH /api/v1/ops/tenants/{tenant} – a tenant's settings: { exportRetentionDays: 1–3650 | null } (platform admins)
+import { updateTenantSettings } from "@/lib/ops/tenants";
+import { readJson, withPrincipal } from "@/lib/http/route";
+
+export const PATCH = withPrincipal<{ tenant: string }>(async (req, principal, { tenant }) =>
+  Response.json(await updateTenantSettings(principal, tenant, await readJson(req))),
+);
