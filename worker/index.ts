@@ -89,7 +89,10 @@ async function main(): Promise<void> {
   // Expired export files leave storage; their jobs show `expired`.
   const cleanup = setInterval(() => {
     cleanupExpiredExports()
-      .then((r) => r.files && console.log(`[exports] expired ${r.files} files (${r.jobs} exports)`))
+      .then((r) => {
+        if (r.files) console.log(`[exports] expired ${r.files} files (${r.jobs} exports)`);
+        if (r.parts) console.log(`[exports] removed ${r.parts} part files of finished exports`);
+      })
       .catch((e: Error) => console.error(`[exports] cleanup failed: ${e.message}`));
   }, env().EXPORT_CLEANUP_MS);
 

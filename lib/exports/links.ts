@@ -14,6 +14,7 @@ import { db } from "../db";
 import { AppError, notFound, parseOrThrow } from "../errors";
 import { parseIdOr404 } from "../ids";
 import { storage } from "../storage";
+import { sweepPartFiles } from "./parts";
 
 const LINK_PREFIX = "dl_";
 const CLEANUP_LOCK = 0x436f6e78; // "Conx"
@@ -179,19 +180,27 @@ export async function openLinkDownload(token: string): Promise<LinkDownload> {
   }
   const opened = await storage().open(file.storageKey);
   if (!opened) throw new AppError("gone", "This export's file is no longer stored");
-  await db().$transaction([
-    db().exportLink.update({ where: { id: link.id }, data: { downloadCount: { increment: 1 } } }),
-    db().exportFile.update({ where: { id: file.id }, data: { downloadCount: { increment: 1 } } }),
-  ]);
+  try {
+    await db().$transaction([
+      db().exportLink.update({ where: { id: link.id }, data: { downloadCount: { increment: 1 } } }),
+      db().exportFile.update({ where: { id: file.id }, data: { downloadCount: { increment: 1 } } }),
+    ]);
+  } catch (err) {
+    opened.stream.destroy();
+    throw err;
+  }
   return { stream: opened.stream, size: opened.size, name: file.name, contentType: file.contentType };
 }
 
 /**
  * The expiry cleanup, run by the workers (one at a time): files past their
- * expiry are deleted from storage and marked, and an export whose files have
- * all ended shows `expired`. Returns how many files it ended.
+ * expiry are marked deleted and an export whose files have all ended shows
+ * `expired`, then the bytes leave storage; the part files of split exports
+ * that have ended go too. Returns how many of each.
  */
-export async function cleanupExpiredExports(limit = 500): Promise<{ ran: boolean; files: number; jobs: number }> {
+export async function cleanupExpiredExports(
+  limit = 500,
+): Promise<{ ran: boolean; files: number; jobs: number; parts: number }> {
   const files = await db().$transaction(async (tx) => {
     const [lock] = await tx.$queryRaw<
       { locked: boolean }[]
@@ -202,13 +211,22 @@ export async function cleanupExpiredExports(limit = 500): Promise<{ ran: boolean
       WHERE id IN (SELECT id FROM export_files WHERE deleted_at IS NULL AND expires_at <= now() LIMIT ${limit})
       RETURNING id, storage_key AS "storageKey", job_id AS "jobId"`;
   });
-  if (files === null) return { ran: false, files: 0, jobs: 0 };
-  for (const f of files) await storage().delete(f.storageKey);
+  if (files === null) return { ran: false, files: 0, jobs: 0, parts: 0 };
+  // The state first (downloads answer 410 from the moment deleted_at is set), then the bytes.
   const jobs = files.length
     ? await db().$executeRaw`
         UPDATE jobs j SET status = 'expired', updated_at = now()
         WHERE j.id = ANY(${[...new Set(files.map((f) => f.jobId))]}::uuid[]) AND j.status = 'succeeded'
           AND NOT EXISTS (SELECT 1 FROM export_files f WHERE f.job_id = j.id AND f.deleted_at IS NULL)`
     : 0;
-  return { ran: true, files: files.length, jobs };
+  for (const f of files) {
+    try {
+      await storage().delete(f.storageKey);
+    } catch (err) {
+      console.error(`[exports] could not delete ${f.storageKey}: ${(err as Error).message}`);
+    }
+  }
+  // And the part files of split exports that have ended.
+  const parts = await sweepPartFiles();
+  return { ran: true, files: files.length, jobs, parts };
 }

@@ -6,7 +6,9 @@
  *
  * One snapshot: the plan fixes the last id the export covers (the highest id
  * matching the filter when it was planned), and every part reads ids up to it.
- * Rows added later are never in it. Rows changed after planning appear as they
+ * Rows added later get higher ids and are left out (strictly, ids follow the
+ * sequence, not commit order: a row whose id was drawn just before planning
+ * but committed after can be in). Rows changed after planning appear as they
  * are when their part runs (the business tables are append-mostly; a strict
  * point-in-time copy of mutable rows would need one transaction held open for
  * the whole export, which is what the split avoids).
@@ -23,6 +25,9 @@ import { buildBoundsQuery, buildExportQuery, splitRange, type IdRange } from "./
 import { exportRequestSchema, type ExportRequest } from "./schema";
 // Type-only: the export task imports this module for its planning and assembly.
 import type { ExportResult } from "./task";
+
+/** The most parts one export is split into. */
+export const MAX_PARTS = 1_000;
 
 export type PartsCheckpoint = {
   phase: "parts";
@@ -80,7 +85,8 @@ export async function fanOutIfLarge(ctx: JobContext<ExportRequest>): Promise<voi
   const plan = await planExport(job.tenantId, input);
   const partRows = input.partRows ?? env().EXPORT_PART_ROWS;
   if (plan.estimate <= partRows || plan.lo === null || plan.hi === null) return;
-  const ranges = splitRange(Number(plan.lo), Number(plan.hi), Math.ceil(plan.estimate / partRows));
+  // At most MAX_PARTS: beyond, parts grow instead (each part's end aggregates its siblings).
+  const ranges = splitRange(Number(plan.lo), Number(plan.hi), Math.min(MAX_PARTS, Math.ceil(plan.estimate / partRows)));
   if (ranges.length < 2) return;
   ctx.progress({
     done: 0,
@@ -202,20 +208,35 @@ export async function assembleParts(ctx: JobContext<ExportRequest>, cp: PartsChe
     })),
   };
 
+  // Every finished part's file must be there before the zip starts; a missing one fails
+  // this attempt (retried), it never leaves a half-written zip or an unhandled stream error.
+  for (const p of done) {
+    const obj = await storage().open(p.key);
+    if (!obj) throw new Error(`The file of part ${p.part} is gone (${p.name})`);
+    obj.stream.destroy();
+  }
   const zip = new yazl.ZipFile();
+  const output = zip.outputStream as unknown as Readable;
+  const fail = (err: Error) => output.destroy(err);
+  zip.on("error", fail);
   for (const p of done) {
     zip.addReadStreamLazy(p.name, { compress: false, mtime: takenAt, size: p.size }, (cb) => {
       storage()
         .open(p.key)
-        .then((obj) => (obj ? cb(null, obj.stream) : cb(new Error(`The file of part ${p.part} is gone`), null!)))
-        .catch((e: Error) => cb(e, null!));
+        .then((obj) => {
+          if (!obj) return fail(new Error(`The file of part ${p.part} is gone (${p.name})`));
+          obj.stream.on("error", fail);
+          ctx.signal.addEventListener("abort", () => obj.stream.destroy(), { once: true });
+          cb(null, obj.stream);
+        })
+        .catch(fail);
     });
   }
   zip.addBuffer(Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`), "manifest.json", { mtime: takenAt });
   zip.end();
   const name = `${input.dataset}-${job.id.slice(0, 8)}${partial ? "-partial" : ""}.zip`;
   const key = `${job.tenantId}/${job.id}/${job.attempt}/${name}`;
-  const stored = await storage().write(key, zip.outputStream as unknown as Readable, [], ctx.signal);
+  const stored = await storage().write(key, output, [], ctx.signal);
   const file = { name, key, size: stored.size, sha256: stored.sha256, rows: rowCount, contentType: "application/zip" };
 
   if (partial) {
@@ -230,7 +251,6 @@ export async function assembleParts(ctx: JobContext<ExportRequest>, cp: PartsChe
       ON CONFLICT (job_id, name) DO UPDATE SET storage_key = EXCLUDED.storage_key, size = EXCLUDED.size,
         sha256 = EXCLUDED.sha256, row_count = EXCLUDED.row_count, expires_at = EXCLUDED.expires_at`;
     if (recorded === 0) await storage().delete(key);
-    else await deletePartFiles(job.id);
   }
   if (partial) {
     const first = missing[0]!;
@@ -243,14 +263,28 @@ export async function assembleParts(ctx: JobContext<ExportRequest>, cp: PartsChe
   return { rows: rowCount, format: input.format, compression: input.compression, files: [file] };
 }
 
-/** The part files of an export, once its zip holds them (called as the zip is recorded). */
-export async function deletePartFiles(exportId: string): Promise<void> {
-  const parts = await db().job.findMany({
-    where: { parentId: exportId, status: "succeeded" },
-    select: { result: true },
-  });
-  for (const p of parts) {
-    const key = (p.result as Partial<PartResult> | null)?.key;
-    if (key) await storage().delete(key);
+/**
+ * Removes the files of parts whose export has ended (its zip holds them, or it
+ * failed or was cancelled): run by the workers' cleanup, after the export's end
+ * is committed, never inside it. Marks each part's result `fileDeleted`.
+ */
+export async function sweepPartFiles(limit = 500): Promise<number> {
+  const parts = await db().$queryRaw<{ id: string; key: string }[]>`
+    SELECT c.id, c.result->>'key' AS key
+    FROM jobs c JOIN jobs p ON p.id = c.parent_id
+    WHERE c.type = 'export_part' AND c.status = 'succeeded' AND c.result ? 'key'
+      AND NOT (c.result ? 'fileDeleted') AND p.status IN ('succeeded', 'failed', 'cancelled', 'expired')
+    LIMIT ${limit}`;
+  let swept = 0;
+  for (const part of parts) {
+    try {
+      await storage().delete(part.key);
+      await db()
+        .$executeRaw`UPDATE jobs SET result = result || '{"fileDeleted": true}'::jsonb WHERE id = ${part.id}::uuid`;
+      swept++;
+    } catch (err) {
+      console.error(`[exports] could not delete part file ${part.key}: ${(err as Error).message}`);
+    }
   }
+  return swept;
 }

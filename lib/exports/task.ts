@@ -12,7 +12,7 @@ import { env } from "../env";
 import { defineTask } from "../jobs/task";
 import { storage } from "../storage";
 import { buildCopyStatement, buildExportQuery, type IdRange } from "./datasets";
-import { assembleParts, deletePartFiles, fanOutIfLarge, type PartsCheckpoint } from "./parts";
+import { assembleParts, fanOutIfLarge, type PartsCheckpoint } from "./parts";
 import { createRowCounter } from "./row-counter";
 import { exportRequestSchema, type ExportRequest } from "./schema";
 
@@ -168,7 +168,5 @@ export const exportTask = defineTask({
         update: data,
       });
     }
-    // A split export's zip now holds its parts.
-    if (result.files[0]?.contentType === "application/zip") await deletePartFiles(job.id);
   },
 });

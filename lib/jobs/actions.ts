@@ -137,6 +137,10 @@ export async function replayJob(principal: Principal, rawId: string): Promise<Jo
   const id = parseIdOr404(rawId, "Job not found");
   const replay = await db().$transaction(async (tx) => {
     const original = await lockJob(tx, principal, id);
+    if (original.parentId) {
+      // Its export gathered what there was when it ended; a lone part would change nothing.
+      throw new AppError("conflict", "This is a part of an export: replay the export instead");
+    }
     if (!DEAD.includes(original.status)) {
       throw new AppError("conflict", `Only failed or cancelled jobs can be replayed; this one is ${original.status}`);
     }
@@ -239,6 +243,7 @@ export async function replayDeadLetters(
       });
       const jobIds: string[] = [];
       for (const original of originals) {
+        if (original.parentId) continue; // an export's part: its export is replayed, not the part
         const replay = await replayOne(tx, principal, original);
         if (replay) jobIds.push(replay.id);
       }

@@ -81,12 +81,22 @@ export async function jobsChangedSince(
   return { jobs: page.map((j) => jobView(j, [], scopes)), complete: rows.length <= 1_000 };
 }
 
+function partNumber(input: unknown): number {
+  const n = (input as { part?: unknown } | null)?.part;
+  return typeof n === "number" ? n : 0;
+}
+
 /** A job's child jobs (an export's parts), in the order they were made. 404 for another tenant's job. */
 export async function getJobParts(principal: Principal, rawId: string): Promise<JobDto[]> {
   const id = parseIdOr404(rawId, "Job not found");
   const job = await db().job.findFirst({ where: { id, ...tenantScope(principal) }, select: { id: true } });
   if (!job) throw notFound("Job not found");
-  const parts = await db().job.findMany({ where: { parentId: id }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+  const parts = (
+    await db().job.findMany({ where: { parentId: id }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] })
+  ).sort(
+    // Parts made together share a creation time: their own number orders them.
+    (a, b) => partNumber(a.input) - partNumber(b.input),
+  );
   const scopes = await pauseScopesFor(parts);
   return parts.map((p) => jobView(p, [], scopes));
 }

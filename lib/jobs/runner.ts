@@ -252,7 +252,8 @@ async function suspendForChildren(
              lease_expires_at = NULL, admitted_at = NULL, fencing_token = fencing_token + 1,
              max_attempts = max_attempts + 1, progress_stage = 'parts',
              progress_message = ${`0 of ${children.length} parts done`}, updated_at = now()
-      WHERE id = ${c.job.id}::uuid AND fencing_token = ${c.token} AND status = 'running'`;
+      WHERE id = ${c.job.id}::uuid AND fencing_token = ${c.token} AND status = 'running'
+        AND cancel_requested_at IS NULL -- a cancel that raced the plan: no parts, the attempt ends cancelled`;
     if (held === 0) return false;
     await tx.job.createMany({ data: rows });
     await tx.jobAttempt.updateMany({

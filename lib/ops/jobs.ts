@@ -165,7 +165,7 @@ type JobAction = z.infer<typeof jobActionSchema>["action"];
 /** The jobs an action applies to (the others are skipped). */
 const APPLIES: Record<JobAction, Prisma.Sql> = {
   cancel: Prisma.sql`status IN ('scheduled', 'queued', 'running', 'retrying')`,
-  replay: Prisma.sql`status IN ('failed', 'cancelled') AND discarded_at IS NULL
+  replay: Prisma.sql`status IN ('failed', 'cancelled') AND discarded_at IS NULL AND parent_id IS NULL
                      AND NOT EXISTS (SELECT 1 FROM jobs r WHERE r.replay_of_id = jobs.id)`,
   discard: Prisma.sql`status = 'failed' AND discarded_at IS NULL`,
   retry_now: Prisma.sql`status = 'retrying' AND admitted_at IS NULL`,

@@ -11,7 +11,8 @@ import { openExportDownload, requestExport } from "@/lib/exports/service";
 import { splitRange } from "@/lib/exports/datasets";
 import { createRowCounter } from "@/lib/exports/row-counter";
 import type { PartResult } from "@/lib/exports/parts";
-import { cancelJob } from "@/lib/jobs/actions";
+import { cancelJob, replayJob } from "@/lib/jobs/actions";
+import { cleanupExpiredExports } from "@/lib/exports/links";
 import { getJob } from "@/lib/jobs/queries";
 import { storage } from "@/lib/storage";
 import { createTestDatabase, type TestDatabase } from "../helpers/db";
@@ -42,8 +43,11 @@ async function download(jobId: string) {
   return { file, entries, manifest };
 }
 
-const children = (id: string) =>
-  db().job.findMany({ where: { parentId: id }, include: { attemptsHistory: true }, orderBy: { createdAt: "asc" } });
+/** An export's parts, in part order. */
+const children = async (id: string) =>
+  (await db().job.findMany({ where: { parentId: id }, include: { attemptsHistory: true } })).sort(
+    (a, b) => (a.input as { part: number }).part - (b.input as { part: number }).part,
+  );
 
 /** A pause on Acme's export parts: the parent plans and waits, the parts stay queued. */
 const holdParts = () => createPause(p.oscar, { queue: "bulk", type: "export_part", reason: "export-parts test" });
@@ -107,6 +111,10 @@ describe("split exports", () => {
     }
     assert.ok(![...entries.values()].some((b) => b.includes("after the plan")));
 
+    // The part files leave storage in the workers' cleanup, once the export's end is committed.
+    const before = await children(job.id);
+    assert.ok(await storage().open((before[0]!.result as PartResult).key), "kept until the export's end is committed");
+    await cleanupExpiredExports();
     const history = await children(job.id);
     for (const c of history) {
       assert.deepEqual(
@@ -115,6 +123,7 @@ describe("split exports", () => {
         "each part ran once",
       );
       assert.equal(await storage().open((c.result as PartResult).key), null, "part files are removed once zipped");
+      assert.equal((c.result as { fileDeleted?: boolean }).fileDeleted, true);
     }
     const parent = await db().jobAttempt.findMany({ where: { jobId: job.id }, orderBy: { attempt: "asc" } });
     assert.deepEqual(
@@ -161,6 +170,10 @@ describe("split exports", () => {
       [[3, "failed"]],
     );
     assert.equal(entries.size, parts.length, "the finished part files and the manifest");
+    await assert.rejects(replayJob(p.oscar, parts[2]!.id), (e: unknown) => {
+      assert.ok(e instanceof Error && /replay the export instead/.test(e.message));
+      return true;
+    });
   });
 
   test("cancelling a waiting export cancels its parts", async () => {

@@ -10,6 +10,7 @@ import S3rver from "s3rver";
 import { pool } from "@/lib/db";
 import { resetEnvCache } from "@/lib/env";
 import { openExportDownload, requestExport } from "@/lib/exports/service";
+import { cleanupExpiredExports } from "@/lib/exports/links";
 import type { PartResult } from "@/lib/exports/parts";
 import { db } from "@/lib/db";
 import { getJob } from "@/lib/jobs/queries";
@@ -99,6 +100,7 @@ describe("the S3 storage driver", () => {
     ]);
     assert.equal(manifest.rowCount, rows[0]!.n);
     assert.equal(manifest.files.length, 4);
+    await cleanupExpiredExports();
     const parts = await db().job.findMany({ where: { parentId: job.id } });
     for (const part of parts) {
       assert.equal(await storage().open((part.result as PartResult).key), null, "parts leave the bucket once zipped");
