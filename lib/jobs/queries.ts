@@ -68,14 +68,23 @@ export async function jobsChangedSince(
   principal: Principal,
   since: Date,
 ): Promise<{ jobs: JobDto[]; complete: boolean }> {
-  const rows = await db().job.findMany({
-    where: {
-      ...tenantScope(principal),
-      OR: [{ status: { in: ["scheduled", "queued", "running", "retrying"] } }, { finishedAt: { gte: since } }],
-    },
-    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-    take: 1_001,
-  });
+  // Two indexed lookups rather than one OR the planner may answer by scanning the tenant's history.
+  const [open, finished] = await Promise.all([
+    db().job.findMany({
+      where: { ...tenantScope(principal), status: { in: ["scheduled", "queued", "running", "retrying"] } },
+      orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+      take: 1_001,
+    }),
+    db().job.findMany({
+      where: { ...tenantScope(principal), finishedAt: { gte: since } },
+      orderBy: { finishedAt: "asc" },
+      take: 1_001,
+    }),
+  ]);
+  const byId = new Map([...open, ...finished].map((j) => [j.id, j]));
+  const rows = [...byId.values()].sort(
+    (a, b) => a.createdAt.getTime() - b.createdAt.getTime() || a.id.localeCompare(b.id),
+  );
   const page = rows.slice(0, 1_000);
   const scopes = await pauseScopesFor(page);
   return { jobs: page.map((j) => jobView(j, [], scopes)), complete: rows.length <= 1_000 };

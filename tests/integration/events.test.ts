@@ -133,7 +133,7 @@ describe("server-sent events", () => {
 
     const abort2 = new AbortController();
     const resumed = await readFrames(openTenantEventStream(p.ada, abort2.signal, String(lastId)), (f) =>
-      f.some((x) => (x.data as { jobId: string }).jobId === waiting.job.id),
+      [waiting.job.id, missed.job.id].every((id) => f.some((x) => (x.data as { jobId: string }).jobId === id)),
     );
     abort2.abort();
     const seen = new Map(resumed.map((f) => [(f.data as { jobId: string }).jobId, f.data as { status: string }]));

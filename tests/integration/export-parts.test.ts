@@ -237,11 +237,19 @@ describe("split exports", () => {
       second = start();
       console.log("[test] second worker started");
       const until = Date.now() + 90_000;
+      // The export's progress, seen through the crash and the lost part's retry: never backwards.
+      const seen: number[] = [];
       while (Date.now() < until) {
         const j = await db().job.findUniqueOrThrow({ where: { id: job.id } });
+        seen.push(Number(j.progressDone));
         if (j.status === "succeeded" || j.status === "failed") break;
-        await sleep(100);
+        await sleep(50);
       }
+      assert.deepEqual(
+        seen,
+        [...seen].sort((a, b) => a - b),
+        "progress never moved backwards",
+      );
       const done = await getJob(p.ada, job.id);
       assert.equal(done.status, "succeeded", second.output().slice(-3000));
       const parts = await children(job.id);
