@@ -32,6 +32,19 @@ export async function readJson(req: Request): Promise<unknown> {
   }
 }
 
+/** Reads a JSON body that may be left out: none (or only whitespace) is `{}`; a malformed one is a 400. */
+export async function readOptionalJson(req: Request): Promise<unknown> {
+  const text = await req.text();
+  if (!text.trim()) return {};
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new AppError("invalid_input", "Invalid input: body: must be a JSON object", [
+      { path: "(body)", message: "must be a JSON object" },
+    ]);
+  }
+}
+
 /** URL search params as a plain object (the first value of each key). */
 export function queryObject(req: Request): Record<string, string> {
   const out: Record<string, string> = {};

@@ -129,6 +129,10 @@ test.describe("as ada (Acme member)", () => {
       extraHTTPHeaders: { Authorization: `Bearer ${cliToken("gus@globex.test")}` },
     });
     expect((await gus.post(`/api/v1/exports/${id}/links`, { data: {} })).status()).toBe(404);
+    // The body is optional: a bare POST makes a 15-minute link.
+    const bare = await page.request.post(`/api/v1/exports/${id}/links`);
+    expect(bare.status()).toBe(201);
+    expect(((await bare.json()) as { url: string }).url).toMatch(/^\/d\/dl_/);
     expect((await gus.delete(`/api/v1/exports/${id}`)).status()).toBe(404);
     await gus.dispose();
   });
