@@ -19,7 +19,7 @@ import path from "node:path";
 import { db, pool } from "@/lib/db";
 import { env, exportStorageDir } from "@/lib/env";
 import { buildCopyStatement, buildExportQuery } from "@/lib/exports/datasets";
-import { createExportTransforms } from "@/lib/exports/task";
+import { createExportTransforms } from "@/lib/exports/stream";
 import { storage } from "@/lib/storage";
 import { enqueueJob } from "@/lib/jobs/enqueue";
 import { runJob } from "@/lib/jobs/runner";

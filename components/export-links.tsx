@@ -11,6 +11,7 @@ export function ExportLinks({ jobId }: { jobId: string }) {
   const key = ["exports", "links", jobId];
   const links = useQuery({ queryKey: key, queryFn: () => fetchExportLinks(jobId) });
   const [created, setCreated] = useState<string | null>(null);
+  const [copied, setCopied] = useState(false);
   const refresh = () => {
     void qc.invalidateQueries({ queryKey: key });
     void qc.invalidateQueries({ queryKey: jobKeys.all });
@@ -19,6 +20,7 @@ export function ExportLinks({ jobId }: { jobId: string }) {
     mutationFn: () => createExportLink(jobId),
     onSuccess: (l) => {
       setCreated(`${window.location.origin}${l.url}`);
+      setCopied(false);
       refresh();
     },
   });
@@ -58,7 +60,19 @@ export function ExportLinks({ jobId }: { jobId: string }) {
           Link:{" "}
           <a href={created} data-testid="new-link" className="font-mono text-indigo-700 underline">
             {created}
-          </a>
+          </a>{" "}
+          <button
+            type="button"
+            className="rounded border border-slate-300 px-2 py-0.5 text-xs"
+            onClick={() =>
+              void navigator.clipboard
+                .writeText(created)
+                .then(() => setCopied(true))
+                .catch(() => setCopied(false))
+            }
+          >
+            {copied ? "Copied" : "Copy"}
+          </button>
           <span className="text-slate-500"> — anyone with it can download until it expires; it is shown only now.</span>
         </p>
       )}

@@ -10,6 +10,7 @@ import type { QueueDto, QueueTenantDto } from "../admission/queues";
 import type { AuditEntryDto, DeadLetterGroupDto, StuckJobDto, WorkerDto } from "../ops/console";
 import type { Overview, OverviewRow, SeriesPoint } from "../ops/stats";
 import type { JobActionPlan, getOpsJob } from "../ops/jobs";
+import type { ExportLinkDto } from "../exports/links";
 
 export type {
   JobDto,
@@ -24,6 +25,7 @@ export type {
   Overview,
   OverviewRow,
   SeriesPoint,
+  ExportLinkDto,
 };
 
 export class ApiError extends Error {
@@ -84,15 +86,6 @@ export function createExport(body: ExportForm, idempotencyKey: string): Promise<
 }
 
 export type JobHistory = Awaited<ReturnType<typeof getJobHistory>>;
-
-export type ExportLinkDto = {
-  id: string;
-  expiresAt: string;
-  revokedAt: string | null;
-  downloadCount: number;
-  createdAt: string;
-  url?: string;
-};
 
 export function fetchExportLinks(jobId: string): Promise<{ links: ExportLinkDto[] }> {
   return request(`/api/v1/exports/${encodeURIComponent(jobId)}/links`);

@@ -6,7 +6,6 @@
  * answers 410 — never another file.
  */
 import { createHash, randomBytes } from "node:crypto";
-import type { Readable } from "node:stream";
 import { z } from "zod";
 import { recordAudit } from "../audit";
 import { tenantScope, type Principal } from "../auth/principal";
@@ -15,6 +14,7 @@ import { AppError, notFound, parseOrThrow } from "../errors";
 import { parseIdOr404 } from "../ids";
 import { storage } from "../storage";
 import { sweepPartFiles } from "./parts";
+import { downloadableFile, findDownloadableExport, openAndCount, type ExportDownload } from "./service";
 
 const LINK_PREFIX = "dl_";
 const CLEANUP_LOCK = 0x436f6e78; // "Conx"
@@ -43,26 +43,10 @@ export const createLinkSchema = z
   })
   .strict();
 
-/** The export's downloadable file, or why there is none (404 another tenant's, 409 not ready, 410 gone). */
-async function downloadableFile(principal: Principal, rawJobId: string) {
-  const jobId = parseIdOr404(rawJobId, "Export not found");
-  const job = await db().job.findFirst({
-    where: { id: jobId, type: "export", ...tenantScope(principal) },
-    include: { files: { orderBy: { createdAt: "asc" } } },
-  });
-  if (!job) throw notFound("Export not found");
-  const file = job.files[0];
-  if (!file) throw new AppError("conflict", `The export is ${job.status}; there is no file to share yet`);
-  if (file.deletedAt || file.expiresAt <= new Date() || job.status === "expired") {
-    throw new AppError("gone", "This export has expired or was deleted");
-  }
-  return { job, file };
-}
-
 /** A new download link to an export's file, valid for `ttlSeconds` (never past the file's own expiry). */
 export async function createExportLink(principal: Principal, rawJobId: string, body: unknown): Promise<ExportLinkDto> {
   const { ttlSeconds } = parseOrThrow(createLinkSchema, body ?? {});
-  const { job, file } = await downloadableFile(principal, rawJobId);
+  const { job, file } = await findDownloadableExport(principal, rawJobId);
   const token = LINK_PREFIX + randomBytes(32).toString("base64url");
   const expiresAt = new Date(Math.min(Date.now() + ttlSeconds * 1000, file.expiresAt.getTime()));
   const link = await db().exportLink.create({
@@ -161,35 +145,17 @@ async function endFiles(files: { id: string; storageKey: string }[]): Promise<vo
   }
 }
 
-export type LinkDownload = { stream: Readable; size: number; name: string; contentType: string };
-
 /** Opens the file behind a link token: 404 for a token that never existed, 410 once it cannot be used. */
-export async function openLinkDownload(token: string): Promise<LinkDownload> {
+export async function openLinkDownload(token: string): Promise<ExportDownload> {
   if (!token.startsWith(LINK_PREFIX) || token.length > 200) throw notFound("Link not found");
   const link = await db().exportLink.findUnique({
     where: { tokenHash: hashLink(token) },
     include: { file: { include: { job: { select: { status: true } } } } },
   });
   if (!link) throw notFound("Link not found");
-  const now = new Date();
   if (link.revokedAt) throw new AppError("gone", "This link was revoked");
-  if (link.expiresAt <= now) throw new AppError("gone", "This link has expired");
-  const { file } = link;
-  if (file.deletedAt || file.expiresAt <= now || file.job.status === "expired") {
-    throw new AppError("gone", "This export has expired or was deleted");
-  }
-  const opened = await storage().open(file.storageKey);
-  if (!opened) throw new AppError("gone", "This export's file is no longer stored");
-  try {
-    await db().$transaction([
-      db().exportLink.update({ where: { id: link.id }, data: { downloadCount: { increment: 1 } } }),
-      db().exportFile.update({ where: { id: file.id }, data: { downloadCount: { increment: 1 } } }),
-    ]);
-  } catch (err) {
-    opened.stream.destroy();
-    throw err;
-  }
-  return { stream: opened.stream, size: opened.size, name: file.name, contentType: file.contentType };
+  if (link.expiresAt <= new Date()) throw new AppError("gone", "This link has expired");
+  return openAndCount(downloadableFile(link.file.job.status, link.file), link.id);
 }
 
 /**

@@ -19,10 +19,12 @@ import { z } from "zod";
 import { db, pool } from "../db";
 import { env } from "../env";
 import { PermanentError } from "../jobs/errors";
+import { retentionDaysOf } from "../ops/tenants";
 import { defineTask, type JobContext } from "../jobs/task";
 import { storage } from "../storage";
 import { buildBoundsQuery, buildExportQuery, splitRange, type IdRange } from "./datasets";
 import { exportRequestSchema, type ExportRequest } from "./schema";
+import { estimateRows, exportToStorage } from "./stream";
 // Type-only: the export task imports this module for its planning and assembly.
 import type { ExportResult } from "./task";
 
@@ -60,17 +62,11 @@ export async function planExport(
   const client = await pool().connect();
   try {
     const quote = (v: string) => client.escapeLiteral(v);
-    const plan = await client.query<{ "QUERY PLAN": [{ Plan: { "Plan Rows": number } }] }>(
-      `EXPLAIN (FORMAT JSON) ${buildExportQuery(tenantId, request, quote)}`,
-    );
+    const estimate = await estimateRows(client, buildExportQuery(tenantId, request, quote));
     const bounds = await client.query<{ lo: string | null; hi: string | null }>(
       buildBoundsQuery(tenantId, request, quote),
     );
-    return {
-      estimate: Math.max(0, Math.round(plan.rows[0]?.["QUERY PLAN"][0].Plan["Plan Rows"] ?? 0)),
-      lo: bounds.rows[0]?.lo ?? null,
-      hi: bounds.rows[0]?.hi ?? null,
-    };
+    return { estimate, lo: bounds.rows[0]?.lo ?? null, hi: bounds.rows[0]?.hi ?? null };
   } finally {
     client.release();
   }
@@ -133,21 +129,12 @@ export const exportPartTask = defineTask({
     const name = partFileName(input.request, input.part, input.parts);
     // One path per attempt: a stale attempt can never overwrite the file a later one made.
     const key = `${job.tenantId}/${input.exportId}/parts/${job.id}/${job.attempt}/${name}`;
-    ctx.progress({ done: 0, unit: "rows", stage: "exporting", message: `Part ${input.part} of ${input.parts}` });
-    // Imported here: task.ts imports this module.
-    const { streamExport } = await import("./task");
-    const { rows, size, sha256 } = await streamExport({
-      tenantId: job.tenantId,
+    const { rows, size, sha256 } = await exportToStorage(ctx, {
       request: input.request,
       range: input.range,
       key,
-      signal: ctx.signal,
-      onRows: (done, estimate) => ctx.progress({ done, total: Math.max(estimate, done) }),
+      message: `Part ${input.part} of ${input.parts}`,
     });
-    if (ctx.signal.aborted) {
-      await storage().delete(key);
-      throw ctx.signal.reason;
-    }
     ctx.progress({ done: rows, total: rows, stage: "done" });
     return { part: input.part, name, key, size, sha256, rows, range: input.range };
   },
@@ -208,25 +195,25 @@ export async function assembleParts(ctx: JobContext<ExportRequest>, cp: PartsChe
     })),
   };
 
-  // Every finished part's file must be there before the zip starts; a missing one fails
-  // this attempt (retried), it never leaves a half-written zip or an unhandled stream error.
-  for (const p of done) {
-    const obj = await storage().open(p.key);
-    if (!obj) throw new Error(`The file of part ${p.part} is gone (${p.name})`);
-    obj.stream.destroy();
-  }
+  // A part file that is gone or fails mid-read fails this attempt (retried): the error
+  // ends the zip's stream, so the storage write rejects and leaves nothing behind.
   const zip = new yazl.ZipFile();
   const output = zip.outputStream as unknown as Readable;
+  // An error may come before the storage write below attaches to the stream: this keeps it
+  // from being an uncaught exception; the write still sees the stream errored and rejects.
+  output.on("error", () => {});
   const fail = (err: Error) => output.destroy(err);
   zip.on("error", fail);
+  let reading: Readable | null = null;
+  ctx.signal.addEventListener("abort", () => reading?.destroy(), { once: true });
   for (const p of done) {
     zip.addReadStreamLazy(p.name, { compress: false, mtime: takenAt, size: p.size }, (cb) => {
       storage()
         .open(p.key)
         .then((obj) => {
           if (!obj) return fail(new Error(`The file of part ${p.part} is gone (${p.name})`));
+          reading = obj.stream;
           obj.stream.on("error", fail);
-          ctx.signal.addEventListener("abort", () => obj.stream.destroy(), { once: true });
           cb(null, obj.stream);
         })
         .catch(fail);
@@ -242,7 +229,7 @@ export async function assembleParts(ctx: JobContext<ExportRequest>, cp: PartsChe
   if (partial) {
     // Offered for download although the export fails; recorded only while this attempt holds the job.
     const tenant = await db().tenant.findUniqueOrThrow({ where: { id: job.tenantId } });
-    const days = tenant.exportRetentionDays ?? env().EXPORT_RETENTION_DAYS;
+    const days = retentionDaysOf(tenant);
     const recorded = await db().$executeRaw`
       INSERT INTO export_files (id, job_id, tenant_id, name, storage_key, content_type, size, sha256, row_count, expires_at, partial)
       SELECT gen_random_uuid(), j.id, j.tenant_id, ${name}, ${key}, ${file.contentType}, ${stored.size}, ${stored.sha256},

@@ -45,24 +45,51 @@ export async function requestExport(
 
 export type ExportDownload = { stream: Readable; size: number; name: string; contentType: string };
 
-/** Opens an export's file for the principal: 404 for another tenant's, 410 once expired or deleted. */
-export async function openExportDownload(principal: Principal, rawJobId: string): Promise<ExportDownload> {
+type ExportFileRow = Awaited<ReturnType<ReturnType<typeof db>["exportFile"]["findFirstOrThrow"]>>;
+
+/**
+ * What an export may give: its file, or 409 while it has none yet, 410 once it
+ * expired or was deleted. A failed split export gives its finished parts (partial).
+ */
+export function downloadableFile(status: string, file: ExportFileRow | undefined): ExportFileRow {
+  if (status !== "succeeded" && status !== "expired" && !(status === "failed" && file?.partial)) {
+    throw new AppError("conflict", `The export is ${status}; there is nothing to download yet`);
+  }
+  if (!file || file.deletedAt || file.expiresAt <= new Date() || status === "expired") {
+    throw new AppError("gone", "This export has expired or was deleted");
+  }
+  return file;
+}
+
+/** The principal's export (404 for another tenant's) and its downloadable file. */
+export async function findDownloadableExport(principal: Principal, rawJobId: string) {
   const jobId = parseIdOr404(rawJobId, "Export not found");
   const job = await db().job.findFirst({
     where: { id: jobId, type: exportTask.type, ...tenantScope(principal) },
     include: { files: { orderBy: { createdAt: "asc" } } },
   });
   if (!job) throw notFound("Export not found");
-  const file = job.files[0];
-  // A failed split export may offer its finished parts, marked partial.
-  if (job.status !== "succeeded" && job.status !== "expired" && !(job.status === "failed" && file?.partial)) {
-    throw new AppError("conflict", `The export is ${job.status}; there is nothing to download yet`);
-  }
-  if (!file || file.deletedAt || file.expiresAt <= new Date() || job.status === "expired") {
-    throw new AppError("gone", "This export has expired or was deleted");
-  }
+  return { job, file: downloadableFile(job.status, job.files[0]) };
+}
+
+/** Opens a file for download and counts it, on the file and on the link that led to it. */
+export async function openAndCount(file: ExportFileRow, linkId?: string): Promise<ExportDownload> {
   const opened = await storage().open(file.storageKey);
   if (!opened) throw new AppError("gone", "This export's file is no longer stored");
-  await db().exportFile.update({ where: { id: file.id }, data: { downloadCount: { increment: 1 } } });
+  try {
+    await db().$transaction([
+      db().exportFile.update({ where: { id: file.id }, data: { downloadCount: { increment: 1 } } }),
+      ...(linkId ? [db().exportLink.update({ where: { id: linkId }, data: { downloadCount: { increment: 1 } } })] : []),
+    ]);
+  } catch (err) {
+    opened.stream.destroy();
+    throw err;
+  }
   return { stream: opened.stream, size: opened.size, name: file.name, contentType: file.contentType };
+}
+
+/** Opens an export's file for the principal: 404 for another tenant's, 409 before it has one, 410 once ended. */
+export async function openExportDownload(principal: Principal, rawJobId: string): Promise<ExportDownload> {
+  const { file } = await findDownloadableExport(principal, rawJobId);
+  return openAndCount(file);
 }

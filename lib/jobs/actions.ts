@@ -41,19 +41,20 @@ async function lockJob(tx: Tx, principal: Principal, id: string): Promise<JobMod
 export async function cancelJob(principal: Principal, rawId: string): Promise<JobDto> {
   const id = parseIdOr404(rawId, "Job not found");
   const job = await db().$transaction(async (tx) => {
-    // Children before their parent, the order the parts' trigger locks in (else a deadlock).
-    await tx.$executeRaw`SELECT 1 FROM jobs WHERE parent_id = ${id}::uuid ORDER BY id FOR UPDATE`;
     const job = await lockJob(tx, principal, id);
     if (isTerminal(job.status)) throw new AppError("conflict", `The job is already ${job.status}`);
     const by = `Cancelled by ${principal.email}`;
     let updated: JobModel;
-    if (job.status === "running" && !job.waitingSince) {
-      updated = job.cancelRequestedAt
-        ? job
-        : await tx.job.update({
-            where: { id },
-            data: { cancelRequestedAt: new Date(), progressMessage: `${by}; stopping…` },
-          });
+    if (job.status === "running") {
+      // Its worker stops it. A job waiting for its parts runs nowhere: the database ends it
+      // at once (trigger jobs_cancel_waiting), so read it back as the triggers left it.
+      if (!job.cancelRequestedAt) {
+        await tx.job.update({
+          where: { id },
+          data: { cancelRequestedAt: new Date(), progressMessage: `${by}; stopping…` },
+        });
+      }
+      updated = await tx.job.findUniqueOrThrow({ where: { id } });
     } else {
       updated = await tx.job.update({
         where: { id },
@@ -63,25 +64,10 @@ export async function cancelJob(principal: Principal, rawId: string): Promise<Jo
           finishedAt: new Date(),
           errorClass: "cancelled",
           errorMessage: by,
-          waitingSince: null,
-          leaseOwner: null,
         },
       });
       // Its dispatch is unlocked (not running): remove it so no worker wakes for it.
       await tx.$executeRaw`SELECT graphile_worker.remove_job(${id}::text)`;
-      if (job.waitingSince) {
-        // A parent waiting for its parts (it is already cancelled above, so they wake
-        // nothing): the waiting parts end now, the running ones are asked to stop.
-        const ended = await tx.$queryRaw<{ id: string }[]>`
-          UPDATE jobs SET status = 'cancelled', cancel_requested_at = now(), finished_at = now(),
-                 error_class = 'cancelled', error_message = ${by}
-          WHERE parent_id = ${id}::uuid AND status IN ('scheduled', 'queued', 'retrying')
-          RETURNING id`;
-        for (const child of ended) await tx.$executeRaw`SELECT graphile_worker.remove_job(${child.id}::text)`;
-        await tx.$executeRaw`
-          UPDATE jobs SET cancel_requested_at = now(), progress_message = ${`${by}; stopping…`}
-          WHERE parent_id = ${id}::uuid AND status = 'running' AND cancel_requested_at IS NULL`;
-      }
     }
     await recordAudit(
       principal,

@@ -126,6 +126,31 @@ export async function reap(opts: {
                error_message = coalesce(error_message, 'Cancelled on request'), progress_message = 'Cancelled'
         WHERE status IN ('queued', 'retrying') AND cancel_requested_at IS NOT NULL AND admitted_at IS NULL`;
 
+      // The parts of an export that was cancelled (from its page, or by a pause): the waiting
+      // ones end, the running ones are asked to stop. Children are locked before their parent's
+      // trigger locks it, and locked ones are left for the next pass (the parts' lock order).
+      const stopped = await tx.$queryRaw<{ id: string; status: string }[]>`
+        WITH targets AS (
+          SELECT c.id FROM jobs c JOIN jobs p ON p.id = c.parent_id
+          WHERE p.status = 'cancelled' AND c.status IN ('scheduled', 'queued', 'retrying', 'running')
+            AND c.cancel_requested_at IS NULL
+          LIMIT ${BATCH} FOR UPDATE OF c SKIP LOCKED
+        )
+        UPDATE jobs c SET cancel_requested_at = now(),
+               status = CASE WHEN c.status = 'running' THEN c.status ELSE 'cancelled' END,
+               finished_at = CASE WHEN c.status = 'running' THEN c.finished_at ELSE now() END,
+               error_class = CASE WHEN c.status = 'running' THEN c.error_class ELSE 'cancelled' END,
+               error_message = CASE WHEN c.status = 'running' THEN c.error_message ELSE 'Its export was cancelled' END,
+               progress_message = 'Its export was cancelled'
+        FROM targets WHERE c.id = targets.id
+        RETURNING c.id, c.status::text AS status`;
+      for (const child of stopped) {
+        // A waiting part's dispatch is unlocked: no worker should wake for it.
+        if (child.status === "cancelled") {
+          await tx.$executeRaw`SELECT graphile_worker.remove_job(${child.id}::text)`;
+        }
+      }
+
       // A parent waiting for children that have all ended: the trigger that wakes it
       // runs in the last child's transaction; this covers a parent that missed it.
       await tx.$executeRaw`

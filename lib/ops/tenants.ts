@@ -19,8 +19,13 @@ export type TenantDto = {
   effectiveRetentionDays: number;
 };
 
+/** How long a tenant's export files are kept: its own setting, or EXPORT_RETENTION_DAYS. */
+export function retentionDaysOf(tenant: { exportRetentionDays: number | null }): number {
+  return tenant.exportRetentionDays ?? env().EXPORT_RETENTION_DAYS;
+}
+
 function toDto(t: { id: string; slug: string; name: string; exportRetentionDays: number | null }): TenantDto {
-  return { ...t, effectiveRetentionDays: t.exportRetentionDays ?? env().EXPORT_RETENTION_DAYS };
+  return { ...t, effectiveRetentionDays: retentionDaysOf(t) };
 }
 
 /** Every tenant. Platform admins. */

@@ -1,3 +1,4 @@
+import { AppError } from "@/lib/errors";
 import { runOnce, type TaskList } from "graphile-worker";
 import { admitAll } from "@/lib/admission/admitter";
 import { loadUserPrincipal, type Principal } from "@/lib/auth/principal";
@@ -51,3 +52,6 @@ import { Logger } from "graphile-worker";
 export const quietLogger = new Logger(() => (level: string, message: string) => {
   if (level === "error") console.error(message);
 });
+
+/** For assert.rejects: an AppError with this code (not_found, forbidden, conflict, gone, invalid_input…). */
+export const isCode = (code: string) => (e: unknown) => e instanceof AppError && e.code === code;

@@ -16,7 +16,7 @@ import { createApiTokenForEmail, principalFromToken } from "@/lib/auth/tokens";
 import { getJob } from "@/lib/jobs/queries";
 import { runJob } from "@/lib/jobs/runner";
 import { createTestDatabase, type TestDatabase } from "../helpers/db";
-import { drainJobs, quietLogger, seedDemo, type DemoPrincipals } from "../helpers/fixtures";
+import { drainJobs, quietLogger, seedDemo, type DemoPrincipals, isCode } from "../helpers/fixtures";
 import { taskList } from "../../worker/tasks";
 import { databaseUrl } from "@/lib/env";
 
@@ -45,7 +45,6 @@ const probe = async (tenantId: string, sleepMs = 0) =>
 const job = (id: string) => db().job.findUniqueOrThrow({ where: { id } });
 const dispatches = async (id: string) =>
   (await pool().query(`SELECT count(*)::int AS n FROM graphile_worker.jobs WHERE key = $1`, [id])).rows[0].n as number;
-const isCode = (code: string) => (e: unknown) => e instanceof AppError && e.code === code;
 
 /** Runs admitted jobs one at a time, admitting after each batch, and returns job ids in the order they started. */
 async function runInOrder(): Promise<string[]> {

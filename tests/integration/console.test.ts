@@ -8,7 +8,7 @@ import { enqueueJob } from "@/lib/jobs/enqueue";
 import { registerWorker } from "@/lib/jobs/workers";
 import { listAudit, listDeadLetterGroups, listStuckJobs, listWorkers } from "@/lib/ops/console";
 import { createTestDatabase, type TestDatabase } from "../helpers/db";
-import { seedDemo, type DemoPrincipals } from "../helpers/fixtures";
+import { seedDemo, type DemoPrincipals, isCode } from "../helpers/fixtures";
 
 let database: TestDatabase;
 let p: DemoPrincipals;
@@ -18,8 +18,6 @@ before(async () => {
   p = await seedDemo();
 });
 after(async () => database.drop());
-
-const isCode = (code: string) => (e: unknown) => e instanceof AppError && e.code === code;
 
 async function probe(tenantId: string): Promise<string> {
   return (await enqueueJob({ tenantId, type: "probe", input: { sleepMs: 0 } })).job.id;

@@ -17,7 +17,7 @@ import { getJob } from "@/lib/jobs/queries";
 import { updateTenantSettings } from "@/lib/ops/tenants";
 import { storage } from "@/lib/storage";
 import { createTestDatabase, type TestDatabase } from "../helpers/db";
-import { drainJobs, seedDemo, type DemoPrincipals } from "../helpers/fixtures";
+import { drainJobs, seedDemo, type DemoPrincipals, isCode } from "../helpers/fixtures";
 
 let database: TestDatabase;
 let p: DemoPrincipals;
@@ -27,8 +27,6 @@ before(async () => {
   p = await seedDemo();
 });
 after(async () => database.drop());
-
-const isCode = (code: string) => (e: unknown) => e instanceof AppError && e.code === code;
 
 async function finishedExport(): Promise<string> {
   const { job } = await requestExport(p.ada, { dataset: "customers", format: "csv" });

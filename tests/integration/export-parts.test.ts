@@ -12,6 +12,7 @@ import { splitRange } from "@/lib/exports/datasets";
 import { createRowCounter } from "@/lib/exports/row-counter";
 import type { PartResult } from "@/lib/exports/parts";
 import { cancelJob, replayJob } from "@/lib/jobs/actions";
+import { reap } from "@/lib/jobs/reaper";
 import { cleanupExpiredExports } from "@/lib/exports/links";
 import { getJob } from "@/lib/jobs/queries";
 import { storage } from "@/lib/storage";
@@ -183,12 +184,51 @@ describe("split exports", () => {
       await drainJobs();
       const cancelled = await cancelJob(p.ada, job.id);
       assert.equal(cancelled.status, "cancelled");
+      await reap({ deadAfterMs: 60_000 }); // the reaper stops a cancelled export's parts
       const parts = await children(job.id);
       assert.ok(parts.length >= 4);
       assert.deepEqual(new Set(parts.map((c) => c.status)), new Set(["cancelled"]));
     } finally {
       await resumePause(p.oscar, pause.id);
     }
+  });
+
+  test("a pause that cancels running jobs ends a waiting export and its parts", async () => {
+    const hold = await holdParts();
+    try {
+      const { job } = await requestExport(p.ada, { dataset: "events", format: "csv", partRows: 2500 });
+      await drainJobs();
+      const r = await createPause(p.oscar, { queue: "interactive", type: "export", cancelRunning: true });
+      assert.equal(r.cancelled, 1);
+      const parent = await getJob(p.ada, job.id);
+      assert.equal(parent.status, "cancelled", "at once: it was running on no worker");
+      await reap({ deadAfterMs: 60_000 });
+      assert.deepEqual(new Set((await children(job.id)).map((c) => c.status)), new Set(["cancelled"]));
+      const timeline = await db().jobTransition.findMany({ where: { jobId: job.id }, orderBy: { id: "asc" } });
+      assert.equal(timeline.at(-1)?.toStatus, "cancelled", "the end is in the timeline");
+      await resumePause(p.oscar, r.id);
+    } finally {
+      await resumePause(p.oscar, hold.id);
+    }
+  });
+
+  test("a part file gone before assembly fails that attempt, not the worker", async () => {
+    const parts = await holdParts();
+    const { job } = await requestExport(p.ada, { dataset: "events", format: "csv", partRows: 2500 });
+    await drainJobs(); // planned; the parts wait
+    // Hold the assembly too: the woken export waits for admission in a paused scope.
+    const assembly = await createPause(p.oscar, { queue: "interactive", type: "export", reason: "hold the assembly" });
+    await resumePause(p.oscar, parts.id);
+    await drainJobs();
+    const [first] = await children(job.id);
+    assert.equal(first!.status, "succeeded");
+    await storage().delete((first!.result as PartResult).key);
+    await resumePause(p.oscar, assembly.id);
+    await drainJobs(); // must not throw: the worker lives on
+    const after = await getJob(p.ada, job.id);
+    assert.equal(after.status, "retrying");
+    assert.match(after.error!.message, /The file of part 1 is gone/);
+    await cancelJob(p.ada, job.id);
   });
 
   test("a worker killed mid-export: the export finishes, and no finished part is redone", async () => {

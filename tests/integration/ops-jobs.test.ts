@@ -10,7 +10,7 @@ import { defineTask } from "@/lib/jobs/task";
 import { getJob } from "@/lib/jobs/queries";
 import { getOpsJob, listOpsJobs, planJobAction, runJobAction } from "@/lib/ops/jobs";
 import { createTestDatabase, type TestDatabase } from "../helpers/db";
-import { seedDemo, type DemoPrincipals } from "../helpers/fixtures";
+import { seedDemo, type DemoPrincipals, isCode } from "../helpers/fixtures";
 
 let database: TestDatabase;
 let p: DemoPrincipals;
@@ -44,7 +44,6 @@ beforeEach(async () => {
   await createPause(p.root, { queue: "interactive" });
 });
 
-const isCode = (code: string) => (e: unknown) => e instanceof AppError && e.code === code;
 const probe = async (tenantId: string, input: Record<string, unknown> = { sleepMs: 0 }) =>
   (await enqueueJob({ tenantId, type: "probe", input })).job.id;
 const statusOf = async (id: string) =>

@@ -6,7 +6,7 @@ import { AppError } from "@/lib/errors";
 import { enqueueJob } from "@/lib/jobs/enqueue";
 import { getOverview, rollupStats } from "@/lib/ops/stats";
 import { createTestDatabase, type TestDatabase } from "../helpers/db";
-import { drainJobs, seedDemo, type DemoPrincipals } from "../helpers/fixtures";
+import { drainJobs, seedDemo, type DemoPrincipals, isCode } from "../helpers/fixtures";
 
 let database: TestDatabase;
 let p: DemoPrincipals;
@@ -27,8 +27,6 @@ async function rollUp() {
   }
   return r;
 }
-
-const isCode = (code: string) => (e: unknown) => e instanceof AppError && e.code === code;
 
 async function probe(tenantId: string): Promise<string> {
   return (await enqueueJob({ tenantId, type: "probe", input: { sleepMs: 0 } })).job.id;

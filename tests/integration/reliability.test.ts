@@ -4,7 +4,6 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { admitAll } from "@/lib/admission/admitter";
 import { z } from "zod";
 import { db, pool } from "@/lib/db";
-import { AppError } from "@/lib/errors";
 import {
   cancelJob,
   discardDeadLetters,
@@ -22,7 +21,7 @@ import { runJob } from "@/lib/jobs/runner";
 import { defineTask, type JobContext } from "@/lib/jobs/task";
 import { dispatchToRunner } from "../../worker/tasks/dispatch";
 import { createTestDatabase, type TestDatabase } from "../helpers/db";
-import { drainJobs, seedDemo, type DemoPrincipals } from "../helpers/fixtures";
+import { drainJobs, seedDemo, type DemoPrincipals, isCode } from "../helpers/fixtures";
 
 let database: TestDatabase;
 let p: DemoPrincipals;
@@ -58,7 +57,6 @@ const enqueue = async (maxAttempts?: number) =>
 const job = (id: string) => db().job.findUniqueOrThrow({ where: { id } });
 const dispatches = async (id: string) =>
   (await pool().query(`SELECT count(*)::int AS n FROM graphile_worker.jobs WHERE key = $1`, [id])).rows[0].n as number;
-const isCode = (code: string) => (e: unknown) => e instanceof AppError && e.code === code;
 const waitUntilRunning = async (id: string) => {
   for (let i = 0; i < 200 && (await job(id)).status !== "running"; i++) await sleep(10);
 };

@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { buildCopyStatement, buildExportQuery } from "@/lib/exports/datasets";
 import { exportRequestSchema } from "@/lib/exports/schema";
-import { exportFileName } from "@/lib/exports/task";
+import { exportFileName } from "@/lib/exports/stream";
 
 const quote = (v: string) => `'${v.replace(/'/g, "''")}'`;
 

@@ -68,3 +68,20 @@ CREATE INDEX "jobs_waiting_parents_idx" ON "jobs" ("waiting_since") WHERE "waiti
 -- The tenant event stream's resume (Last-Event-ID): jobs finished since then. finished_at is
 -- written once per job, so progress updates stay eligible for HOT.
 CREATE INDEX "jobs_finished_at_idx" ON "jobs"("finished_at");
+
+-- A job waiting for its children runs on no worker, so a cancel request — from
+-- cancelJob or from a pause that cancels running jobs alike — ends it at once.
+-- (An AFTER trigger with its own UPDATE, so the status change passes the guard
+-- and the transition record like any other.) The reaper then stops its children.
+CREATE FUNCTION "conveyor_cancel_waiting"() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE jobs SET status = 'cancelled', waiting_since = NULL, finished_at = now(), error_class = 'cancelled',
+                  error_message = coalesce(regexp_replace(NEW.progress_message, '; stopping…$', ''), 'Cancelled on request'),
+                  updated_at = now()
+  WHERE id = NEW.id AND status = 'running' AND waiting_since IS NOT NULL;
+  RETURN NULL;
+END $$;
+
+CREATE TRIGGER "jobs_cancel_waiting" AFTER UPDATE OF "cancel_requested_at" ON "jobs"
+  FOR EACH ROW WHEN (NEW.cancel_requested_at IS NOT NULL AND OLD.cancel_requested_at IS NULL AND NEW.waiting_since IS NOT NULL)
+  EXECUTE FUNCTION "conveyor_cancel_waiting"();
