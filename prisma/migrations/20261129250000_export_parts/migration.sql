@@ -77,7 +77,7 @@ CREATE FUNCTION "conveyor_cancel_waiting"() RETURNS trigger LANGUAGE plpgsql AS 
 BEGIN
   UPDATE jobs SET status = 'cancelled', waiting_since = NULL, finished_at = now(), error_class = 'cancelled',
                   error_message = coalesce(regexp_replace(NEW.progress_message, '; stopping…$', ''), 'Cancelled on request'),
-                  updated_at = now()
+                  progress_message = 'Cancelled', updated_at = now()
   WHERE id = NEW.id AND status = 'running' AND waiting_since IS NOT NULL;
   RETURN NULL;
 END $$;
