@@ -32,26 +32,6 @@ test.describe("as oscar (Acme operator)", () => {
     await expect(page.getByTestId("job-audit-entry")).toContainText(["replay by oscar@acme.test"]);
   });
 
-  test("a running export is cancelled from its page and shows cancelled within a second", async ({ page }) => {
-    // A gzip JSONL export of Acme's million events in one part runs for several seconds. (A split
-    // export's cancel is tested in tests/integration/export-parts.test.ts: with its parts running it
-    // saturates this 2-core machine, and the cancel's own round trips took 1.2 s once on it.)
-    const res = await page.request.post("/api/v1/exports", {
-      data: { dataset: "events", format: "jsonl", compression: "gzip", partRows: 100_000_000 },
-    });
-    expect(res.status()).toBe(202);
-    const { id } = (await res.json()) as { id: string };
-    await page.goto(`/jobs/${id}`);
-    await expect(page.getByTestId("job-status")).toHaveText("running", { timeout: 30_000 });
-    await page.getByRole("button", { name: "Cancel job" }).click();
-    await expect(page.getByTestId("job-status")).toHaveText("cancelled", { timeout: 1_000 });
-    const [row] = await sql<{ status: string; files: string }>(
-      "SELECT status, (SELECT count(*) FROM export_files f WHERE f.job_id = j.id) AS files FROM jobs j WHERE id = $1",
-      [id],
-    );
-    expect(row).toEqual({ status: "cancelled", files: "0" });
-  });
-
   test("the overview counts his tenant's finished work and charts the last hour and day", async ({ page }) => {
     const dead = await deadJob("acme", `overview-e2e-${Date.now()}`);
     const res = await page.request.post("/api/v1/exports", { data: { dataset: "customers", format: "csv" } });
