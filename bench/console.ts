@@ -16,6 +16,7 @@ import { createApiTokenForEmail } from "@/lib/auth/tokens";
 import { closeDb, pool } from "@/lib/db";
 import { openDatabase } from "@/scripts/database";
 import { percentile } from "./harness";
+import "@/lib/workloads";
 
 type Case = { name: string; kind: "list" | "overview"; token: "operator" | "admin"; query: string };
 

@@ -25,6 +25,7 @@ import { enqueueJob } from "@/lib/jobs/enqueue";
 import { runJob } from "@/lib/jobs/runner";
 import { seed } from "../prisma/seed";
 import { withScratchDatabase } from "../scripts/database";
+import "@/lib/workloads";
 
 const run = promisify(execFile);
 

@@ -18,6 +18,7 @@ import type { ChildProcess } from "node:child_process";
 import { pool } from "@/lib/db";
 import { withScratchDatabase } from "../scripts/database";
 import { percentile, q, startProcess, stopProcess, waitUntil } from "./harness";
+import "@/lib/workloads";
 
 type Tenants = { a: string; b: string; c: string };
 

@@ -19,10 +19,11 @@ import type { AddressInfo } from "node:net";
 import { GET as events } from "@/app/api/v1/events/route";
 import { createApiTokenForEmail } from "@/lib/auth/tokens";
 import { pool } from "@/lib/db";
-import { sseStats } from "@/lib/events/sse";
+import { sseStats } from "@/lib/sse/streams";
 import { seed } from "@/prisma/seed";
 import { withScratchDatabase } from "../scripts/database";
 import { percentile, startProcess, stopProcess } from "./harness";
+import "@/lib/workloads";
 
 const { values } = parseArgs({
   options: {

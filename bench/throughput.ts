@@ -17,6 +17,7 @@ import { enqueueJob } from "@/lib/jobs/enqueue";
 import { seed } from "../prisma/seed";
 import { withScratchDatabase } from "../scripts/database";
 import { percentile, q, startProcess, stopProcess, waitUntil } from "./harness";
+import "@/lib/workloads";
 
 async function main(): Promise<void> {
   const { values } = parseArgs({

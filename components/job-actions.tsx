@@ -42,10 +42,10 @@ export function JobActions({ job, canOperate }: { job: JobDto; canOperate: boole
         <button
           type="button"
           onClick={() => cancel.mutate()}
-          disabled={cancel.isPending || job.progress.message?.includes("stopping") === true}
+          disabled={cancel.isPending || job.cancelRequested !== null}
           className="rounded border border-red-300 bg-white px-3 py-1.5 text-sm font-medium text-red-700 hover:bg-red-50 disabled:opacity-50"
         >
-          {cancel.isPending ? "Cancelling…" : "Cancel job"}
+          {cancel.isPending ? "Cancelling…" : job.cancelRequested ? "Stopping…" : "Cancel job"}
         </button>
       )}
       {canReplay && (

@@ -2,7 +2,7 @@
 
 import { useQuery } from "@tanstack/react-query";
 import { fetchJob, jobKeys, type JobDto } from "@/lib/client/api";
-import { formatBytes, formatCount, formatTime, isHeld } from "@/lib/client/format";
+import { cancelText, formatBytes, formatCount, formatTime, isHeld, progressText } from "@/lib/client/format";
 import { useJobEvents } from "@/lib/client/live";
 import { isTerminal } from "@/lib/jobs/dto";
 import { JobActions } from "./job-actions";
@@ -43,7 +43,8 @@ export function JobDetail({ initial, canOperate }: { initial: JobDto; canOperate
       </div>
       <section aria-label="Progress" className="rounded-lg border border-slate-200 bg-white p-5 shadow-sm">
         <JobProgress job={job} label="Job progress" />
-        {job.progress.message && <p className="mt-2 text-sm text-slate-600">{job.progress.message}</p>}
+        {progressText(job) && <p className="mt-2 text-sm text-slate-600">{progressText(job)}</p>}
+        {cancelText(job) && <p className="mt-2 text-sm text-slate-700">{cancelText(job)}</p>}
       </section>
       {job.error && (
         <section role="alert" aria-label="Error" className="rounded-lg border border-red-200 bg-red-50 p-5">

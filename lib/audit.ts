@@ -2,8 +2,10 @@
  * The audit log: who did what to which records. Written in the same
  * transaction as the change where there is one.
  */
-import type { Principal } from "./auth/principal";
 import { db, Prisma } from "./db";
+
+/** Who acted: a principal (lib/auth) has these fields. */
+export type Actor = { userId: string; tokenId: string | null; tenantId: string | null };
 
 export type AuditEntry = {
   action: string;
@@ -16,7 +18,7 @@ export type AuditEntry = {
 
 /** Records one action of a principal. */
 export async function recordAudit(
-  principal: Principal,
+  principal: Actor,
   entry: AuditEntry,
   tx: Prisma.TransactionClient = db(),
 ): Promise<void> {

@@ -72,6 +72,29 @@ export function bookkeepingPool(): pg.Pool {
   return h.bookkeeping;
 }
 
+/** What runs a statement: a pool, or one client inside a transaction. */
+export type SqlClient = Pick<pg.PoolClient, "query">;
+
+/**
+ * Runs `fn` in a transaction on one client of `from` (default: the shared
+ * pool): BEGIN, then COMMIT, or ROLLBACK when `fn` throws.
+ */
+export async function inTransaction<T>(fn: (tx: pg.PoolClient) => Promise<T>, from: pg.Pool = pool()): Promise<T> {
+  const client = await from.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query("BEGIN");
+    const result = await fn(client);
+    await client.query("COMMIT");
+    return result;
+  } catch (err) {
+    await client.query("ROLLBACK").catch((e: Error) => (broken = e));
+    throw err;
+  } finally {
+    client.release(broken);
+  }
+}
+
 /** Closes the pools (scripts and tests). */
 export async function closeDb(): Promise<void> {
   const h = store[globalKey];

@@ -16,6 +16,7 @@ import { closeDb, pool } from "@/lib/db";
 import { rollupStats } from "@/lib/ops/stats";
 import { isDatabaseEmpty, seed } from "@/prisma/seed";
 import { migrate, openDatabase } from "./database";
+import "@/lib/workloads";
 
 const BATCH = 100_000;
 

@@ -1,4 +1,4 @@
-import { makeWorkerId } from "@/lib/jobs/runner";
+import { makeWorkerId } from "@/lib/jobs/workers";
 
 /** This process's worker id. */
 export const workerIdentity = { id: makeWorkerId() };

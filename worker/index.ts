@@ -13,12 +13,12 @@ import { Admitter, applyQueueConfig } from "@/lib/admission/admitter";
 import { closeDb } from "@/lib/db";
 import { databaseUrl, env } from "@/lib/env";
 import { reap } from "@/lib/jobs/reaper";
-import { rollupStats } from "@/lib/ops/stats";
-import { cleanupExpiredExports } from "@/lib/exports/links";
-import { QUEUES, type QueueName } from "@/lib/jobs/task";
+import { periodicTasks } from "@/lib/jobs/registry";
+import { QUEUES, type PeriodicTask, type QueueName } from "@/lib/jobs/task";
 import { heartbeatWorker, markWorkerStopped, registerWorker } from "@/lib/jobs/workers";
+import { rollupStats } from "@/lib/ops/stats";
 import { workerIdentity } from "./identity";
-import { taskListFor } from "./tasks";
+import { taskListFor } from "./task-list";
 
 // graphile-worker 0.17 can throw from its batched job completion when its
 // connection is terminated under it. Log it plainly and exit: the fleet reaps
@@ -73,28 +73,40 @@ async function main(): Promise<void> {
     () => void beat().catch((e: Error) => console.error(`[worker] heartbeat failed: ${e.message}`)),
     env().WORKER_HEARTBEAT_MS,
   );
-  const reaper = setInterval(() => {
-    reap({ deadAfterMs: env().WORKER_DEAD_AFTER_MS, selfId: id })
-      .then((r) => {
-        if (r.deadWorkers.length) console.log(`[reaper] declared dead: ${r.deadWorkers.join(", ")}`);
-        for (const j of r.reapedJobs) console.log(`[reaper] job ${j.id} (lease of ${j.previousOwner}) → ${j.status}`);
-        for (const id of r.redispatched) console.log(`[reaper] job ${id} had lost its dispatch; dispatched again`);
-      })
-      .catch((e: Error) => console.error(`[reaper] failed: ${e.message}`));
-  }, env().REAPER_INTERVAL_MS);
-  // The console overview's counts and per-minute statistics; one worker at a time does the work.
-  const rollup = setInterval(() => {
-    rollupStats().catch((e: Error) => console.error(`[stats] rollup failed: ${e.message}`));
-  }, env().STATS_ROLLUP_MS);
-  // Expired export files leave storage; their jobs show `expired`.
-  const cleanup = setInterval(() => {
-    cleanupExpiredExports()
-      .then((r) => {
-        if (r.files) console.log(`[exports] expired ${r.files} files (${r.jobs} exports)`);
-        if (r.parts) console.log(`[exports] removed ${r.parts} part files of finished exports`);
-      })
-      .catch((e: Error) => console.error(`[exports] cleanup failed: ${e.message}`));
-  }, env().EXPORT_CLEANUP_MS);
+  // Periodic upkeep: the engine's reaper, the console's statistics rollup, and each
+  // workload's own (export expiry…). Each takes a maintenance lock: one process works a tick.
+  const periodic: PeriodicTask[] = [
+    {
+      name: "reaper",
+      everyMs: () => env().REAPER_INTERVAL_MS,
+      async run() {
+        const r = await reap({ deadAfterMs: env().WORKER_DEAD_AFTER_MS, selfId: id });
+        return [
+          ...(r.deadWorkers.length ? [`declared dead: ${r.deadWorkers.join(", ")}`] : []),
+          ...r.reapedJobs.map((j) => `job ${j.id} (lease of ${j.previousOwner}) → ${j.status}`),
+          ...r.redispatched.map((j) => `job ${j} had lost its dispatch; dispatched again`),
+        ];
+      },
+    },
+    {
+      // The console overview's counts and per-minute statistics.
+      name: "stats",
+      everyMs: () => env().STATS_ROLLUP_MS,
+      async run() {
+        await rollupStats();
+        return [];
+      },
+    },
+    ...periodicTasks(),
+  ];
+  const timers = periodic.map((task) =>
+    setInterval(() => {
+      task
+        .run()
+        .then((lines) => lines.forEach((line) => console.log(`[${task.name}] ${line}`)))
+        .catch((e: Error) => console.error(`[${task.name}] failed: ${e.message}`));
+    }, task.everyMs()),
+  );
 
   const runner = await run({
     connectionString: databaseUrl(),
@@ -121,9 +133,7 @@ async function main(): Promise<void> {
     }
     stopping = true;
     state = "stopping";
-    clearInterval(reaper);
-    clearInterval(rollup);
-    clearInterval(cleanup);
+    timers.forEach(clearInterval);
     void admitter.stop();
     console.log(`[worker] ${signal}: finishing running jobs (grace ${env().WORKER_SHUTDOWN_GRACE_MS} ms)`);
     runner

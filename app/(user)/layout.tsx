@@ -2,7 +2,7 @@ import Link from "next/link";
 import { redirect } from "next/navigation";
 import type { ReactNode } from "react";
 import { signOut } from "@/lib/http/auth";
-import { isOperator } from "@/lib/auth/principal";
+import { isOperator } from "@/lib/auth/authorize";
 import { sessionPrincipal } from "@/lib/http/principal";
 
 async function logout() {

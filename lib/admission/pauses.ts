@@ -8,12 +8,12 @@
  */
 import { z } from "zod";
 import { recordAudit } from "../audit";
-import { requireTenant, resolveTenantFor, type Principal } from "../auth/principal";
+import { requireOperator, requireTenant, resolveTenantFor } from "../auth/authorize";
+import type { Principal } from "../auth/principal";
 import { db, Prisma } from "../db";
 import { AppError, notFound, parseOrThrow } from "../errors";
 import { parseIdOr404 } from "../ids";
-import { requireOperator } from "../jobs/actions";
-import { getTaskDefinition } from "../jobs/catalog";
+import { getTaskDefinition } from "../jobs/registry";
 import { QUEUES } from "../jobs/task";
 import { admitQueue } from "./admitter";
 
@@ -138,7 +138,8 @@ async function pauseOnce(
     let cancelled: string[] = [];
     if (input.cancelRunning) {
       const rows = await tx.$queryRaw<{ id: string }[]>`
-          UPDATE jobs SET cancel_requested_at = now(), progress_message = ${`Cancelled by a pause (${principal.email}); stopping…`}
+          UPDATE jobs SET cancel_requested_at = now(), cancel_requested_by_id = ${principal.userId}::uuid,
+                 cancel_reason = ${`A pause of its scope${input.reason ? `: ${input.reason}` : ""}`}, updated_at = now()
           WHERE status = 'running' AND cancel_requested_at IS NULL
             AND ${inScope}
           RETURNING id`;

@@ -6,10 +6,10 @@
  */
 import { z } from "zod";
 import { recordAudit } from "../audit";
-import { requirePlatformAdmin, resolveTenantFor, type Principal } from "../auth/principal";
+import { requireOperator, requirePlatformAdmin, resolveTenantFor } from "../auth/authorize";
+import type { Principal } from "../auth/principal";
 import { db } from "../db";
 import { notFound, parseOrThrow } from "../errors";
-import { requireOperator } from "../jobs/actions";
 import { QUEUES, type QueueName } from "../jobs/task";
 import { admitQueue } from "./admitter";
 import { listPauses, type PauseDto } from "./pauses";

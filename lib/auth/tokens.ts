@@ -7,7 +7,8 @@ import { z } from "zod";
 import { recordAudit } from "../audit";
 import { db } from "../db";
 import { AppError, notFound, parseOrThrow } from "../errors";
-import { loadUserPrincipal, requireTenant, type Principal } from "./principal";
+import { requireTenant } from "./authorize";
+import { loadUserPrincipal, type Principal } from "./principal";
 
 const TOKEN_PREFIX = "cvy_";
 

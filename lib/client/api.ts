@@ -4,7 +4,7 @@
  */
 import type { JobDto } from "../jobs/dto";
 import type { TokenDto } from "../auth/tokens";
-import type { getJobHistory } from "../jobs/actions";
+import type { getJobHistory } from "../jobs/history";
 import type { PauseDto } from "../admission/pauses";
 import type { QueueDto, QueueTenantDto } from "../admission/queues";
 import type { AuditEntryDto, DeadLetterGroupDto, StuckJobDto, WorkerDto } from "../ops/console";

@@ -53,6 +53,28 @@ export function rateAndEta(
   return { rate, etaMs: left !== null && !job.finishedAt ? (left / rate) * 1000 : null };
 }
 
+/**
+ * What a job's progress says, in words: its own message, or for a job with
+ * children (an export's parts) "3 of 5 parts done · 20 MB" (and "; assembling"
+ * once they all ended).
+ */
+export function progressText(job: Pick<JobDto, "status" | "progress">, noun = "parts"): string | null {
+  const { children, bytes, message, stage } = job.progress;
+  if (!children || (stage !== "waiting" && job.status !== "retrying")) return message;
+  const done = `${children.done} of ${children.total} ${noun} done`;
+  const failed = children.failed ? ` · ${children.failed} failed` : "";
+  const size = bytes ? ` · ${formatBytes(bytes)}` : "";
+  const open = children.total - children.done - children.failed;
+  return `${done}${failed}${size}${open === 0 ? "; assembling" : ""}`;
+}
+
+/** A cancel that was asked for and is under way, in words; null when there is none or the job ended. */
+export function cancelText(job: Pick<JobDto, "status" | "cancelRequested">): string | null {
+  const c = job.cancelRequested;
+  if (!c || job.status !== "running") return null;
+  return `Cancel requested${c.by ? ` by ${c.by}` : ""}${c.reason ? ` (${c.reason})` : ""}; stopping…`;
+}
+
 /** A job waiting to start that admission holds back (paused, or its tenant at its cap). */
 export function isHeld(job: Pick<JobDto, "admission">): boolean {
   return job.admission === "waiting" || job.admission === "paused";

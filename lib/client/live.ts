@@ -5,7 +5,7 @@
 import { useQueryClient } from "@tanstack/react-query";
 import { useEffect } from "react";
 import { isTerminal, type JobDto } from "../jobs/dto";
-import type { JobEventWire } from "../events/sse";
+import type { JobEventWire } from "../sse/streams";
 import { jobKeys } from "./api";
 
 /** Applies an event to a cached job, ignoring events older than what is cached. */
@@ -19,6 +19,9 @@ export function applyJobEvent(job: JobDto, e: JobEventWire): JobDto {
     progress: { ...e.progress, done: Math.max(job.progress.done, e.progress.done) },
     startedAt: job.startedAt ?? (e.status === "running" ? e.at : null),
     admission: e.admission,
+    // The event says only that it was asked; who and why come with the next snapshot.
+    cancelRequested:
+      job.cancelRequested ?? (e.cancelRequested ? { at: e.at, byUserId: null, by: null, reason: null } : null),
   };
 }
 

@@ -5,27 +5,9 @@
  */
 import pg from "pg";
 import { databaseUrl } from "../env";
+import { JOB_EVENTS_CHANNEL, parseJobEvent, type JobEvent } from "./payload";
 
-export const JOB_EVENTS_CHANNEL = "conveyor_job_events";
-
-export type JobEvent = {
-  tenantId: string;
-  jobId: string;
-  seq: number;
-  type: string;
-  status: string;
-  attempts: number;
-  done: number;
-  total: number | null;
-  unit: string | null;
-  stage: string | null;
-  message: string | null;
-  /** A cancel was requested while the job runs. */
-  cancelRequested?: boolean;
-  /** Where a waiting job stands in admission (see lib/admission/scope.ts); null once it runs. */
-  admission?: "admitted" | "waiting" | "paused" | null;
-  at: string;
-};
+export { JOB_EVENTS_CHANNEL, type JobEvent } from "./payload";
 
 type Listener = (event: JobEvent) => void;
 type Filter = { tenantId?: string | null; jobId?: string };
@@ -95,11 +77,9 @@ class JobEventHub {
     });
     client.on("notification", (msg) => {
       if (msg.channel !== JOB_EVENTS_CHANNEL || !msg.payload) return;
-      try {
-        this.dispatch(JSON.parse(msg.payload) as JobEvent);
-      } catch (e) {
-        console.error(`[events] bad notification dropped: ${(e as Error).message}`);
-      }
+      const parsed = parseJobEvent(msg.payload);
+      if (parsed.ok) this.dispatch(parsed.event);
+      else console.error(`[events] bad notification dropped: ${parsed.error}`);
     });
     let lost = false;
     const onLost = (err?: Error) => {

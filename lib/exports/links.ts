@@ -8,16 +8,17 @@
 import { createHash, randomBytes } from "node:crypto";
 import { z } from "zod";
 import { recordAudit } from "../audit";
-import { tenantScope, type Principal } from "../auth/principal";
+import { tenantScope } from "../auth/authorize";
+import type { Principal } from "../auth/principal";
 import { db } from "../db";
 import { AppError, notFound, parseOrThrow } from "../errors";
 import { parseIdOr404 } from "../ids";
+import { maintenanceLocks, withMaintenanceLock } from "../maintenance";
 import { storage } from "../storage";
 import { sweepPartFiles } from "./parts";
 import { downloadableFile, findDownloadableExport, openAndCount, type ExportDownload } from "./service";
 
 const LINK_PREFIX = "dl_";
-const CLEANUP_LOCK = 0x436f6e78; // "Conx"
 
 export type ExportLinkDto = {
   id: string;
@@ -48,22 +49,20 @@ export async function createExportLink(principal: Principal, rawJobId: string, b
   const { ttlSeconds } = parseOrThrow(createLinkSchema, body ?? {});
   const { job, file } = await findDownloadableExport(principal, rawJobId);
   const token = LINK_PREFIX + randomBytes(32).toString("base64url");
-  const expiresAt = new Date(Math.min(Date.now() + ttlSeconds * 1000, file.expiresAt.getTime()));
-  const link = await db().exportLink.create({
-    data: {
-      fileId: file.id,
-      tenantId: job.tenantId,
-      createdById: principal.userId,
-      tokenHash: hashLink(token),
-      expiresAt,
-    },
-  });
+  // Never past the file's own expiry; both on the database's clock.
+  const [created] = await db().$queryRaw<{ id: string }[]>`
+    INSERT INTO export_links (id, file_id, tenant_id, created_by_id, token_hash, expires_at)
+    SELECT gen_random_uuid(), f.id, f.tenant_id, ${principal.userId}::uuid, ${hashLink(token)},
+           least(now() + make_interval(secs => ${ttlSeconds}::float8), f.expires_at)
+    FROM export_files f WHERE f.id = ${file.id}::uuid
+    RETURNING id`;
+  const link = await db().exportLink.findUniqueOrThrow({ where: { id: created!.id } });
   await recordAudit(principal, {
     action: "export.link",
     targetType: "job",
     targetIds: [job.id],
     tenantId: job.tenantId,
-    details: { link: link.id, expiresAt: expiresAt.toISOString() },
+    details: { link: link.id, expiresAt: link.expiresAt.toISOString() },
   });
   return { ...toLinkDto(link), url: `/d/${token}` };
 }
@@ -101,7 +100,10 @@ export async function revokeExportLink(principal: Principal, rawJobId: string, r
     where: { id: linkId, file: { jobId, job: { ...tenantScope(principal) } } },
   });
   if (!link) throw notFound("Link not found");
-  if (!link.revokedAt) await db().exportLink.update({ where: { id: linkId }, data: { revokedAt: new Date() } });
+  if (!link.revokedAt) {
+    await db()
+      .$executeRaw`UPDATE export_links SET revoked_at = now() WHERE id = ${linkId}::uuid AND revoked_at IS NULL`;
+  }
   await recordAudit(principal, {
     action: "export.link_revoke",
     targetType: "job",
@@ -140,7 +142,7 @@ export async function deleteExport(principal: Principal, rawJobId: string): Prom
 async function endFiles(files: { id: string; storageKey: string }[]): Promise<void> {
   for (const f of files) {
     // Marked first: from this moment downloads answer 410, even while the bytes are being removed.
-    await db().exportFile.update({ where: { id: f.id }, data: { deletedAt: new Date() } });
+    await db().$executeRaw`UPDATE export_files SET deleted_at = now() WHERE id = ${f.id}::uuid AND deleted_at IS NULL`;
     await storage().delete(f.storageKey);
   }
 }
@@ -167,17 +169,15 @@ export async function openLinkDownload(token: string): Promise<ExportDownload> {
 export async function cleanupExpiredExports(
   limit = 500,
 ): Promise<{ ran: boolean; files: number; jobs: number; parts: number }> {
-  const files = await db().$transaction(async (tx) => {
-    const [lock] = await tx.$queryRaw<
-      { locked: boolean }[]
-    >`SELECT pg_try_advisory_xact_lock(${CLEANUP_LOCK}) AS locked`;
-    if (!lock?.locked) return null;
-    return tx.$queryRaw<{ id: string; storageKey: string; jobId: string }[]>`
+  const run = await withMaintenanceLock(
+    maintenanceLocks.exportCleanup,
+    (tx) => tx.$queryRaw<{ id: string; storageKey: string; jobId: string }[]>`
       UPDATE export_files SET deleted_at = now()
       WHERE id IN (SELECT id FROM export_files WHERE deleted_at IS NULL AND expires_at <= now() LIMIT ${limit})
-      RETURNING id, storage_key AS "storageKey", job_id AS "jobId"`;
-  });
-  if (files === null) return { ran: false, files: 0, jobs: 0, parts: 0 };
+      RETURNING id, storage_key AS "storageKey", job_id AS "jobId"`,
+  );
+  if (!run.ran) return { ran: false, files: 0, jobs: 0, parts: 0 };
+  const files = run.value;
   // The state first (downloads answer 410 from the moment deleted_at is set), then the bytes.
   const jobs = files.length
     ? await db().$executeRaw`

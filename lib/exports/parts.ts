@@ -19,14 +19,12 @@ import { z } from "zod";
 import { db, pool } from "../db";
 import { env } from "../env";
 import { PermanentError } from "../jobs/errors";
-import { retentionDaysOf } from "../ops/tenants";
 import { defineTask, type JobContext } from "../jobs/task";
 import { storage } from "../storage";
 import { buildBoundsQuery, buildExportQuery, splitRange, type IdRange } from "./datasets";
+import { attemptFileKey, EXPORT_RETRY, recordExportFile, type ExportResult } from "./files";
 import { exportRequestSchema, type ExportRequest } from "./schema";
 import { estimateRows, exportToStorage } from "./stream";
-// Type-only: the export task imports this module for its planning and assembly.
-import type { ExportResult } from "./task";
 
 /** The most parts one export is split into. */
 export const MAX_PARTS = 1_000;
@@ -120,15 +118,14 @@ export const exportPartTask = defineTask({
   type: "export_part",
   queue: "bulk",
   inputSchema: exportPartInputSchema,
-  retry: { maxAttempts: 3, initialBackoffMs: 2_000, maxBackoffMs: 60_000, multiplier: 4, jitter: "full" },
+  retry: EXPORT_RETRY,
   timeoutMs: 60 * 60 * 1000,
   // Short: a part lost with its worker is taken over within seconds, and only that part is redone.
   leaseMs: 10_000,
   async handler(ctx): Promise<PartResult> {
     const { job, input } = ctx;
     const name = partFileName(input.request, input.part, input.parts);
-    // One path per attempt: a stale attempt can never overwrite the file a later one made.
-    const key = `${job.tenantId}/${input.exportId}/parts/${job.id}/${job.attempt}/${name}`;
+    const key = attemptFileKey(job, name, input.exportId);
     const { rows, size, sha256 } = await exportToStorage(ctx, {
       request: input.request,
       range: input.range,
@@ -151,6 +148,7 @@ export async function assembleParts(ctx: JobContext<ExportRequest>, cp: PartsChe
   const children = await db().job.findMany({
     where: { parentId: job.id },
     select: { id: true, status: true, result: true, input: true, errorMessage: true },
+    orderBy: { childIndex: "asc" },
   });
   // Read loosely: a part may have died of an input that no longer parses.
   const parts = children
@@ -222,22 +220,18 @@ export async function assembleParts(ctx: JobContext<ExportRequest>, cp: PartsChe
   zip.addBuffer(Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`), "manifest.json", { mtime: takenAt });
   zip.end();
   const name = `${input.dataset}-${job.id.slice(0, 8)}${partial ? "-partial" : ""}.zip`;
-  const key = `${job.tenantId}/${job.id}/${job.attempt}/${name}`;
+  const key = attemptFileKey(job, name);
   const stored = await storage().write(key, output, [], ctx.signal);
   const file = { name, key, size: stored.size, sha256: stored.sha256, rows: rowCount, contentType: "application/zip" };
 
   if (partial) {
     // Offered for download although the export fails; recorded only while this attempt holds the job.
-    const tenant = await db().tenant.findUniqueOrThrow({ where: { id: job.tenantId } });
-    const days = retentionDaysOf(tenant);
-    const recorded = await db().$executeRaw`
-      INSERT INTO export_files (id, job_id, tenant_id, name, storage_key, content_type, size, sha256, row_count, expires_at, partial)
-      SELECT gen_random_uuid(), j.id, j.tenant_id, ${name}, ${key}, ${file.contentType}, ${stored.size}, ${stored.sha256},
-             ${rowCount}, now() + make_interval(days => ${days}::int), true
-      FROM jobs j WHERE j.id = ${job.id}::uuid AND j.attempts = ${job.attempt} AND j.status = 'running'
-      ON CONFLICT (job_id, name) DO UPDATE SET storage_key = EXCLUDED.storage_key, size = EXCLUDED.size,
-        sha256 = EXCLUDED.sha256, row_count = EXCLUDED.row_count, expires_at = EXCLUDED.expires_at`;
-    if (recorded === 0) await storage().delete(key);
+    try {
+      await ctx.fenced((tx) => recordExportFile(tx, job, file, true));
+    } catch (err) {
+      await storage().delete(key);
+      throw err;
+    }
   }
   if (partial) {
     const first = missing[0]!;

@@ -2,14 +2,15 @@
  * Export requests and downloads, as the API and the UI use them.
  */
 import type { Readable } from "node:stream";
-import { requireTenant, tenantScope, type Principal } from "../auth/principal";
+import { requireTenant, tenantScope } from "../auth/authorize";
+import type { Principal } from "../auth/principal";
 import { db } from "../db";
 import { AppError, notFound } from "../errors";
 import { parseIdOr404 } from "../ids";
-import { pauseScopesFor } from "../admission/pause-scopes";
-import { jobView } from "../jobs/catalog";
 import type { JobDto } from "../jobs/dto";
 import { enqueueJob } from "../jobs/enqueue";
+import { pauseScopesFor } from "../jobs/pause-scopes";
+import { jobView } from "../jobs/view";
 import { storage } from "../storage";
 import { exportTask } from "./task";
 

@@ -3,10 +3,13 @@
  * session cookie for the browser. Cookie-authenticated state changes must come
  * from our own origin (CSRF).
  */
-import { isOperator, loadUserPrincipal, type Principal } from "../auth/principal";
+import { notFound } from "next/navigation";
+import { isOperator } from "../auth/authorize";
+import { loadUserPrincipal, type Principal } from "../auth/principal";
 import { principalFromToken } from "../auth/tokens";
 import { AppError } from "../errors";
-import { notFound } from "next/navigation";
+// Every page and route authenticates through here: the task types must be known before any lib/ call.
+import "../workloads";
 import { auth } from "./auth";
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);

@@ -1,5 +1,7 @@
 /**
- * The one wrapper every API route handler uses: authenticate, run, map errors.
+ * The wrappers every route handler uses: `withPrincipal` (authenticate, run,
+ * map errors) for the API, `publicRoute` (run, map errors) for the few routes
+ * that take no sign-in: health, metrics (its own bearer token), download links.
  */
 import type { Principal } from "../auth/principal";
 import { AppError } from "../errors";
@@ -15,6 +17,19 @@ export function withPrincipal<P = Record<string, never>>(
     try {
       const principal = await requirePrincipal(req);
       return await handler(req, principal, await ctx.params);
+    } catch (err) {
+      return errorResponse(err);
+    }
+  };
+}
+
+/** A route without sign-in (it authorizes by itself, or not at all); errors map like every other route's. */
+export function publicRoute<P = Record<string, never>>(
+  handler: (req: Request, params: P) => Promise<Response>,
+): (req: Request, ctx: RouteContext<P>) => Promise<Response> {
+  return async (req, ctx) => {
+    try {
+      return await handler(req, await ctx.params);
     } catch (err) {
       return errorResponse(err);
     }

@@ -1,7 +1,7 @@
 /**
  * The wire shape of a job (JobDto), converted from rows in one place.
  */
-import { admissionOf, type Admission, type PauseScope } from "../admission/scope";
+import { admissionOf, type Admission, type PauseScope } from "./admission-state";
 import type { ExportFileModel, JobModel } from "../generated/prisma/models";
 
 export type JobFileDto = {
@@ -21,6 +21,23 @@ export type JobFileDto = {
 
 export type JobStatus = JobModel["status"];
 
+/** A parent's children: how many, how many succeeded, how many failed or were cancelled. */
+export type ChildCountsDto = { total: number; done: number; failed: number };
+
+export type JobProgressDto = {
+  done: number;
+  total: number | null;
+  unit: string | null;
+  stage: string | null;
+  message: string | null;
+  /** Bytes produced so far (a parent: its finished children's), when the task counts them. */
+  bytes: number | null;
+  children: ChildCountsDto | null;
+};
+
+/** A cancel that was asked for and has not ended the job yet (or ended it): when, by whom, why. */
+export type CancelRequestDto = { at: string; byUserId: string | null; by: string | null; reason: string | null };
+
 export type JobDto = {
   id: string;
   tenantId: string;
@@ -28,7 +45,7 @@ export type JobDto = {
   queue: string;
   status: JobStatus;
   input: unknown;
-  progress: { done: number; total: number | null; unit: string | null; stage: string | null; message: string | null };
+  progress: JobProgressDto;
   seq: number;
   attempts: number;
   maxAttempts: number;
@@ -37,6 +54,14 @@ export type JobDto = {
   finishedAt: string | null;
   runAt: string;
   error: { class: string | null; message: string } | null;
+  /** Set once somebody (or a pause, or its parent's cancel) asked the job to stop. */
+  cancelRequested: CancelRequestDto | null;
+  /** The job this one is a child of (an export part's export). */
+  parentId: string | null;
+  /** Its place among its parent's children (0-based). */
+  childIndex: number | null;
+  /** The dead job this one replays. */
+  replayOfId: string | null;
   result: { rows?: number; files: JobFileDto[] } | null;
   /**
    * Where a waiting job stands: `admitted` (handed to a worker pool, about to
@@ -68,8 +93,11 @@ export function toFileDto(file: ExportFileModel, now = new Date()): JobFileDto {
   };
 }
 
+/** A job row, optionally with who asked to cancel it (the relation, when the query included it). */
+export type JobRowForDto = JobModel & { cancelRequestedBy?: { email: string } | null };
+
 /** `pauses`: the active pause scopes, to tell a paused job from one waiting its turn. */
-export function toJobDto(job: JobModel, files: ExportFileModel[] = [], pauses: PauseScope[] = []): JobDto {
+export function toJobDto(job: JobRowForDto, files: ExportFileModel[] = [], pauses: PauseScope[] = []): JobDto {
   const stored = (job.result ?? null) as { rows?: number } | null;
   return {
     id: job.id,
@@ -84,6 +112,11 @@ export function toJobDto(job: JobModel, files: ExportFileModel[] = [], pauses: P
       unit: job.progressUnit,
       stage: job.progressStage,
       message: job.progressMessage,
+      bytes: job.progressBytes === null ? null : Number(job.progressBytes),
+      children:
+        job.childrenTotal === null
+          ? null
+          : { total: job.childrenTotal, done: job.childrenDone ?? 0, failed: job.childrenFailed ?? 0 },
     },
     seq: job.seq,
     attempts: job.attempts,
@@ -93,6 +126,17 @@ export function toJobDto(job: JobModel, files: ExportFileModel[] = [], pauses: P
     finishedAt: job.finishedAt?.toISOString() ?? null,
     runAt: job.runAt.toISOString(),
     error: job.errorMessage ? { class: job.errorClass, message: job.errorMessage } : null,
+    cancelRequested: job.cancelRequestedAt
+      ? {
+          at: job.cancelRequestedAt.toISOString(),
+          byUserId: job.cancelRequestedById,
+          by: job.cancelRequestedBy?.email ?? null,
+          reason: job.cancelReason,
+        }
+      : null,
+    parentId: job.parentId,
+    childIndex: job.childIndex,
+    replayOfId: job.replayOfId,
     result:
       job.status === "succeeded" || job.status === "expired"
         ? { rows: stored?.rows, files: files.map((f) => toFileDto(f)) }

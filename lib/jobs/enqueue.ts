@@ -8,7 +8,7 @@ import { v7 as uuidv7 } from "uuid";
 import { db, pool } from "../db";
 import { AppError, parseOrThrow } from "../errors";
 import type { JobModel } from "../generated/prisma/models";
-import { getTaskDefinition } from "./catalog";
+import { getTaskDefinition } from "./registry";
 import type { QueueName } from "./task";
 
 export type EnqueueOptions = {
@@ -116,12 +116,16 @@ const JOB_COLUMNS = `id, tenant_id AS "tenantId", type, queue, priority, status,
   lease_expires_at AS "leaseExpiresAt", heartbeat_at AS "heartbeatAt", fencing_token AS "fencingToken",
   parent_id AS "parentId", replay_of_id AS "replayOfId", discarded_at AS "discardedAt", created_by_id AS "createdById",
   run_at AS "runAt", created_at AS "createdAt", updated_at AS "updatedAt", started_at AS "startedAt",
-  finished_at AS "finishedAt", cancel_requested_at AS "cancelRequestedAt", admitted_at AS "admittedAt"`;
+  finished_at AS "finishedAt", cancel_requested_at AS "cancelRequestedAt", admitted_at AS "admittedAt",
+  waiting_since AS "waitingSince", cancel_requested_by_id AS "cancelRequestedById", cancel_reason AS "cancelReason",
+  children_total AS "childrenTotal", children_done AS "childrenDone", children_failed AS "childrenFailed",
+  progress_bytes AS "progressBytes", child_index AS "childIndex", resume_pending AS "resumePending", resumes`;
 
-type JobRowText = Omit<JobModel, "progressDone" | "progressTotal" | "fencingToken"> & {
+type JobRowText = Omit<JobModel, "progressDone" | "progressTotal" | "fencingToken" | "progressBytes"> & {
   progressDone: string;
   progressTotal: string | null;
   fencingToken: string;
+  progressBytes: string | null;
 };
 
 function rowToJob(row: JobRowText): JobModel {
@@ -130,5 +134,6 @@ function rowToJob(row: JobRowText): JobModel {
     progressDone: BigInt(row.progressDone),
     progressTotal: row.progressTotal === null ? null : BigInt(row.progressTotal),
     fencingToken: BigInt(row.fencingToken),
+    progressBytes: row.progressBytes === null ? null : BigInt(row.progressBytes),
   };
 }

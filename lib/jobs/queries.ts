@@ -2,13 +2,14 @@
  * Reading jobs, always through a principal: another tenant's job is not found.
  */
 import { z } from "zod";
-import { tenantScope, type Principal } from "../auth/principal";
+import { tenantScope } from "../auth/authorize";
+import type { Principal } from "../auth/principal";
 import { db } from "../db";
 import { AppError, notFound, parseOrThrow } from "../errors";
 import { isUuid, parseIdOr404 } from "../ids";
-import { pauseScopesFor } from "../admission/pause-scopes";
-import { jobView } from "./catalog";
 import type { JobDto } from "./dto";
+import { pauseScopesFor } from "./pause-scopes";
+import { jobView } from "./view";
 
 export const jobStatuses = [
   "scheduled",
@@ -54,7 +55,10 @@ export function decodeCursor(raw: string): Cursor {
 /** One job the principal may see, with its files; 404 otherwise. */
 export async function getJob(principal: Principal, rawId: string): Promise<JobDto> {
   const id = parseIdOr404(rawId, "Job not found");
-  const job = await db().job.findFirst({ where: { id, ...tenantScope(principal) }, include: { files: true } });
+  const job = await db().job.findFirst({
+    where: { id, ...tenantScope(principal) },
+    include: { files: true, cancelRequestedBy: { select: { email: true } } },
+  });
   if (!job) throw notFound("Job not found");
   return jobView(job, job.files, await pauseScopesFor([job]));
 }
@@ -90,22 +94,15 @@ export async function jobsChangedSince(
   return { jobs: page.map((j) => jobView(j, [], scopes)), complete: rows.length <= 1_000 };
 }
 
-function partNumber(input: unknown): number {
-  const n = (input as { part?: unknown } | null)?.part;
-  return typeof n === "number" ? n : 0;
-}
-
-/** A job's child jobs (an export's parts), in the order they were made. 404 for another tenant's job. */
+/** A job's child jobs (an export's parts), in their order in the fan-out. 404 for another tenant's job. */
 export async function getJobParts(principal: Principal, rawId: string): Promise<JobDto[]> {
   const id = parseIdOr404(rawId, "Job not found");
   const job = await db().job.findFirst({ where: { id, ...tenantScope(principal) }, select: { id: true } });
   if (!job) throw notFound("Job not found");
-  const parts = (
-    await db().job.findMany({ where: { parentId: id }, orderBy: [{ createdAt: "asc" }, { id: "asc" }] })
-  ).sort(
-    // Parts made together share a creation time: their own number orders them.
-    (a, b) => partNumber(a.input) - partNumber(b.input),
-  );
+  const parts = await db().job.findMany({
+    where: { parentId: id },
+    orderBy: [{ childIndex: "asc" }, { createdAt: "asc" }, { id: "asc" }],
+  });
   const scopes = await pauseScopesFor(parts);
   return parts.map((p) => jobView(p, [], scopes));
 }

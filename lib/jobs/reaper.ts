@@ -10,11 +10,10 @@
  *    dead-letter queue.
  * Every worker runs it periodically; an advisory lock lets one at a time work.
  */
-import { db } from "../db";
-import { getTaskDefinition } from "./catalog";
-import { nextStateAfterFailure } from "./runner";
+import { maintenanceLocks, withMaintenanceLock } from "../maintenance";
+import { getTaskDefinition } from "./registry";
+import { nextStateAfterFailure } from "./retry";
 
-const REAPER_LOCK = 0x436f6e76; // "Conv"
 const BATCH = 200;
 
 export type ReapResult = {
@@ -40,13 +39,9 @@ export async function reap(opts: {
   deadAfterMs: number;
   /** The calling worker: it never declares itself dead. */ selfId?: string;
 }): Promise<ReapResult> {
-  return db().$transaction(
+  const run = await withMaintenanceLock(
+    maintenanceLocks.reaper,
     async (tx) => {
-      const lock = await tx.$queryRaw<
-        { locked: boolean }[]
-      >`SELECT pg_try_advisory_xact_lock(${REAPER_LOCK}) AS locked`;
-      if (!lock[0]?.locked) return { deadWorkers: [], reapedJobs: [], redispatched: [] };
-
       const dead = await tx.$queryRaw<{ id: string; graphileWorkerIds: string[] }[]>`
         UPDATE workers SET state = 'dead', stopped_at = now()
         WHERE state IN ('running', 'stopping') AND id <> ${opts.selfId ?? ""}
@@ -78,33 +73,27 @@ export async function reap(opts: {
 
       const reapedJobs: ReapResult["reapedJobs"] = [];
       for (const job of expired) {
-        const def = getTaskDefinition(job.type);
         const owner = job.leaseOwner ?? "unknown";
         const message = `The attempt was lost: worker ${owner} stopped renewing its lease`;
         const next = job.cancelRequested
           ? { status: "cancelled" as const }
-          : def
-            ? nextStateAfterFailure(def, job.attempts, job.maxAttempts, { errorClass: "crashed" })
-            : { status: "failed" as const };
+          : nextStateAfterFailure(getTaskDefinition(job.type), job.attempts, job.maxAttempts, {
+              errorClass: "crashed",
+            });
         await tx.$executeRaw`
           UPDATE job_attempts SET outcome = 'lost', finished_at = now(), error_class = 'crashed', error_message = ${message},
                  duration_ms = (extract(epoch FROM now() - started_at) * 1000)::int
           WHERE job_id = ${job.id}::uuid AND fencing_token = ${job.fencingToken} AND outcome = 'running'`;
-        await tx.job.update({
-          where: { id: job.id },
-          data: {
-            status: next.status,
-            fencingToken: { increment: 1 },
-            leaseOwner: null,
-            leaseExpiresAt: null,
-            errorClass: "crashed",
-            errorMessage: message,
-            errorStack: null,
-            // Back to wait for admission at its old place in line (its run_at is
-            // kept), not behind everything queued since.
-            ...(next.status === "retrying" ? { admittedAt: null } : { finishedAt: new Date() }),
-          },
-        });
+        // A retry goes back to wait for admission at its old place in line (its run_at
+        // is kept), not behind everything queued since.
+        await tx.$executeRaw`
+          UPDATE jobs SET status = ${next.status}::job_status, fencing_token = fencing_token + 1,
+                 lease_owner = NULL, lease_expires_at = NULL, resume_pending = false,
+                 error_class = 'crashed', error_message = ${message}, error_stack = NULL,
+                 admitted_at = CASE WHEN ${next.status} = 'retrying' THEN NULL ELSE admitted_at END,
+                 finished_at = CASE WHEN ${next.status} = 'retrying' THEN finished_at ELSE now() END,
+                 updated_at = now()
+          WHERE id = ${job.id}::uuid`;
         reapedJobs.push({ id: job.id, status: next.status, previousOwner: job.leaseOwner });
       }
       // Admitted jobs whose dispatch is gone for good (graphile gave up on it after
@@ -123,12 +112,12 @@ export async function reap(opts: {
       // raced the end of an attempt): admission never starts them, so end them here.
       await tx.$executeRaw`
         UPDATE jobs SET status = 'cancelled', finished_at = now(), error_class = 'cancelled',
-               error_message = coalesce(error_message, 'Cancelled on request'), progress_message = 'Cancelled'
+               error_message = coalesce(cancel_reason, 'Cancelled on request'), updated_at = now()
         WHERE status IN ('queued', 'retrying') AND cancel_requested_at IS NOT NULL AND admitted_at IS NULL`;
 
-      // The parts of an export that was cancelled (from its page, or by a pause): the waiting
-      // ones end, the running ones are asked to stop. Children are locked before their parent's
-      // trigger locks it, and locked ones are left for the next pass (the parts' lock order).
+      // The children of a cancelled parent (an export's parts, cancelled from its page or by a
+      // pause): the waiting ones end, the running ones are asked to stop. Children are locked
+      // before their parent's trigger locks it, and locked ones are left for the next pass.
       const stopped = await tx.$queryRaw<{ id: string; status: string }[]>`
         WITH targets AS (
           SELECT c.id FROM jobs c JOIN jobs p ON p.id = c.parent_id
@@ -139,9 +128,10 @@ export async function reap(opts: {
         UPDATE jobs c SET cancel_requested_at = now(),
                status = CASE WHEN c.status = 'running' THEN c.status ELSE 'cancelled' END,
                finished_at = CASE WHEN c.status = 'running' THEN c.finished_at ELSE now() END,
+               cancel_reason = 'Its parent job was cancelled',
                error_class = CASE WHEN c.status = 'running' THEN c.error_class ELSE 'cancelled' END,
-               error_message = CASE WHEN c.status = 'running' THEN c.error_message ELSE 'Its export was cancelled' END,
-               progress_message = 'Its export was cancelled'
+               error_message = CASE WHEN c.status = 'running' THEN c.error_message ELSE 'Its parent job was cancelled' END,
+               updated_at = now()
         FROM targets WHERE c.id = targets.id
         RETURNING c.id, c.status::text AS status`;
       for (const child of stopped) {
@@ -155,13 +145,14 @@ export async function reap(opts: {
       // runs in the last child's transaction; this covers a parent that missed it.
       await tx.$executeRaw`
         UPDATE jobs p SET status = 'retrying', waiting_since = NULL, admitted_at = NULL, run_at = now(),
-               progress_stage = 'assembling'
+               resume_pending = true, updated_at = now()
         WHERE p.waiting_since < now() - interval '5 seconds' AND p.status = 'running'
           AND NOT EXISTS (SELECT 1 FROM jobs c WHERE c.parent_id = p.id
                           AND c.status NOT IN ('succeeded', 'failed', 'cancelled', 'expired'))`;
 
       return { deadWorkers: dead.map((d) => d.id), reapedJobs, redispatched: orphans.map((o) => o.id) };
     },
-    { timeout: 30_000 },
+    { timeoutMs: 30_000 },
   );
+  return run.ran ? run.value : { deadWorkers: [], reapedJobs: [], redispatched: [] };
 }

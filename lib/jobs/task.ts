@@ -1,8 +1,13 @@
 /**
- * What a task type declares, and what its handler receives.
+ * What a task type declares, and what its handler receives. A workload (a
+ * folder of lib/ such as lib/exports) defines its task types with
+ * `defineTask` and is registered once in lib/workloads; the engine finds the
+ * definitions by type through lib/jobs/registry.ts and never imports a workload.
  */
 import type { z } from "zod";
-import type { Prisma } from "../db";
+import type { SqlClient } from "../db";
+
+export type { SqlClient } from "../db";
 
 /** interactive: somebody is waiting (their own export request); bulk: export parts, schedules, replays. */
 export const QUEUES = ["interactive", "bulk"] as const;
@@ -23,13 +28,18 @@ export type ProgressUpdate = {
   unit?: string;
   stage?: string;
   message?: string;
+  /** Bytes produced so far. */
+  bytes?: number;
 };
 
 export type JobInfo = {
   id: string;
   tenantId: string;
   type: string;
+  /** 1-based; a run after waiting for child jobs continues the same attempt. */
   attempt: number;
+  /** 0 for the attempt's first run, then 1, 2… for each run after its children ended. */
+  resume: number;
   maxAttempts: number;
   createdById: string | null;
 };
@@ -43,16 +53,23 @@ export type JobContext<I> = {
   progress(update: ProgressUpdate): void;
   /** Saves where the handler got to (JSON); the next attempt finds it in `lastCheckpoint`. */
   checkpoint(value: unknown): Promise<void>;
-  /** The checkpoint an earlier attempt saved, or null. */
+  /** The checkpoint an earlier run saved, or null. */
   lastCheckpoint: unknown;
   /** Stable across attempts: use it for external calls that must not repeat. */
   idempotencyKey: string;
   /**
-   * Fans out: enqueues these child jobs, saves `checkpoint`, and ends this
+   * Runs `fn` in a transaction that holds this attempt's fence: the job row is
+   * locked first, and if another attempt took the job over, `fn` never runs and
+   * the attempt is aborted (lease lost). For writes that must not come from a
+   * stale attempt outside the final success (e.g. a partial result).
+   */
+  fenced<T>(fn: (tx: SqlClient) => Promise<T>): Promise<T>;
+  /**
+   * Fans out: enqueues these child jobs, saves `checkpoint`, and suspends this
    * attempt without finishing the job. The job then holds no worker slot and no
-   * lease; when the last child has ended it is run again (a new attempt that
-   * does not count against its retry budget) with `lastCheckpoint` set, to
-   * gather the children's results. Never returns.
+   * lease; when the last child has ended the same attempt resumes (`job.resume`
+   * + 1, no retry spent) with `lastCheckpoint` set, to gather the children's
+   * results. Never returns.
    */
   waitForChildren(children: ChildJob[], checkpoint: unknown): Promise<never>;
 };
@@ -69,9 +86,9 @@ export type TaskDefinition<I = unknown, R = unknown> = {
   /** Top-level input fields shown as "[redacted]" in the operator console (secrets, personal data). */
   sensitive?: readonly string[];
   retry: RetryPolicy;
-  /** An attempt running longer than this is aborted and counts as a retryable failure. */
+  /** An attempt running longer than this is aborted and counts as a retryable failure, in ms. */
   timeoutMs: number;
-  /** How long a claim holds without a heartbeat. */
+  /** How long a claim holds without a heartbeat, in ms. */
   leaseMs: number;
   /** Returns the job's result (stored as JSON). */
   handler(ctx: JobContext<I>): Promise<R>;
@@ -80,10 +97,34 @@ export type TaskDefinition<I = unknown, R = unknown> = {
    * job succeeded, and only if this attempt still holds the lease (its fencing
    * token matched): a stale attempt's output is never recorded.
    */
-  commit?(tx: Prisma.TransactionClient, job: JobInfo, result: R): Promise<void>;
+  commit?(tx: SqlClient, job: JobInfo, result: R): Promise<void>;
 };
 
-/** Identity helper that keeps the input type of a definition. */
+/** Work a workload's workers do on a timer (cleanups, schedulers); one process at a time if it takes a maintenance lock. */
+export type PeriodicTask = {
+  /** For log lines: `[name] …`. */
+  name: string;
+  /** How often each worker process runs it, in ms (read at start). */
+  everyMs(): number;
+  /** One tick; returns lines worth logging. A throw is logged, never fatal. */
+  run(): Promise<string[]>;
+};
+
+/** A folder of lib/ that brings task types (and their periodic upkeep) to the engine. */
+export type Workload = {
+  name: string;
+  // `any`: a workload holds definitions of different input and result types.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  tasks: readonly TaskDefinition<any, any>[];
+  periodic?: readonly PeriodicTask[];
+};
+
+/** Identity helper that keeps the input and result types of a definition. */
 export function defineTask<I, R>(def: TaskDefinition<I, R>): TaskDefinition<I, R> {
   return def;
+}
+
+/** Identity helper for a workload's definition. */
+export function defineWorkload(workload: Workload): Workload {
+  return workload;
 }

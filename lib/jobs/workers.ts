@@ -2,10 +2,16 @@
  * The worker registry: every worker process registers, heartbeats, and is
  * declared dead when its heartbeat stops; its jobs are then reaped at once.
  */
+import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { db } from "../db";
 
 export const WORKER_VERSION = "0.1.0";
+
+/** A worker process's identity, recorded on leases and attempts: `host:pid:random`. */
+export function makeWorkerId(): string {
+  return `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
+}
 
 export type WorkerRegistration = { id: string; queues: string[]; concurrency: number };
 
@@ -31,14 +37,14 @@ export async function heartbeatWorker(
   graphileWorkerIds: string[],
   state: "running" | "stopping" = "running",
 ): Promise<boolean> {
-  const { count } = await db().worker.updateMany({
-    where: { id, state: { in: ["running", "stopping"] } },
-    data: { heartbeatAt: new Date(), graphileWorkerIds, state },
-  });
+  // The database's clock, like the reaper's that reads it.
+  const count = await db().$executeRaw`
+    UPDATE workers SET heartbeat_at = now(), graphile_worker_ids = ${graphileWorkerIds}::text[], state = ${state}
+    WHERE id = ${id} AND state IN ('running', 'stopping')`;
   return count === 1;
 }
 
 /** Marks this process stopped (graceful shutdown completed). */
 export async function markWorkerStopped(id: string): Promise<void> {
-  await db().worker.updateMany({ where: { id }, data: { state: "stopped", stoppedAt: new Date() } });
+  await db().$executeRaw`UPDATE workers SET state = 'stopped', stopped_at = now() WHERE id = ${id}`;
 }

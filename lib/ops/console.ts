@@ -5,11 +5,11 @@
  * optional tenant filter).
  */
 import { z } from "zod";
-import { requirePlatformAdmin, resolveTenantFor, type Principal } from "../auth/principal";
+import { requireOperator, requirePlatformAdmin, resolveTenantFor } from "../auth/authorize";
+import type { Principal } from "../auth/principal";
 import { db } from "../db";
 import { env } from "../env";
 import { parseOrThrow } from "../errors";
-import { requireOperator } from "../jobs/actions";
 import { isoInstant } from "../validation";
 
 /** The tenant a console query covers: the operator's own, or (admins) the named one or all. */

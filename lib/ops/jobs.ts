@@ -5,14 +5,17 @@
  */
 import { z } from "zod";
 import { recordAudit } from "../audit";
-import { tenantScope, type Principal } from "../auth/principal";
+import { requireOperator, tenantScope } from "../auth/authorize";
+import type { Principal } from "../auth/principal";
 import { db, Prisma } from "../db";
 import { AppError, notFound, parseOrThrow } from "../errors";
 import { isUuid, parseIdOr404 } from "../ids";
-import { pauseScopesFor } from "../admission/pause-scopes";
 import { admitQueue } from "../admission/admitter";
-import { cancelJob, historyInclude, historyOf, replayJob, requireOperator } from "../jobs/actions";
-import { jobView, sensitiveFields } from "../jobs/catalog";
+import { cancelJob, replayJob } from "../jobs/actions";
+import { historyInclude, historyOf } from "../jobs/history";
+import { pauseScopesFor } from "../jobs/pause-scopes";
+import { sensitiveFields } from "../jobs/registry";
+import { jobView } from "../jobs/view";
 import type { JobDto } from "../jobs/dto";
 import { decodeCursor, encodeCursor, jobStatuses } from "../jobs/queries";
 import { QUEUES } from "../jobs/task";
@@ -118,7 +121,12 @@ export async function getOpsJob(principal: Principal, rawId: string) {
   const id = parseIdOr404(rawId, "Job not found");
   const job = await db().job.findFirst({
     where: { id, ...tenantScope(principal) },
-    include: { ...historyInclude, files: true, children: { orderBy: { createdAt: "asc" }, take: 1000 } },
+    include: {
+      ...historyInclude,
+      files: true,
+      cancelRequestedBy: { select: { email: true } },
+      children: { orderBy: [{ childIndex: "asc" }, { createdAt: "asc" }], take: 1000 },
+    },
   });
   if (!job) throw notFound("Job not found");
   const [audit, scopes] = await Promise.all([
@@ -259,16 +267,14 @@ export async function runJobAction(
     for (const j of targets) await attempt(j.id, () => replayJob(principal, j.id));
   } else {
     const targetIds = targets.map((j) => j.id);
-    const { count } =
+    const count =
       action === "discard"
-        ? await db().job.updateMany({
-            where: { id: { in: targetIds }, status: "failed", discardedAt: null },
-            data: { discardedAt: new Date() },
-          })
-        : await db().job.updateMany({
-            where: { id: { in: targetIds }, status: "retrying", admittedAt: null },
-            data: { runAt: new Date() },
-          });
+        ? await db().$executeRaw`
+            UPDATE jobs SET discarded_at = now(), updated_at = now()
+            WHERE id = ANY(${targetIds}::uuid[]) AND status = 'failed' AND discarded_at IS NULL`
+        : await db().$executeRaw`
+            UPDATE jobs SET run_at = now(), updated_at = now()
+            WHERE id = ANY(${targetIds}::uuid[]) AND status = 'retrying' AND admitted_at IS NULL`;
     affected = count;
     done.push(...targetIds);
     if (action === "retry_now") for (const q of new Set(targets.map((t) => t.queue))) await admitQueue(q);

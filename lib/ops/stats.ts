@@ -13,9 +13,8 @@ import type { Principal } from "../auth/principal";
 import { db, Prisma } from "../db";
 import { parseOrThrow } from "../errors";
 import { QUEUES } from "../jobs/task";
+import { maintenanceLocks, withMaintenanceLock } from "../maintenance";
 import { consoleTenant } from "./console";
-
-const STATS_LOCK = 0x436f6e77; // "Conw"
 /** Minute rows older than this are deleted by the rollup. */
 const KEEP = "8 days";
 
@@ -61,12 +60,9 @@ const MAX_WINDOW_MS = 6 * 3_600_000;
 
 /** One tick of the rollup. Safe to call from any number of processes: one works, the others return `ran: false`. */
 export async function rollupStats(): Promise<RollupResult> {
-  return db().$transaction(
-    async (tx) => {
-      const [lock] = await tx.$queryRaw<
-        { locked: boolean }[]
-      >`SELECT pg_try_advisory_xact_lock(${STATS_LOCK}) AS locked`;
-      if (!lock?.locked) return { ran: false };
+  const run = await withMaintenanceLock(
+    maintenanceLocks.statsRollup,
+    async (tx): Promise<RollupResult> => {
       // The row is made by the migration; recreated here should anyone delete it.
       await tx.$executeRaw`
         INSERT INTO stats_rollup (id, rolled_to) VALUES (1, now() - interval '${Prisma.raw(KEEP)}') ON CONFLICT (id) DO NOTHING`;
@@ -109,8 +105,9 @@ export async function rollupStats(): Promise<RollupResult> {
       await tx.$executeRaw`UPDATE stats_rollup SET rolled_to = ${to}, counts_at = now() WHERE id = 1`;
       return { ran: true, from: from.toISOString(), to: to.toISOString(), minuteRows, countRows, caughtUp };
     },
-    { timeout: 120_000 },
+    { timeoutMs: 120_000 },
   );
+  return run.ran ? run.value : { ran: false };
 }
 
 // ── The overview ─────────────────────────────────────────────────────────────

@@ -14,7 +14,7 @@ import {
   type S3ClientConfig,
 } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
-import { createDigestStream, type StorageDriver, type StoredObject } from "./index";
+import { createDigestStream, type StorageDriver, type StoredObject } from "./driver";
 
 export type S3StorageOptions = {
   bucket: string;

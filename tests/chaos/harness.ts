@@ -12,6 +12,7 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { pool } from "@/lib/db";
 import { enqueueJob } from "@/lib/jobs/enqueue";
+import "@/lib/workloads";
 
 export type ChaosOptions = {
   databaseUrl: string;

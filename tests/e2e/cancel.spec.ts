@@ -1,6 +1,7 @@
 import { expect, test } from "@playwright/test";
 import { closeDb } from "@/lib/db";
 import { enqueueJob } from "@/lib/jobs/enqueue";
+import "@/lib/workloads";
 import { sql, storageStateFor } from "./helpers";
 
 /** A job that runs for a minute unless stopped: the `probe` task, enqueued through lib like any job. */

@@ -5,7 +5,7 @@ import { loadUserPrincipal, type Principal } from "@/lib/auth/principal";
 import { db } from "@/lib/db";
 import { databaseUrl } from "@/lib/env";
 import { seed } from "../../prisma/seed";
-import { taskList } from "../../worker/tasks";
+import { taskListFor } from "../../worker/task-list";
 
 export type DemoPrincipals = {
   ada: Principal;
@@ -42,7 +42,7 @@ export async function seedDemo(scale = 0.01): Promise<DemoPrincipals> {
  * then returns: admits, runs what was admitted, and again until nothing is left
  * to admit (a finished job frees a slot for the next). `tasks`: a test's own task list.
  */
-export async function drainJobs(tasks: TaskList = taskList): Promise<void> {
+export async function drainJobs(tasks: TaskList = taskListFor()): Promise<void> {
   do {
     await runOnce({ connectionString: databaseUrl(), taskList: tasks, logger: quietLogger });
   } while ((await admitAll()) > 0);

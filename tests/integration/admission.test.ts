@@ -1,4 +1,4 @@
-import { after, before, beforeEach, describe, test } from "node:test";
+import { beforeEach, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
@@ -15,19 +15,12 @@ import { reap } from "@/lib/jobs/reaper";
 import { createApiTokenForEmail, principalFromToken } from "@/lib/auth/tokens";
 import { getJob } from "@/lib/jobs/queries";
 import { runJob } from "@/lib/jobs/runner";
-import { createTestDatabase, type TestDatabase } from "../helpers/db";
-import { drainJobs, quietLogger, seedDemo, type DemoPrincipals, isCode } from "../helpers/fixtures";
-import { taskList } from "../../worker/tasks";
+import { useTestDatabase } from "../helpers/db";
+import { drainJobs, quietLogger, isCode } from "../helpers/fixtures";
+import { taskListFor } from "../../worker/task-list";
 import { databaseUrl } from "@/lib/env";
 
-let database: TestDatabase;
-let p: DemoPrincipals;
-
-before(async () => {
-  database = await createTestDatabase();
-  p = await seedDemo();
-});
-after(async () => database.drop());
+const fx = useTestDatabase();
 
 beforeEach(async () => {
   // Each test starts with an empty fleet of work, default settings and no pauses.
@@ -49,7 +42,7 @@ const dispatches = async (id: string) =>
 /** Runs admitted jobs one at a time, admitting after each batch, and returns job ids in the order they started. */
 async function runInOrder(): Promise<string[]> {
   do {
-    await runOnce({ connectionString: databaseUrl(), taskList, concurrency: 1, logger: quietLogger });
+    await runOnce({ connectionString: databaseUrl(), taskList: taskListFor(), concurrency: 1, logger: quietLogger });
   } while ((await admitAll()) > 0);
   const { rows } = await pool().query<{ jobId: string }>(
     `SELECT job_id AS "jobId" FROM job_attempts ORDER BY started_at, id`,
@@ -59,26 +52,26 @@ async function runInOrder(): Promise<string[]> {
 
 describe("pause and resume", () => {
   test("after a pause a new job of the scope waits, other scopes run; resume starts it", async () => {
-    const pause = await createPause(p.oscar, { type: "probe", reason: "deploying a fix" });
-    assert.equal(pause.tenant?.id, p.acmeId, "an operator's pause is scoped to their tenant");
+    const pause = await createPause(fx.p.oscar, { type: "probe", reason: "deploying a fix" });
+    assert.equal(pause.tenant?.id, fx.p.acmeId, "an operator's pause is scoped to their tenant");
     assert.equal(pause.createdBy, "oscar@acme.test");
 
     const events: JobEvent[] = [];
-    const unsubscribe = await eventHub().subscribe({ tenantId: p.acmeId }, (e) => events.push(e));
-    const waiting = await probe(p.acmeId);
-    const other = await probe(p.globexId);
+    const unsubscribe = await eventHub().subscribe({ tenantId: fx.p.acmeId }, (e) => events.push(e));
+    const waiting = await probe(fx.p.acmeId);
+    const other = await probe(fx.p.globexId);
     assert.equal((await job(waiting)).admittedAt, null);
-    assert.equal((await getJob(p.ada, waiting)).admission, "paused", "the member sees why it waits");
-    assert.equal((await getJob(p.gus, other)).admission, "admitted");
+    assert.equal((await getJob(fx.p.ada, waiting)).admission, "paused", "the member sees why it waits");
+    assert.equal((await getJob(fx.p.gus, other)).admission, "admitted");
     assert.equal(await dispatches(waiting), 0, "a paused job never reaches graphile-worker");
     await drainJobs();
     assert.equal((await job(waiting)).status, "queued");
     assert.equal((await job(other)).status, "succeeded", "Globex is not paused");
 
-    const resumed = await resumePause(p.oscar, pause.id);
+    const resumed = await resumePause(fx.p.oscar, pause.id);
     assert.equal(resumed.resumedBy, "oscar@acme.test");
     assert.equal(await dispatches(waiting), 1, "resume admits at once");
-    assert.equal((await getJob(p.ada, waiting)).admission, "admitted");
+    assert.equal((await getJob(fx.p.ada, waiting)).admission, "admitted");
     for (let i = 0; i < 50 && !events.some((e) => e.jobId === waiting && e.admission === "admitted"); i++) {
       await sleep(20);
     }
@@ -100,10 +93,10 @@ describe("pause and resume", () => {
 
   test("a pause takes back admitted jobs, keeps their order, and a claim racing it refuses to start", async () => {
     const ids: string[] = [];
-    for (let i = 0; i < 5; i++) ids.push(await probe(p.acmeId));
+    for (let i = 0; i < 5; i++) ids.push(await probe(fx.p.acmeId));
     assert.ok((await job(ids[0]!)).admittedAt, "admitted at once: nothing paused, room under the cap");
 
-    const pause = await createPause(p.oscar, { queue: "bulk" });
+    const pause = await createPause(fx.p.oscar, { queue: "bulk" });
     assert.equal(pause.heldBack, 5);
     for (const id of ids) {
       assert.equal(await dispatches(id), 0);
@@ -112,14 +105,14 @@ describe("pause and resume", () => {
     await drainJobs();
     assert.equal(await db().job.count({ where: { status: "queued" } }), 5);
 
-    await resumePause(p.oscar, pause.id);
+    await resumePause(fx.p.oscar, pause.id);
     assert.deepEqual(await runInOrder(), ids, "waiting jobs keep their order");
 
     // A dispatch fetched just before a pause: the claim sees the pause and hands the job back.
-    const raced = await probe(p.acmeId);
+    const raced = await probe(fx.p.acmeId);
     assert.ok((await job(raced)).admittedAt);
     await pool().query(`INSERT INTO queue_pauses (id, queue, tenant_id) VALUES (gen_random_uuid(), 'bulk', $1)`, [
-      p.acmeId,
+      fx.p.acmeId,
     ]);
     assert.equal(await runJob(raced, { workerId: "racer", type: "probe", log: () => {} }), "skipped");
     const handedBack = await job(raced);
@@ -131,14 +124,14 @@ describe("pause and resume", () => {
     assert.equal((await job(raced)).status, "succeeded");
 
     // A stale dispatch of a job that is no longer admitted never starts it.
-    const stale = await probe(p.acmeId);
+    const stale = await probe(fx.p.acmeId);
     await pool().query(`UPDATE jobs SET admitted_at = NULL WHERE id = $1`, [stale]);
     assert.equal(await runJob(stale, { workerId: "stale", type: "probe", log: () => {} }), "skipped");
     assert.equal((await job(stale)).attempts, 0);
   });
 
   test("a waiting job left with a cancel request is ended by the reaper, never left behind", async () => {
-    const id = await probe(p.acmeId);
+    const id = await probe(fx.p.acmeId);
     // What a cancel racing the end of an attempt could leave: waiting, unadmitted, cancel requested.
     await pool().query(`UPDATE jobs SET status = 'running' WHERE id = $1`, [id]);
     await pool().query(
@@ -150,73 +143,73 @@ describe("pause and resume", () => {
   });
 
   test("cancelRunning cancels the scope's running jobs; without it they finish", async () => {
-    const running = await probe(p.acmeId, 30_000);
+    const running = await probe(fx.p.acmeId, 30_000);
     const run = runJob(running, { workerId: "w1", type: "probe", log: () => {} });
     for (let i = 0; i < 100 && (await job(running)).status !== "running"; i++) await sleep(20);
     const t0 = Date.now();
-    const pause = await createPause(p.oscar, { queue: "bulk", cancelRunning: true });
+    const pause = await createPause(fx.p.oscar, { queue: "bulk", cancelRunning: true });
     assert.equal(pause.cancelled, 1);
     assert.equal(await run, "cancelled");
     assert.ok(Date.now() - t0 < 2_000, "stopped within the pause's 2 seconds");
     assert.equal((await job(running)).status, "cancelled");
-    await resumePause(p.oscar, pause.id);
+    await resumePause(fx.p.oscar, pause.id);
 
-    const finishing = await probe(p.acmeId, 300);
+    const finishing = await probe(fx.p.acmeId, 300);
     const run2 = runJob(finishing, { workerId: "w1", type: "probe", log: () => {} });
     for (let i = 0; i < 100 && (await job(finishing)).status !== "running"; i++) await sleep(20);
-    await createPause(p.oscar, { queue: "bulk" });
+    await createPause(fx.p.oscar, { queue: "bulk" });
     assert.equal(await run2, "succeeded", "a running job finishes when the operator does not ask to cancel");
   });
 
   test("who may pause what: operators their tenant, admins any scope; bad input names the field", async () => {
-    await assert.rejects(createPause(p.ada, { queue: "bulk" }), isCode("forbidden"), "members may not pause");
-    await assert.rejects(createPause(p.oscar, { tenant: "globex" }), isCode("not_found"));
-    await assert.rejects(createPause(p.oscar, { tenant: p.globexId, queue: "bulk" }), isCode("not_found"));
-    await assert.rejects(createPause(p.oscar, { queue: "nightly" }), (e: unknown) => {
+    await assert.rejects(createPause(fx.p.ada, { queue: "bulk" }), isCode("forbidden"), "members may not pause");
+    await assert.rejects(createPause(fx.p.oscar, { tenant: "globex" }), isCode("not_found"));
+    await assert.rejects(createPause(fx.p.oscar, { tenant: fx.p.globexId, queue: "bulk" }), isCode("not_found"));
+    await assert.rejects(createPause(fx.p.oscar, { queue: "nightly" }), (e: unknown) => {
       assert.ok(e instanceof AppError && e.code === "invalid_input");
       assert.equal(e.fields?.[0]?.path, "queue");
       return true;
     });
-    await assert.rejects(createPause(p.oscar, { type: "nope" }), (e: unknown) => {
+    await assert.rejects(createPause(fx.p.oscar, { type: "nope" }), (e: unknown) => {
       assert.ok(e instanceof AppError && e.fields?.[0]?.path === "type");
       return true;
     });
-    await assert.rejects(createPause(p.oscar, { queue: "bulk", extra: 1 }), isCode("invalid_input"));
-    await assert.rejects(createPause(p.root, {}), isCode("invalid_input"), "an admin names a scope");
+    await assert.rejects(createPause(fx.p.oscar, { queue: "bulk", extra: 1 }), isCode("invalid_input"));
+    await assert.rejects(createPause(fx.p.root, {}), isCode("invalid_input"), "an admin names a scope");
 
-    const own = await createPause(p.oscar, { queue: "interactive" });
-    await assert.rejects(createPause(p.oscar, { queue: "interactive" }), isCode("conflict"));
-    const global = await createPause(p.root, { queue: "bulk", reason: "maintenance" });
+    const own = await createPause(fx.p.oscar, { queue: "interactive" });
+    await assert.rejects(createPause(fx.p.oscar, { queue: "interactive" }), isCode("conflict"));
+    const global = await createPause(fx.p.root, { queue: "bulk", reason: "maintenance" });
     assert.equal(global.tenant, null);
-    const globex = await createPause(p.root, { tenant: "globex", type: "export" });
+    const globex = await createPause(fx.p.root, { tenant: "globex", type: "export" });
     assert.equal(globex.tenant?.slug, "globex");
 
     // Operators see their own and the platform-wide pauses, never another tenant's.
-    const seen = (await listPauses(p.oscar)).map((x) => x.id).sort();
+    const seen = (await listPauses(fx.p.oscar)).map((x) => x.id).sort();
     assert.deepEqual(seen, [own.id, global.id].sort());
-    assert.equal((await listPauses(p.root)).length, 3);
-    await assert.rejects(resumePause(p.oscar, globex.id), isCode("not_found"));
-    await assert.rejects(resumePause(p.oscar, global.id), isCode("forbidden"));
-    await assert.rejects(resumePause(p.oscar, "not-a-uuid"), isCode("not_found"));
-    await resumePause(p.oscar, own.id);
-    await assert.rejects(resumePause(p.oscar, own.id), isCode("conflict"));
-    await resumePause(p.root, global.id);
+    assert.equal((await listPauses(fx.p.root)).length, 3);
+    await assert.rejects(resumePause(fx.p.oscar, globex.id), isCode("not_found"));
+    await assert.rejects(resumePause(fx.p.oscar, global.id), isCode("forbidden"));
+    await assert.rejects(resumePause(fx.p.oscar, "not-a-uuid"), isCode("not_found"));
+    await resumePause(fx.p.oscar, own.id);
+    await assert.rejects(resumePause(fx.p.oscar, own.id), isCode("conflict"));
+    await resumePause(fx.p.root, global.id);
     // A platform admin's pause of Acme stays until a platform admin lifts it.
-    const byAdmin = await createPause(p.root, { tenant: "acme", queue: "bulk" });
+    const byAdmin = await createPause(fx.p.root, { tenant: "acme", queue: "bulk" });
     assert.ok(
-      (await listPauses(p.oscar)).some((x) => x.id === byAdmin.id),
+      (await listPauses(fx.p.oscar)).some((x) => x.id === byAdmin.id),
       "the operator sees it",
     );
-    await assert.rejects(resumePause(p.oscar, byAdmin.id), isCode("forbidden"));
-    await resumePause(p.root, byAdmin.id);
+    await assert.rejects(resumePause(fx.p.oscar, byAdmin.id), isCode("forbidden"));
+    await resumePause(fx.p.root, byAdmin.id);
   });
 
   test("the queues view counts waiting, running and paused work; operators see their tenant only", async () => {
-    await createPause(p.oscar, { type: "probe" });
-    await probe(p.acmeId);
-    await probe(p.acmeId);
-    await probe(p.globexId);
-    const asOscar = (await getQueues(p.oscar)).queues.find((q) => q.name === "bulk")!;
+    await createPause(fx.p.oscar, { type: "probe" });
+    await probe(fx.p.acmeId);
+    await probe(fx.p.acmeId);
+    await probe(fx.p.globexId);
+    const asOscar = (await getQueues(fx.p.oscar)).queues.find((q) => q.name === "bulk")!;
     assert.deepEqual(
       asOscar.tenants.map((t) => t.tenant.slug),
       ["acme"],
@@ -225,10 +218,10 @@ describe("pause and resume", () => {
     assert.equal(asOscar.admitted, 0);
     assert.equal(asOscar.pauses.length, 1);
     assert.equal(asOscar.tenantCap, 8);
-    const asRoot = (await getQueues(p.root)).queues.find((q) => q.name === "bulk")!;
+    const asRoot = (await getQueues(fx.p.root)).queues.find((q) => q.name === "bulk")!;
     assert.equal(asRoot.waiting, 2);
     assert.equal(asRoot.admitted, 1, "Globex's job was admitted");
-    await assert.rejects(getQueues(p.ada), isCode("forbidden"));
+    await assert.rejects(getQueues(fx.p.ada), isCode("forbidden"));
   });
 });
 
@@ -242,7 +235,7 @@ test("a platform admin's tenantless token acts as the admin, and dies with the r
   await pool().query(
     `INSERT INTO memberships (user_id, tenant_id, role)
                       SELECT id, $1, 'operator' FROM users WHERE email = 'root@conveyor.test'`,
-    [p.acmeId],
+    [fx.p.acmeId],
   );
   try {
     assert.equal(await principalFromToken(secret), null, "never falls back to a membership gained since");
@@ -256,30 +249,30 @@ test("a platform admin's tenantless token acts as the admin, and dies with the r
 
 describe("caps and fairness", () => {
   test("a tenant's cap holds; the next job is admitted when a slot frees", async () => {
-    await setTenantLimit(p.root, "bulk", "acme", { maxRunning: 2 });
-    await assert.rejects(setTenantLimit(p.oscar, "bulk", "acme", { maxRunning: 9 }), isCode("forbidden"));
-    await assert.rejects(setTenantLimit(p.root, "bulk", "acme", { maxRunning: -1 }), (e: unknown) => {
+    await setTenantLimit(fx.p.root, "bulk", "acme", { maxRunning: 2 });
+    await assert.rejects(setTenantLimit(fx.p.oscar, "bulk", "acme", { maxRunning: 9 }), isCode("forbidden"));
+    await assert.rejects(setTenantLimit(fx.p.root, "bulk", "acme", { maxRunning: -1 }), (e: unknown) => {
       assert.ok(e instanceof AppError && e.fields?.[0]?.path === "maxRunning");
       return true;
     });
-    await assert.rejects(setTenantLimit(p.root, "nightly", "acme", {}), isCode("not_found"));
+    await assert.rejects(setTenantLimit(fx.p.root, "nightly", "acme", {}), isCode("not_found"));
     const ids: string[] = [];
-    for (let i = 0; i < 6; i++) ids.push(await probe(p.acmeId));
-    const admitted = await db().job.count({ where: { tenantId: p.acmeId, admittedAt: { not: null } } });
+    for (let i = 0; i < 6; i++) ids.push(await probe(fx.p.acmeId));
+    const admitted = await db().job.count({ where: { tenantId: fx.p.acmeId, admittedAt: { not: null } } });
     assert.equal(admitted, 2);
-    assert.equal((await getJob(p.ada, ids[2]!)).admission, "waiting", "at its tenant's cap: waiting its turn");
+    assert.equal((await getJob(fx.p.ada, ids[2]!)).admission, "waiting", "at its tenant's cap: waiting its turn");
     assert.equal(await admitQueue("bulk"), 0, "no room until a job ends");
     assert.deepEqual(await runInOrder(), ids, "all run, in order, two at a time at most");
-    const view = (await getQueues(p.root)).queues.find((q) => q.name === "bulk")!;
+    const view = (await getQueues(fx.p.root)).queues.find((q) => q.name === "bulk")!;
     assert.equal(view.tenants.find((t) => t.tenant.slug === "acme")?.cap, 2);
   });
 
   test("round-robin: Globex is not starved behind Acme's flood, and Acme's order is kept", async () => {
     await pool().query(`UPDATE queues SET max_admitted = 2 WHERE name = 'bulk'`);
     const acme: string[] = [];
-    for (let i = 0; i < 20; i++) acme.push(await probe(p.acmeId));
+    for (let i = 0; i < 20; i++) acme.push(await probe(fx.p.acmeId));
     const globex: string[] = [];
-    for (let i = 0; i < 3; i++) globex.push(await probe(p.globexId));
+    for (let i = 0; i < 3; i++) globex.push(await probe(fx.p.globexId));
     const order = await runInOrder();
     assert.equal(order.length, 23);
     const positions = globex.map((id) => order.indexOf(id));
@@ -293,24 +286,24 @@ describe("caps and fairness", () => {
   });
 
   test("priorities order a tenant's waiting jobs: lower runs first, then first come", async () => {
-    await setTenantLimit(p.root, "bulk", "acme", { maxRunning: 1 });
-    const first = await probe(p.acmeId);
-    const later = await probe(p.acmeId);
-    const urgent = (await enqueueJob({ tenantId: p.acmeId, type: "probe", input: { sleepMs: 0 }, priority: -5 })).job
+    await setTenantLimit(fx.p.root, "bulk", "acme", { maxRunning: 1 });
+    const first = await probe(fx.p.acmeId);
+    const later = await probe(fx.p.acmeId);
+    const urgent = (await enqueueJob({ tenantId: fx.p.acmeId, type: "probe", input: { sleepMs: 0 }, priority: -5 })).job
       .id;
     assert.deepEqual(await runInOrder(), [first, urgent, later]);
   });
 
   test("weights: a tenant with weight 3 gets three turns to another's one", async () => {
     await pool().query(`UPDATE queues SET max_admitted = 8 WHERE name = 'bulk'`);
-    await setTenantLimit(p.root, "bulk", "acme", { maxRunning: 100, weight: 1 });
-    await setTenantLimit(p.root, "bulk", "globex", { maxRunning: 100, weight: 3 });
-    const pause = await createPause(p.root, { queue: "bulk" });
+    await setTenantLimit(fx.p.root, "bulk", "acme", { maxRunning: 100, weight: 1 });
+    await setTenantLimit(fx.p.root, "bulk", "globex", { maxRunning: 100, weight: 3 });
+    const pause = await createPause(fx.p.root, { queue: "bulk" });
     for (let i = 0; i < 20; i++) {
-      await probe(p.acmeId);
-      await probe(p.globexId);
+      await probe(fx.p.acmeId);
+      await probe(fx.p.globexId);
     }
-    await resumePause(p.root, pause.id);
+    await resumePause(fx.p.root, pause.id);
     const admitted = await pool().query<{ tenant: string; n: number }>(
       `SELECT t.slug AS tenant, count(*)::int AS n FROM jobs j JOIN tenants t ON t.id = j.tenant_id
        WHERE j.admitted_at IS NOT NULL GROUP BY 1 ORDER BY 1`,
@@ -325,9 +318,9 @@ describe("caps and fairness", () => {
   });
 
   test("a retry gives its slot back while its backoff runs", async () => {
-    await setTenantLimit(p.root, "bulk", "acme", { maxRunning: 1 });
-    const first = await probe(p.acmeId);
-    const second = await probe(p.acmeId);
+    await setTenantLimit(fx.p.root, "bulk", "acme", { maxRunning: 1 });
+    const first = await probe(fx.p.acmeId);
+    const second = await probe(fx.p.acmeId);
     assert.equal((await job(second)).admittedAt, null);
     // The first job's attempt is lost to a crash with a backoff: the second takes the slot.
     await pool().query(`UPDATE jobs SET status = 'running' WHERE id = $1`, [first]);
@@ -344,7 +337,12 @@ describe("caps and fairness", () => {
 describe("worker processes", () => {
   function startWorker(args: string[]): ChildProcess & { output: () => string } {
     const child = spawn(process.execPath, ["--import", "tsx", "worker/index.ts", ...args], {
-      env: { ...process.env, DATABASE_URL: database.url, ADMISSION_SWEEP_MS: "200", WORKER_SHUTDOWN_GRACE_MS: "2000" },
+      env: {
+        ...process.env,
+        DATABASE_URL: fx.database.url,
+        ADMISSION_SWEEP_MS: "200",
+        WORKER_SHUTDOWN_GRACE_MS: "2000",
+      },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let out = "";
@@ -359,21 +357,21 @@ describe("worker processes", () => {
   }
 
   test("a cap holds across worker processes, and a pause survives a worker restart", async () => {
-    await setTenantLimit(p.root, "bulk", "acme", { maxRunning: 3 });
+    await setTenantLimit(fx.p.root, "bulk", "acme", { maxRunning: 3 });
     const workers = [
       startWorker(["--queues", "bulk", "--concurrency", "4"]),
       startWorker(["--queues", "bulk", "--concurrency", "4"]),
     ];
     try {
       const ids: string[] = [];
-      for (let i = 0; i < 24; i++) ids.push(await probe(p.acmeId, 150));
+      for (let i = 0; i < 24; i++) ids.push(await probe(fx.p.acmeId, 150));
       let peak = 0;
       const deadline = Date.now() + 60_000;
       while (Date.now() < deadline) {
         const { rows } = await pool().query<{ running: number; done: number }>(
           `SELECT count(*) FILTER (WHERE status = 'running')::int AS running,
                   count(*) FILTER (WHERE status = 'succeeded')::int AS done FROM jobs WHERE tenant_id = $1`,
-          [p.acmeId],
+          [fx.p.acmeId],
         );
         peak = Math.max(peak, rows[0]!.running);
         if (rows[0]!.done === ids.length) break;
@@ -386,14 +384,14 @@ describe("worker processes", () => {
       assert.equal(workersSeen.rowCount, 2, "both processes took work");
 
       // A pause is in the database: it holds across a restart of the fleet.
-      const pause = await createPause(p.oscar, { queue: "bulk" });
-      const held = await probe(p.acmeId);
+      const pause = await createPause(fx.p.oscar, { queue: "bulk" });
+      const held = await probe(fx.p.acmeId);
       await Promise.all(workers.map(stop));
       const restarted = startWorker(["--queues", "bulk", "--concurrency", "2"]);
       workers.push(restarted);
       await sleep(2_500);
       assert.equal((await job(held)).status, "queued", restarted.output());
-      await resumePause(p.oscar, pause.id);
+      await resumePause(fx.p.oscar, pause.id);
       for (let i = 0; i < 250 && (await job(held)).status !== "succeeded"; i++) await sleep(20);
       assert.equal((await job(held)).status, "succeeded", restarted.output());
     } finally {
@@ -404,9 +402,9 @@ describe("worker processes", () => {
   test("an interactive pool never runs bulk work", async () => {
     const worker = startWorker(["--queues", "interactive", "--concurrency", "2"]);
     try {
-      const bulk = await probe(p.acmeId);
+      const bulk = await probe(fx.p.acmeId);
       const interactive = (
-        await enqueueJob({ tenantId: p.acmeId, type: "probe", input: { sleepMs: 0 }, queue: "interactive" })
+        await enqueueJob({ tenantId: fx.p.acmeId, type: "probe", input: { sleepMs: 0 }, queue: "interactive" })
       ).job.id;
       for (let i = 0; i < 250 && (await job(interactive)).status !== "succeeded"; i++) await sleep(20);
       assert.equal((await job(interactive)).status, "succeeded", worker.output());

@@ -1,22 +1,14 @@
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { formatReport, runChaos } from "../chaos/harness";
-import { createTestDatabase, type TestDatabase } from "../helpers/db";
-import { seedDemo, type DemoPrincipals } from "../helpers/fixtures";
+import { useTestDatabase } from "../helpers/db";
 
-let database: TestDatabase;
-let p: DemoPrincipals;
-
-before(async () => {
-  database = await createTestDatabase();
-  p = await seedDemo(0.001);
-});
-after(async () => database.drop());
+const fx = useTestDatabase({ seed: 0.001 });
 
 test("chaos, short: 300 jobs on 3 workers through SIGKILLs and terminated connections — nothing lost, nothing twice", async () => {
   const report = await runChaos({
-    databaseUrl: database.url,
-    tenantId: p.acmeId,
+    databaseUrl: fx.database.url,
+    tenantId: fx.p.acmeId,
     jobs: 300,
     workers: 3,
     concurrency: 4,

@@ -1,23 +1,16 @@
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { createPause } from "@/lib/admission/pauses";
 import { pool } from "@/lib/db";
 import { AppError } from "@/lib/errors";
-import { replayDeadLetters } from "@/lib/jobs/actions";
+import { replayDeadLetters } from "@/lib/jobs/dead-letters";
 import { enqueueJob } from "@/lib/jobs/enqueue";
 import { registerWorker } from "@/lib/jobs/workers";
 import { listAudit, listDeadLetterGroups, listStuckJobs, listWorkers } from "@/lib/ops/console";
-import { createTestDatabase, type TestDatabase } from "../helpers/db";
-import { seedDemo, type DemoPrincipals, isCode } from "../helpers/fixtures";
+import { useTestDatabase } from "../helpers/db";
+import { isCode } from "../helpers/fixtures";
 
-let database: TestDatabase;
-let p: DemoPrincipals;
-
-before(async () => {
-  database = await createTestDatabase();
-  p = await seedDemo();
-});
-after(async () => database.drop());
+const fx = useTestDatabase();
 
 async function probe(tenantId: string): Promise<string> {
   return (await enqueueJob({ tenantId, type: "probe", input: { sleepMs: 0 } })).job.id;
@@ -40,12 +33,12 @@ async function jobIn(tenantId: string, status: "failed" | "retrying", message: s
 
 describe("dead letters grouped by error", () => {
   test("messages that differ only in ids and numbers form one group, which can be replayed", async () => {
-    await jobIn(p.acmeId, "failed", "timeout after 3012 ms calling job 01a22741-eb5c-7699-98f5-100b9b6722d7");
-    await jobIn(p.acmeId, "failed", "timeout after 2988 ms calling job 01a22741-eb5c-7699-98f5-100b9b672200");
-    await jobIn(p.acmeId, "failed", "upstream answered 503");
-    await jobIn(p.globexId, "failed", "timeout after 10 ms calling job 01a22741-eb5c-7699-98f5-100b9b6722ff");
+    await jobIn(fx.p.acmeId, "failed", "timeout after 3012 ms calling job 01a22741-eb5c-7699-98f5-100b9b6722d7");
+    await jobIn(fx.p.acmeId, "failed", "timeout after 2988 ms calling job 01a22741-eb5c-7699-98f5-100b9b672200");
+    await jobIn(fx.p.acmeId, "failed", "upstream answered 503");
+    await jobIn(fx.p.globexId, "failed", "timeout after 10 ms calling job 01a22741-eb5c-7699-98f5-100b9b6722ff");
 
-    const groups = await listDeadLetterGroups(p.oscar, {});
+    const groups = await listDeadLetterGroups(fx.p.oscar, {});
     assert.deepEqual(
       groups.map((g) => [g.count, g.fingerprint]),
       [
@@ -54,19 +47,19 @@ describe("dead letters grouped by error", () => {
       ],
     );
     assert.match(groups[0]!.sample!, /^timeout after \d+ ms/);
-    const all = await listDeadLetterGroups(p.root, {});
+    const all = await listDeadLetterGroups(fx.p.root, {});
     assert.equal(all[0]!.count, 3, "a platform admin sees every tenant's");
     assert.equal(all[0]!.tenants, 2);
-    assert.equal((await listDeadLetterGroups(p.root, { tenant: "globex" }))[0]!.count, 1);
-    await assert.rejects(listDeadLetterGroups(p.ada, {}), isCode("forbidden"));
-    await assert.rejects(listDeadLetterGroups(p.oscar, { tenant: "globex" }), isCode("not_found"));
+    assert.equal((await listDeadLetterGroups(fx.p.root, { tenant: "globex" }))[0]!.count, 1);
+    await assert.rejects(listDeadLetterGroups(fx.p.ada, {}), isCode("forbidden"));
+    await assert.rejects(listDeadLetterGroups(fx.p.oscar, { tenant: "globex" }), isCode("not_found"));
 
-    const replayed = await replayDeadLetters(p.oscar, {
+    const replayed = await replayDeadLetters(fx.p.oscar, {
       filter: { type: "probe", errorClass: "retryable", fingerprint: groups[0]!.fingerprint! },
     });
     assert.deepEqual([replayed.matched, replayed.replayed], [2, 2]);
     assert.deepEqual(
-      (await listDeadLetterGroups(p.oscar, {})).map((g) => g.count),
+      (await listDeadLetterGroups(fx.p.oscar, {})).map((g) => g.count),
       [1],
     );
   });
@@ -74,19 +67,19 @@ describe("dead letters grouped by error", () => {
 
 describe("stuck jobs", () => {
   test("expired leases, late heartbeats, long waits and repeated retries, each with advice", async () => {
-    const expired = await probe(p.acmeId);
+    const expired = await probe(fx.p.acmeId);
     await pool().query(
       `UPDATE jobs SET status = 'running', lease_owner = 'w', lease_expires_at = now() - interval '5 seconds',
               heartbeat_at = now() - interval '40 seconds' WHERE id = $1`,
       [expired],
     );
-    const silent = await probe(p.acmeId);
+    const silent = await probe(fx.p.acmeId);
     await pool().query(
       `UPDATE jobs SET status = 'running', lease_owner = 'w', lease_expires_at = now() + interval '1 minute',
               heartbeat_at = now() - interval '2 minutes' WHERE id = $1`,
       [silent],
     );
-    await createPause(p.oscar, { type: "export" });
+    await createPause(fx.p.oscar, { type: "export" });
     const [acme] = (await pool().query(`SELECT id FROM tenants WHERE slug = 'acme'`)).rows as { id: string }[];
     const waiting = (
       await enqueueJob({
@@ -96,14 +89,14 @@ describe("stuck jobs", () => {
         runAt: new Date(Date.now() - 30 * 60_000),
       })
     ).job.id;
-    const retrying = await jobIn(p.acmeId, "retrying", "connection refused", 4);
-    const other = await probe(p.globexId);
+    const retrying = await jobIn(fx.p.acmeId, "retrying", "connection refused", 4);
+    const other = await probe(fx.p.globexId);
     await pool().query(
       `UPDATE jobs SET status = 'running', lease_expires_at = now() - interval '5 seconds' WHERE id = $1`,
       [other],
     );
 
-    const stuck = await listStuckJobs(p.oscar, {});
+    const stuck = await listStuckJobs(fx.p.oscar, {});
     const byId = new Map(stuck.map((s) => [s.id, s]));
     assert.equal(byId.get(expired)?.kind, "lease_expired");
     assert.equal(byId.get(silent)?.kind, "no_heartbeat");
@@ -112,49 +105,49 @@ describe("stuck jobs", () => {
     assert.equal(byId.get(retrying)?.kind, "retrying_repeatedly");
     assert.match(byId.get(retrying)!.detail, /connection refused/);
     assert.equal(byId.has(other), false, "another tenant's job is not listed");
-    assert.ok((await listStuckJobs(p.root, {})).some((s) => s.id === other));
-    await assert.rejects(listStuckJobs(p.oscar, { queuedMinutes: "soon" }), (e: unknown) => {
+    assert.ok((await listStuckJobs(fx.p.root, {})).some((s) => s.id === other));
+    await assert.rejects(listStuckJobs(fx.p.oscar, { queuedMinutes: "soon" }), (e: unknown) => {
       assert.ok(e instanceof AppError && e.fields?.[0]?.path === "queuedMinutes");
       return true;
     });
-    await assert.rejects(listStuckJobs(p.ada, {}), isCode("forbidden"));
+    await assert.rejects(listStuckJobs(fx.p.ada, {}), isCode("forbidden"));
   });
 });
 
 describe("workers and audit", () => {
   test("the fleet is for platform admins, with each worker's running jobs", async () => {
     await registerWorker({ id: "console-test-worker", queues: ["bulk"], concurrency: 3 });
-    const id = await probe(p.acmeId);
+    const id = await probe(fx.p.acmeId);
     await pool().query(`UPDATE jobs SET status = 'running', lease_owner = 'console-test-worker' WHERE id = $1`, [id]);
-    const workers = await listWorkers(p.root);
+    const workers = await listWorkers(fx.p.root);
     const w = workers.find((x) => x.id === "console-test-worker");
     assert.deepEqual(
       { queues: w?.queues, concurrency: w?.concurrency, runningJobs: w?.runningJobs, state: w?.state },
       { queues: ["bulk"], concurrency: 3, runningJobs: 1, state: "running" },
     );
-    await assert.rejects(listWorkers(p.oscar), isCode("forbidden"));
+    await assert.rejects(listWorkers(fx.p.oscar), isCode("forbidden"));
   });
 
   test("the audit log is scoped, filterable and paged", async () => {
-    await createPause(p.oscar, { queue: "interactive", reason: "audit test" });
-    await createPause(p.root, { tenant: "globex", queue: "interactive" });
-    const mine = await listAudit(p.oscar, { action: "queue." });
+    await createPause(fx.p.oscar, { queue: "interactive", reason: "audit test" });
+    await createPause(fx.p.root, { tenant: "globex", queue: "interactive" });
+    const mine = await listAudit(fx.p.oscar, { action: "queue." });
     assert.ok(mine.entries.length >= 1);
     assert.ok(mine.entries.every((e) => e.action.startsWith("queue.") && e.tenant?.slug === "acme"));
     assert.equal(mine.entries[0]!.actor, "oscar@acme.test");
-    const ginas = await listAudit(p.gina, {});
+    const ginas = await listAudit(fx.p.gina, {});
     assert.ok(
       ginas.entries.every((e) => e.tenant?.slug === "globex"),
       "never another tenant's entries",
     );
-    const byRoot = await listAudit(p.root, { actor: "root@" });
+    const byRoot = await listAudit(fx.p.root, { actor: "root@" });
     assert.ok(byRoot.entries.some((e) => e.tenant?.slug === "globex"));
 
     // Keyset paging walks every entry once.
     const seen = new Set<string>();
     let cursor: string | undefined;
     do {
-      const page = await listAudit(p.root, { limit: 2, ...(cursor ? { cursor } : {}) });
+      const page = await listAudit(fx.p.root, { limit: 2, ...(cursor ? { cursor } : {}) });
       for (const e of page.entries) {
         assert.equal(seen.has(e.id), false);
         seen.add(e.id);
@@ -163,7 +156,7 @@ describe("workers and audit", () => {
     } while (cursor);
     const total = Number((await pool().query(`SELECT count(*) AS n FROM audit_logs`)).rows[0].n);
     assert.equal(seen.size, total);
-    await assert.rejects(listAudit(p.oscar, { cursor: "x" }), isCode("invalid_input"));
-    await assert.rejects(listAudit(p.ada, {}), isCode("forbidden"));
+    await assert.rejects(listAudit(fx.p.oscar, { cursor: "x" }), isCode("invalid_input"));
+    await assert.rejects(listAudit(fx.p.ada, {}), isCode("forbidden"));
   });
 });

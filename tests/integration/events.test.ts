@@ -1,19 +1,12 @@
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { AppError } from "@/lib/errors";
-import { openJobEventStream, openTenantEventStream } from "@/lib/events/sse";
+import { openJobEventStream, openTenantEventStream } from "@/lib/sse/streams";
 import { requestExport } from "@/lib/exports/service";
-import { createTestDatabase, type TestDatabase } from "../helpers/db";
-import { drainJobs, seedDemo, type DemoPrincipals } from "../helpers/fixtures";
+import { useTestDatabase } from "../helpers/db";
+import { drainJobs } from "../helpers/fixtures";
 
-let database: TestDatabase;
-let p: DemoPrincipals;
-
-before(async () => {
-  database = await createTestDatabase();
-  p = await seedDemo();
-});
-after(async () => database.drop());
+const fx = useTestDatabase();
 
 type Frame = { id?: number; event: string; data: unknown };
 
@@ -53,8 +46,8 @@ async function readFrames(
 
 describe("server-sent events", () => {
   test("a job stream sends a snapshot, then progress and status, and closes after the terminal snapshot", async () => {
-    const { job } = await requestExport(p.ada, { dataset: "events", format: "csv" });
-    const stream = await openJobEventStream(p.ada, job.id, new AbortController().signal);
+    const { job } = await requestExport(fx.p.ada, { dataset: "events", format: "csv" });
+    const stream = await openJobEventStream(fx.p.ada, job.id, new AbortController().signal);
     const reading = readFrames(stream);
     await drainJobs();
     const frames = await reading; // ends by itself: the server closes after a terminal status
@@ -76,9 +69,9 @@ describe("server-sent events", () => {
   });
 
   test("a finished job's stream is its snapshot alone", async () => {
-    const { job } = await requestExport(p.ada, { dataset: "customers" });
+    const { job } = await requestExport(fx.p.ada, { dataset: "customers" });
     await drainJobs();
-    const frames = await readFrames(await openJobEventStream(p.ada, job.id, new AbortController().signal));
+    const frames = await readFrames(await openJobEventStream(fx.p.ada, job.id, new AbortController().signal));
     assert.deepEqual(
       frames.map((f) => f.event),
       ["snapshot"],
@@ -86,24 +79,24 @@ describe("server-sent events", () => {
   });
 
   test("another tenant's job stream is not found before any byte is sent", async () => {
-    const { job } = await requestExport(p.ada, { dataset: "customers" });
+    const { job } = await requestExport(fx.p.ada, { dataset: "customers" });
     await assert.rejects(
-      openJobEventStream(p.gus, job.id, new AbortController().signal),
+      openJobEventStream(fx.p.gus, job.id, new AbortController().signal),
       (e: unknown) => e instanceof AppError && e.code === "not_found",
     );
   });
 
   test("the tenant stream carries the tenant's jobs only", async () => {
     const abort = new AbortController();
-    const gusStream = openTenantEventStream(p.gus, abort.signal);
-    const adaStream = openTenantEventStream(p.ada, abort.signal);
+    const gusStream = openTenantEventStream(fx.p.gus, abort.signal);
+    const adaStream = openTenantEventStream(fx.p.ada, abort.signal);
     const gusFrames = readFrames(gusStream, (f) => f.length > 0);
     const adaFrames = readFrames(adaStream, (f) =>
       f.some((x) => (x.data as { status: string }).status === "succeeded"),
     );
     await new Promise((r) => setTimeout(r, 200)); // both subscribed
-    const { job: acmeJob } = await requestExport(p.ada, { dataset: "customers" });
-    const { job: globexJob } = await requestExport(p.gus, { dataset: "customers" });
+    const { job: acmeJob } = await requestExport(fx.p.ada, { dataset: "customers" });
+    const { job: globexJob } = await requestExport(fx.p.gus, { dataset: "customers" });
     await drainJobs();
     const ada = await adaFrames;
     const gus = await gusFrames;
@@ -115,9 +108,9 @@ describe("server-sent events", () => {
 
   test("the tenant stream resumes after a dropped connection from Last-Event-ID, without gaps", async () => {
     // Connected, sees one job finish, then drops.
-    const first = await requestExport(p.ada, { dataset: "customers" });
+    const first = await requestExport(fx.p.ada, { dataset: "customers" });
     const abort1 = new AbortController();
-    const reading = readFrames(openTenantEventStream(p.ada, abort1.signal), (f) =>
+    const reading = readFrames(openTenantEventStream(fx.p.ada, abort1.signal), (f) =>
       f.some((x) => (x.data as { jobId: string; status: string }).status === "succeeded"),
     );
     await drainJobs();
@@ -126,13 +119,13 @@ describe("server-sent events", () => {
     const lastId = before.at(-1)!.id!;
 
     // While it is away: one job finishes, another is requested and waits.
-    const missed = await requestExport(p.ada, { dataset: "orders" });
+    const missed = await requestExport(fx.p.ada, { dataset: "orders" });
     await drainJobs();
-    const waiting = await requestExport(p.ada, { dataset: "customers", format: "jsonl" });
-    const gusJob = await requestExport(p.gus, { dataset: "customers" });
+    const waiting = await requestExport(fx.p.ada, { dataset: "customers", format: "jsonl" });
+    const gusJob = await requestExport(fx.p.gus, { dataset: "customers" });
 
     const abort2 = new AbortController();
-    const resumed = await readFrames(openTenantEventStream(p.ada, abort2.signal, String(lastId)), (f) =>
+    const resumed = await readFrames(openTenantEventStream(fx.p.ada, abort2.signal, String(lastId)), (f) =>
       [waiting.job.id, missed.job.id].every((id) => f.some((x) => (x.data as { jobId: string }).jobId === id)),
     );
     abort2.abort();
@@ -149,13 +142,13 @@ describe("server-sent events", () => {
   });
 
   test("a client that reads nothing is coalesced, then dropped, never buffered without bound", async () => {
-    const { MAX_BACKLOG, MAX_COALESCED, sseStats } = await import("@/lib/events/sse");
-    const stream = openTenantEventStream(p.ada, new AbortController().signal);
+    const { MAX_BACKLOG, MAX_COALESCED, sseStats } = await import("@/lib/sse/streams");
+    const stream = openTenantEventStream(fx.p.ada, new AbortController().signal);
     await new Promise((r) => setTimeout(r, 50)); // subscribed
     const before = { ...sseStats };
     // Many changes to a few jobs: the stream holds MAX_BACKLOG frames, then one per job.
     const event = (jobId: string, seq: number) => ({
-      tenantId: p.acmeId,
+      tenantId: fx.p.acmeId,
       jobId,
       seq,
       type: "export",

@@ -1,4 +1,4 @@
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -16,18 +16,11 @@ import { reap } from "@/lib/jobs/reaper";
 import { cleanupExpiredExports } from "@/lib/exports/links";
 import { getJob } from "@/lib/jobs/queries";
 import { storage } from "@/lib/storage";
-import { createTestDatabase, type TestDatabase } from "../helpers/db";
-import { drainJobs, seedDemo, type DemoPrincipals } from "../helpers/fixtures";
+import { useTestDatabase } from "../helpers/db";
+import { drainJobs } from "../helpers/fixtures";
 import { unzip } from "../helpers/zip";
 
-let database: TestDatabase;
-let p: DemoPrincipals;
-
-before(async () => {
-  database = await createTestDatabase();
-  p = await seedDemo(); // Acme: 10,000 events
-});
-after(async () => database.drop());
+const fx = useTestDatabase();
 
 type Manifest = {
   rowCount: number;
@@ -38,7 +31,7 @@ type Manifest = {
 };
 
 async function download(jobId: string) {
-  const file = await openExportDownload(p.ada, jobId);
+  const file = await openExportDownload(fx.p.ada, jobId);
   const entries = await unzip(await buffer(file.stream));
   const manifest = JSON.parse(entries.get("manifest.json")!.toString()) as Manifest;
   return { file, entries, manifest };
@@ -51,7 +44,7 @@ const children = async (id: string) =>
   );
 
 /** A pause on Acme's export parts: the parent plans and waits, the parts stay queued. */
-const holdParts = () => createPause(p.oscar, { queue: "bulk", type: "export_part", reason: "export-parts test" });
+const holdParts = () => createPause(fx.p.oscar, { queue: "bulk", type: "export_part", reason: "export-parts test" });
 
 describe("split exports", () => {
   test("splitRange covers the ids exactly once", () => {
@@ -68,7 +61,7 @@ describe("split exports", () => {
 
   test("a large export fans out, waits without a slot, and assembles a zip whose manifest matches the snapshot", async () => {
     const pause = await holdParts();
-    const { job } = await requestExport(p.ada, { dataset: "events", format: "csv", partRows: 2500 });
+    const { job } = await requestExport(fx.p.ada, { dataset: "events", format: "csv", partRows: 2500 });
     await drainJobs();
 
     const waiting = await db().job.findUniqueOrThrow({ where: { id: job.id } });
@@ -81,7 +74,7 @@ describe("split exports", () => {
     assert.ok(parts.every((c) => c.queue === "bulk" && c.status === "queued"));
     const { rows: expected } = await pool().query<{ n: number }>(
       "SELECT count(*)::int AS n FROM events WHERE tenant_id = $1",
-      [p.acmeId],
+      [fx.p.acmeId],
     );
 
     // Rows added after the plan are not in the export: one snapshot for every part.
@@ -89,12 +82,12 @@ describe("split exports", () => {
       `INSERT INTO events (tenant_id, customer_id, type, source, payload, message, occurred_at)
        SELECT tenant_id, customer_id, type, source, payload, 'after the plan', now() FROM events
        WHERE tenant_id = $1 LIMIT 50`,
-      [p.acmeId],
+      [fx.p.acmeId],
     );
-    await resumePause(p.oscar, pause.id);
+    await resumePause(fx.p.oscar, pause.id);
     await drainJobs();
 
-    const done = await getJob(p.ada, job.id);
+    const done = await getJob(fx.p.ada, job.id);
     assert.equal(done.status, "succeeded");
     assert.equal(done.progress.done, expected[0]!.n);
     assert.equal(done.result?.files.length, 1);
@@ -134,9 +127,9 @@ describe("split exports", () => {
   });
 
   test("a small export stays one file", async () => {
-    const { job } = await requestExport(p.ada, { dataset: "customers", format: "csv" });
+    const { job } = await requestExport(fx.p.ada, { dataset: "customers", format: "csv" });
     await drainJobs();
-    const done = await getJob(p.ada, job.id);
+    const done = await getJob(fx.p.ada, job.id);
     assert.equal(done.status, "succeeded");
     assert.match(done.result!.files[0]!.name, /\.csv$/);
     assert.equal(await db().job.count({ where: { parentId: job.id } }), 0);
@@ -144,17 +137,17 @@ describe("split exports", () => {
 
   test("a dead part fails the export, offering the finished parts as a partial result", async () => {
     const pause = await holdParts();
-    const { job } = await requestExport(p.ada, { dataset: "events", format: "jsonl", partRows: 2500 });
+    const { job } = await requestExport(fx.p.ada, { dataset: "events", format: "jsonl", partRows: 2500 });
     await drainJobs();
     const parts = await children(job.id);
     // Part 3 cannot run: its input names no dataset any more (a permanent failure).
     await pool().query(`UPDATE jobs SET input = jsonb_set(input, '{request,dataset}', '"gone"') WHERE id = $1`, [
       parts[2]!.id,
     ]);
-    await resumePause(p.oscar, pause.id);
+    await resumePause(fx.p.oscar, pause.id);
     await drainJobs();
 
-    const failed = await getJob(p.ada, job.id);
+    const failed = await getJob(fx.p.ada, job.id);
     assert.equal(failed.status, "failed");
     assert.match(
       failed.error!.message,
@@ -171,7 +164,7 @@ describe("split exports", () => {
       [[3, "failed"]],
     );
     assert.equal(entries.size, parts.length, "the finished part files and the manifest");
-    await assert.rejects(replayJob(p.oscar, parts[2]!.id), (e: unknown) => {
+    await assert.rejects(replayJob(fx.p.oscar, parts[2]!.id), (e: unknown) => {
       assert.ok(e instanceof Error && /replay the export instead/.test(e.message));
       return true;
     });
@@ -180,55 +173,59 @@ describe("split exports", () => {
   test("cancelling a waiting export cancels its parts", async () => {
     const pause = await holdParts();
     try {
-      const { job } = await requestExport(p.ada, { dataset: "events", format: "csv", partRows: 2500 });
+      const { job } = await requestExport(fx.p.ada, { dataset: "events", format: "csv", partRows: 2500 });
       await drainJobs();
-      const cancelled = await cancelJob(p.ada, job.id);
+      const cancelled = await cancelJob(fx.p.ada, job.id);
       assert.equal(cancelled.status, "cancelled");
       await reap({ deadAfterMs: 60_000 }); // the reaper stops a cancelled export's parts
       const parts = await children(job.id);
       assert.ok(parts.length >= 4);
       assert.deepEqual(new Set(parts.map((c) => c.status)), new Set(["cancelled"]));
     } finally {
-      await resumePause(p.oscar, pause.id);
+      await resumePause(fx.p.oscar, pause.id);
     }
   });
 
   test("a pause that cancels running jobs ends a waiting export and its parts", async () => {
     const hold = await holdParts();
     try {
-      const { job } = await requestExport(p.ada, { dataset: "events", format: "csv", partRows: 2500 });
+      const { job } = await requestExport(fx.p.ada, { dataset: "events", format: "csv", partRows: 2500 });
       await drainJobs();
-      const r = await createPause(p.oscar, { queue: "interactive", type: "export", cancelRunning: true });
+      const r = await createPause(fx.p.oscar, { queue: "interactive", type: "export", cancelRunning: true });
       assert.equal(r.cancelled, 1);
-      const parent = await getJob(p.ada, job.id);
+      const parent = await getJob(fx.p.ada, job.id);
       assert.equal(parent.status, "cancelled", "at once: it was running on no worker");
       await reap({ deadAfterMs: 60_000 });
       assert.deepEqual(new Set((await children(job.id)).map((c) => c.status)), new Set(["cancelled"]));
       const timeline = await db().jobTransition.findMany({ where: { jobId: job.id }, orderBy: { id: "asc" } });
       assert.equal(timeline.at(-1)?.toStatus, "cancelled", "the end is in the timeline");
-      await resumePause(p.oscar, r.id);
+      await resumePause(fx.p.oscar, r.id);
     } finally {
-      await resumePause(p.oscar, hold.id);
+      await resumePause(fx.p.oscar, hold.id);
     }
   });
 
   test("a part file gone before assembly fails that attempt, not the worker", async () => {
     const parts = await holdParts();
-    const { job } = await requestExport(p.ada, { dataset: "events", format: "csv", partRows: 2500 });
+    const { job } = await requestExport(fx.p.ada, { dataset: "events", format: "csv", partRows: 2500 });
     await drainJobs(); // planned; the parts wait
     // Hold the assembly too: the woken export waits for admission in a paused scope.
-    const assembly = await createPause(p.oscar, { queue: "interactive", type: "export", reason: "hold the assembly" });
-    await resumePause(p.oscar, parts.id);
+    const assembly = await createPause(fx.p.oscar, {
+      queue: "interactive",
+      type: "export",
+      reason: "hold the assembly",
+    });
+    await resumePause(fx.p.oscar, parts.id);
     await drainJobs();
     const [first] = await children(job.id);
     assert.equal(first!.status, "succeeded");
     await storage().delete((first!.result as PartResult).key);
-    await resumePause(p.oscar, assembly.id);
+    await resumePause(fx.p.oscar, assembly.id);
     await drainJobs(); // must not throw: the worker lives on
-    const after = await getJob(p.ada, job.id);
+    const after = await getJob(fx.p.ada, job.id);
     assert.equal(after.status, "retrying");
     assert.match(after.error!.message, /The file of part 1 is gone/);
-    await cancelJob(p.ada, job.id);
+    await cancelJob(fx.p.ada, job.id);
   });
 
   test("a worker killed mid-export: the export finishes, and no finished part is redone", async () => {
@@ -239,7 +236,7 @@ describe("split exports", () => {
         {
           env: {
             ...process.env,
-            DATABASE_URL: database.url,
+            DATABASE_URL: fx.database.url,
             ADMISSION_SWEEP_MS: "200",
             REAPER_INTERVAL_MS: "200",
             WORKER_DEAD_AFTER_MS: "1000",
@@ -253,7 +250,7 @@ describe("split exports", () => {
       return Object.assign(child, { output: () => out });
     };
     // Many small parts, so the kill lands while some are done and others are not.
-    const { job } = await requestExport(p.ada, { dataset: "events", format: "jsonl", partRows: 1000 });
+    const { job } = await requestExport(fx.p.ada, { dataset: "events", format: "jsonl", partRows: 1000 });
     const first = start();
     let second: ReturnType<typeof start> | null = null;
     try {
@@ -290,7 +287,7 @@ describe("split exports", () => {
         [...seen].sort((a, b) => a - b),
         "progress never moved backwards",
       );
-      const done = await getJob(p.ada, job.id);
+      const done = await getJob(fx.p.ada, job.id);
       assert.equal(done.status, "succeeded", second.output().slice(-3000));
       const parts = await children(job.id);
       assert.ok(parts.length >= 10, `${parts.length} parts`);
@@ -310,7 +307,7 @@ describe("split exports", () => {
       const { manifest } = await download(job.id);
       const { rows: n } = await pool().query<{ n: number }>(
         "SELECT count(*)::int AS n FROM events WHERE tenant_id = $1 AND id <= $2",
-        [p.acmeId, manifest.snapshot.lastId],
+        [fx.p.acmeId, manifest.snapshot.lastId],
       );
       assert.equal(manifest.rowCount, n[0]!.n);
     } finally {

@@ -1,4 +1,4 @@
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { gunzipSync } from "node:zlib";
 import { buffer } from "node:stream/consumers";
@@ -6,18 +6,11 @@ import { db, pool } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import { openExportDownload, requestExport } from "@/lib/exports/service";
 import { getJob, listJobs } from "@/lib/jobs/queries";
-import { createTestDatabase, type TestDatabase } from "../helpers/db";
+import { useTestDatabase } from "../helpers/db";
 import { admitAll } from "@/lib/admission/admitter";
-import { drainJobs, seedDemo, type DemoPrincipals } from "../helpers/fixtures";
+import { drainJobs } from "../helpers/fixtures";
 
-let database: TestDatabase;
-let p: DemoPrincipals;
-
-before(async () => {
-  database = await createTestDatabase();
-  p = await seedDemo();
-});
-after(async () => database.drop());
+const fx = useTestDatabase();
 
 /** Parses CSV (RFC 4180, as COPY writes it) into rows of fields. */
 function parseCsv(text: string): string[][] {
@@ -57,7 +50,7 @@ async function countRows(table: string, tenantId: string): Promise<number> {
 
 describe("exports", () => {
   test("an orders CSV export runs to succeeded and its file matches the database", async () => {
-    const { job, created } = await requestExport(p.ada, { dataset: "orders", format: "csv", compression: "none" });
+    const { job, created } = await requestExport(fx.p.ada, { dataset: "orders", format: "csv", compression: "none" });
     assert.equal(created, true);
     assert.equal(job.status, "queued");
     // Read-only look at graphile's table: its public `jobs` view hides payloads.
@@ -71,10 +64,10 @@ describe("exports", () => {
     );
 
     await drainJobs();
-    const done = await getJob(p.ada, job.id);
+    const done = await getJob(fx.p.ada, job.id);
     assert.equal(done.status, "succeeded");
     assert.equal(done.attempts, 1);
-    const expected = await countRows("orders", p.acmeId);
+    const expected = await countRows("orders", fx.p.acmeId);
     assert.equal(done.progress.done, expected);
     assert.equal(done.progress.total, expected);
     const file = done.result?.files[0];
@@ -83,7 +76,7 @@ describe("exports", () => {
     assert.match(file.name, /^orders-.*\.csv$/);
     assert.equal(file.downloadUrl, `/api/v1/exports/${job.id}/download`);
 
-    const download = await openExportDownload(p.ada, job.id);
+    const download = await openExportDownload(fx.p.ada, job.id);
     const body = (await buffer(download.stream)).toString("utf8");
     assert.equal(download.size, Buffer.byteLength(body));
     const rows = parseCsv(body);
@@ -111,16 +104,16 @@ describe("exports", () => {
   test("JSONL with gzip decompresses to one JSON object per event in the date window", async () => {
     const from = new Date(Date.now() - 2 * 86_400_000).toISOString();
     const to = new Date(Date.now() - 86_400_000).toISOString();
-    const { job } = await requestExport(p.ada, {
+    const { job } = await requestExport(fx.p.ada, {
       dataset: "events",
       format: "jsonl",
       compression: "gzip",
       filter: { from, to },
     });
     await drainJobs();
-    const done = await getJob(p.ada, job.id);
+    const done = await getJob(fx.p.ada, job.id);
     assert.equal(done.status, "succeeded", JSON.stringify(done.error));
-    const download = await openExportDownload(p.ada, job.id);
+    const download = await openExportDownload(fx.p.ada, job.id);
     assert.equal(download.contentType, "application/gzip");
     const lines = gunzipSync(await buffer(download.stream))
       .toString("utf8")
@@ -128,7 +121,7 @@ describe("exports", () => {
       .filter(Boolean);
     const { rows } = await pool().query<{ n: string }>(
       `SELECT count(*) AS n FROM events WHERE tenant_id = $1 AND occurred_at >= $2 AND occurred_at < $3`,
-      [p.acmeId, from, to],
+      [fx.p.acmeId, from, to],
     );
     assert.ok(Number(rows[0]!.n) > 0, "the window holds events");
     assert.equal(lines.length, Number(rows[0]!.n));
@@ -145,7 +138,7 @@ describe("exports", () => {
   test("bad input is rejected with field paths and creates nothing", async () => {
     const before = await db().job.count();
     await assert.rejects(
-      requestExport(p.ada, { dataset: "invoices", format: "xml", filter: { from: "yesterday" } }),
+      requestExport(fx.p.ada, { dataset: "invoices", format: "xml", filter: { from: "yesterday" } }),
       (err: unknown) => {
         assert.ok(err instanceof AppError);
         assert.equal(err.code, "invalid_input");
@@ -155,7 +148,7 @@ describe("exports", () => {
       },
     );
     await assert.rejects(
-      requestExport(p.ada, { dataset: "orders", filter: { from: "2026-02-01", to: "2026-01-01" } }),
+      requestExport(fx.p.ada, { dataset: "orders", filter: { from: "2026-02-01", to: "2026-01-01" } }),
       (err: unknown) => err instanceof AppError && err.fields?.[0]?.path === "filter.to",
     );
     assert.equal(await db().job.count(), before);
@@ -163,22 +156,22 @@ describe("exports", () => {
 
   test("idempotency: same key and body → same job; other body → conflict; 50 concurrent → one job", async () => {
     const body = { dataset: "customers", format: "csv", compression: "none" };
-    const a = await requestExport(p.ada, body, "key-1");
-    const b = await requestExport(p.ada, { compression: "none", format: "csv", dataset: "customers" }, "key-1");
+    const a = await requestExport(fx.p.ada, body, "key-1");
+    const b = await requestExport(fx.p.ada, { compression: "none", format: "csv", dataset: "customers" }, "key-1");
     assert.equal(b.job.id, a.job.id);
     assert.equal(b.created, false);
     await assert.rejects(
-      requestExport(p.ada, { ...body, format: "jsonl" }, "key-1"),
+      requestExport(fx.p.ada, { ...body, format: "jsonl" }, "key-1"),
       (e: unknown) => e instanceof AppError && e.code === "conflict",
     );
     // Another tenant may use the same key independently.
-    const g = await requestExport(p.gus, body, "key-1");
+    const g = await requestExport(fx.p.gus, body, "key-1");
     assert.notEqual(g.job.id, a.job.id);
 
     const dispatched = async () =>
       (await pool().query(`SELECT count(*)::int AS n FROM graphile_worker.jobs`)).rows[0].n as number;
     const before = await dispatched();
-    const results = await Promise.all(Array.from({ length: 50 }, () => requestExport(p.ada, body, "key-burst")));
+    const results = await Promise.all(Array.from({ length: 50 }, () => requestExport(fx.p.ada, body, "key-burst")));
     const ids = new Set(results.map((r) => r.job.id));
     assert.equal(ids.size, 1);
     assert.equal(results.filter((r) => r.created).length, 1);
@@ -190,23 +183,26 @@ describe("exports", () => {
   });
 
   test("tenancy: another tenant's job and file are not found; lists are scoped", async () => {
-    const { job } = await requestExport(p.ada, { dataset: "customers" });
+    const { job } = await requestExport(fx.p.ada, { dataset: "customers" });
     await drainJobs();
-    await assert.rejects(getJob(p.gus, job.id), (e: unknown) => e instanceof AppError && e.code === "not_found");
+    await assert.rejects(getJob(fx.p.gus, job.id), (e: unknown) => e instanceof AppError && e.code === "not_found");
     await assert.rejects(
-      openExportDownload(p.gus, job.id),
+      openExportDownload(fx.p.gus, job.id),
       (e: unknown) => e instanceof AppError && e.code === "not_found",
     );
-    await assert.rejects(getJob(p.gus, "not-a-uuid"), (e: unknown) => e instanceof AppError && e.code === "not_found");
-    const gusJobs = await listJobs(p.gus, {});
-    assert.ok(gusJobs.jobs.every((j) => j.tenantId === p.globexId));
+    await assert.rejects(
+      getJob(fx.p.gus, "not-a-uuid"),
+      (e: unknown) => e instanceof AppError && e.code === "not_found",
+    );
+    const gusJobs = await listJobs(fx.p.gus, {});
+    assert.ok(gusJobs.jobs.every((j) => j.tenantId === fx.p.globexId));
     assert.ok(
-      (await listJobs(p.oscar, {})).jobs.some((j) => j.id === job.id),
+      (await listJobs(fx.p.oscar, {})).jobs.some((j) => j.id === job.id),
       "operators of the tenant see it",
     );
-    assert.equal((await getJob(p.root, job.id)).id, job.id, "platform admins see every tenant");
+    assert.equal((await getJob(fx.p.root, job.id)).id, job.id, "platform admins see every tenant");
     await assert.rejects(
-      requestExport(p.root, { dataset: "orders" }),
+      requestExport(fx.p.root, { dataset: "orders" }),
       (e: unknown) => e instanceof AppError && e.code === "forbidden",
     );
   });
@@ -215,12 +211,12 @@ describe("exports", () => {
     const all: string[] = [];
     let cursor: string | undefined;
     do {
-      const page = await listJobs(p.ada, { limit: "2", ...(cursor ? { cursor } : {}) });
+      const page = await listJobs(fx.p.ada, { limit: "2", ...(cursor ? { cursor } : {}) });
       all.push(...page.jobs.map((j) => j.id));
       cursor = page.nextCursor ?? undefined;
     } while (cursor);
     const expected = await db().job.findMany({
-      where: { tenantId: p.acmeId },
+      where: { tenantId: fx.p.acmeId },
       orderBy: [{ createdAt: "desc" }, { id: "desc" }],
     });
     assert.deepEqual(
@@ -228,19 +224,22 @@ describe("exports", () => {
       expected.map((j) => j.id),
     );
     await assert.rejects(
-      listJobs(p.ada, { cursor: "garbage" }),
+      listJobs(fx.p.ada, { cursor: "garbage" }),
       (e: unknown) => e instanceof AppError && e.code === "invalid_input",
     );
     await assert.rejects(
-      listJobs(p.ada, { limit: "1000" }),
+      listJobs(fx.p.ada, { limit: "1000" }),
       (e: unknown) => e instanceof AppError && e.fields?.[0]?.path === "limit",
     );
   });
 
   test("an expired export answers gone", async () => {
-    const { job } = await requestExport(p.ada, { dataset: "customers", format: "jsonl" });
+    const { job } = await requestExport(fx.p.ada, { dataset: "customers", format: "jsonl" });
     await drainJobs();
     await db().exportFile.updateMany({ where: { jobId: job.id }, data: { expiresAt: new Date(Date.now() - 1000) } });
-    await assert.rejects(openExportDownload(p.ada, job.id), (e: unknown) => e instanceof AppError && e.code === "gone");
+    await assert.rejects(
+      openExportDownload(fx.p.ada, job.id),
+      (e: unknown) => e instanceof AppError && e.code === "gone",
+    );
   });
 });

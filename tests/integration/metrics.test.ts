@@ -1,27 +1,20 @@
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { AppError } from "@/lib/errors";
-import { authorizeMetrics, renderMetrics } from "@/lib/metrics";
-import { createTestDatabase, type TestDatabase } from "../helpers/db";
-import { drainJobs, seedDemo, type DemoPrincipals } from "../helpers/fixtures";
+import { authorizeMetrics, renderMetrics } from "@/lib/ops/metrics";
+import { useTestDatabase } from "../helpers/db";
+import { drainJobs } from "../helpers/fixtures";
 import { enqueueJob } from "@/lib/jobs/enqueue";
 import { pool } from "@/lib/db";
 import { resetEnvCache } from "@/lib/env";
 
-let database: TestDatabase;
-let p: DemoPrincipals;
-
-before(async () => {
-  database = await createTestDatabase();
-  p = await seedDemo();
-});
-after(async () => database.drop());
+const fx = useTestDatabase();
 
 test("metrics report depth, dead letters, attempts and a duration histogram from the database", async () => {
-  for (let i = 0; i < 3; i++) await enqueueJob({ tenantId: p.acmeId, type: "probe", input: { sleepMs: 5 } });
+  for (let i = 0; i < 3; i++) await enqueueJob({ tenantId: fx.p.acmeId, type: "probe", input: { sleepMs: 5 } });
   await drainJobs();
   await enqueueJob({
-    tenantId: p.globexId,
+    tenantId: fx.p.globexId,
     type: "probe",
     input: { sleepMs: 0 },
     runAt: new Date(Date.now() + 3_600_000),
@@ -29,7 +22,7 @@ test("metrics report depth, dead letters, attempts and a duration histogram from
   await pool().query(
     `INSERT INTO jobs (id, tenant_id, type, queue, status, input, input_hash, error_message, finished_at, updated_at)
      VALUES (gen_random_uuid(), $1, 'probe', 'bulk', 'failed', '{}', 'm', 'boom', now(), now())`,
-    [p.acmeId],
+    [fx.p.acmeId],
   );
   const { body, contentType } = await renderMetrics();
   assert.match(contentType, /text\/plain/);
@@ -55,9 +48,9 @@ test("only platform admins and the metrics token may scrape", () => {
   resetEnvCache();
   try {
     assert.doesNotThrow(() => authorizeMetrics(null, "metrics-token-for-this-test"));
-    assert.doesNotThrow(() => authorizeMetrics(p.root, null));
+    assert.doesNotThrow(() => authorizeMetrics(fx.p.root, null));
     assert.throws(
-      () => authorizeMetrics(p.oscar, null),
+      () => authorizeMetrics(fx.p.oscar, null),
       (e: unknown) => e instanceof AppError && e.code === "forbidden",
     );
     assert.throws(

@@ -1,21 +1,14 @@
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { createPause } from "@/lib/admission/pauses";
 import { pool } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import { enqueueJob } from "@/lib/jobs/enqueue";
 import { getOverview, rollupStats } from "@/lib/ops/stats";
-import { createTestDatabase, type TestDatabase } from "../helpers/db";
-import { drainJobs, seedDemo, type DemoPrincipals, isCode } from "../helpers/fixtures";
+import { useTestDatabase } from "../helpers/db";
+import { drainJobs, isCode } from "../helpers/fixtures";
 
-let database: TestDatabase;
-let p: DemoPrincipals;
-
-before(async () => {
-  database = await createTestDatabase();
-  p = await seedDemo();
-});
-after(async () => database.drop());
+const fx = useTestDatabase();
 
 /** Ticks until the rollup has caught up (a fresh database starts a day back, six hours a tick). */
 async function rollUp() {
@@ -54,21 +47,21 @@ async function failedAttempt(tenantId: string, opts: { dead: boolean; agoMs?: nu
 
 describe("the overview, fed by the rollup", () => {
   test("counts, throughput, failure rate and runtime per queue and type, per tenant", async () => {
-    for (let i = 0; i < 3; i++) await probe(p.acmeId);
-    await probe(p.globexId);
+    for (let i = 0; i < 3; i++) await probe(fx.p.acmeId);
+    await probe(fx.p.globexId);
     await drainJobs();
-    await failedAttempt(p.acmeId, { dead: true });
-    await failedAttempt(p.acmeId, { dead: false });
-    await createPause(p.oscar, { queue: "bulk", type: "probe", reason: "overview test" });
-    await probe(p.acmeId); // held by the pause: queued
+    await failedAttempt(fx.p.acmeId, { dead: true });
+    await failedAttempt(fx.p.acmeId, { dead: false });
+    await createPause(fx.p.oscar, { queue: "bulk", type: "probe", reason: "overview test" });
+    await probe(fx.p.acmeId); // held by the pause: queued
 
-    const before = await getOverview(p.oscar, {});
+    const before = await getOverview(fx.p.oscar, {});
     assert.equal(before.rows.length, 0, "nothing until the first rollup: the overview never scans jobs");
     assert.equal(before.countsAt, null);
 
     const r = await rollUp();
     assert.equal(r.ran, true);
-    const o = await getOverview(p.oscar, {});
+    const o = await getOverview(fx.p.oscar, {});
     const row = o.rows.find((x) => x.queue === "bulk" && x.type === "probe");
     assert.ok(row, "a row for bulk · probe");
     assert.deepEqual(
@@ -96,31 +89,31 @@ describe("the overview, fed by the rollup", () => {
     );
     assert.equal(o.totals.dead, 1);
 
-    const gina = await getOverview(p.gina, {});
+    const gina = await getOverview(fx.p.gina, {});
     assert.equal(gina.totals.last1h.succeeded, 1, "globex sees its own job only");
     assert.equal(gina.totals.dead + gina.totals.queued, 0);
-    const root = await getOverview(p.root, {});
+    const root = await getOverview(fx.p.root, {});
     assert.equal(root.totals.last1h.succeeded, 4, "a platform admin sees every tenant");
-    const rootAcme = await getOverview(p.root, { tenant: "acme" });
+    const rootAcme = await getOverview(fx.p.root, { tenant: "acme" });
     assert.deepEqual(rootAcme.rows, o.rows, "…or one tenant");
   });
 
   test("a tick recomputes recent minutes: no double counting, late commits counted", async () => {
-    const first = await getOverview(p.oscar, {});
+    const first = await getOverview(fx.p.oscar, {});
     await rollUp();
-    assert.deepEqual((await getOverview(p.oscar, {})).totals.last1h, first.totals.last1h, "idempotent");
+    assert.deepEqual((await getOverview(fx.p.oscar, {})).totals.last1h, first.totals.last1h, "idempotent");
 
     // An attempt that finished 90 s ago but committed only now (a slow transaction).
-    await failedAttempt(p.acmeId, { dead: false, agoMs: 90_000, durationMs: 5 });
+    await failedAttempt(fx.p.acmeId, { dead: false, agoMs: 90_000, durationMs: 5 });
     await rollUp();
-    const after = await getOverview(p.oscar, {});
+    const after = await getOverview(fx.p.oscar, {});
     assert.equal(after.totals.last1h.failed, first.totals.last1h.failed + 1);
   });
 
   test("members are refused; bad filters name the field", async () => {
-    await assert.rejects(getOverview(p.ada, {}), isCode("forbidden"));
-    await assert.rejects(getOverview(p.oscar, { tenant: "globex" }), isCode("not_found"));
-    await assert.rejects(getOverview(p.oscar, { queue: "nope" }), (e: unknown) => {
+    await assert.rejects(getOverview(fx.p.ada, {}), isCode("forbidden"));
+    await assert.rejects(getOverview(fx.p.oscar, { tenant: "globex" }), isCode("not_found"));
+    await assert.rejects(getOverview(fx.p.oscar, { queue: "nope" }), (e: unknown) => {
       assert.ok(e instanceof AppError && e.code === "invalid_input");
       assert.equal(e.fields?.[0]?.path, "queue");
       return true;

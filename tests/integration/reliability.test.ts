@@ -1,30 +1,22 @@
-import { after, before, beforeEach, describe, test } from "node:test";
+import { beforeEach, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
 import { admitAll } from "@/lib/admission/admitter";
 import { z } from "zod";
 import { db, pool } from "@/lib/db";
-import {
-  cancelJob,
-  discardDeadLetters,
-  getJobHistory,
-  listDeadLetters,
-  replayDeadLetters,
-  replayJob,
-} from "@/lib/jobs/actions";
-import { taskCatalog } from "@/lib/jobs/catalog";
+import { cancelJob, replayJob } from "@/lib/jobs/actions";
+import { discardDeadLetters, listDeadLetters, replayDeadLetters } from "@/lib/jobs/dead-letters";
+import { getJobHistory } from "@/lib/jobs/history";
 import { enqueueJob } from "@/lib/jobs/enqueue";
 import { jobStatuses } from "@/lib/jobs/queries";
 import { PermanentError, RateLimitedError } from "@/lib/jobs/errors";
 import { reap } from "@/lib/jobs/reaper";
 import { runJob } from "@/lib/jobs/runner";
 import { defineTask, type JobContext } from "@/lib/jobs/task";
-import { dispatchToRunner } from "../../worker/tasks/dispatch";
-import { createTestDatabase, type TestDatabase } from "../helpers/db";
-import { drainJobs, seedDemo, type DemoPrincipals, isCode } from "../helpers/fixtures";
+import { dispatchToRunner } from "../../worker/dispatch";
+import { useTestDatabase } from "../helpers/db";
+import { drainJobs, isCode } from "../helpers/fixtures";
 
-let database: TestDatabase;
-let p: DemoPrincipals;
 type Behaviour = (ctx: JobContext<{ n: number }>) => Promise<unknown>;
 let behaviour: Behaviour = async () => ({});
 
@@ -38,22 +30,14 @@ const task = defineTask({
   handler: (ctx) => behaviour(ctx),
 });
 
-before(async () => {
-  taskCatalog[task.type] = task;
-  database = await createTestDatabase();
-  p = await seedDemo(0.001);
-});
-after(async () => {
-  delete taskCatalog[task.type];
-  await database.drop();
-});
+const fx = useTestDatabase({ seed: 0.001, tasks: [task] });
 beforeEach(() => {
   behaviour = async () => ({});
 });
 
 const drain = () => drainJobs({ [`${task.queue}:${task.type}`]: dispatchToRunner(task.type) });
 const enqueue = async (maxAttempts?: number) =>
-  (await enqueueJob({ tenantId: p.acmeId, type: task.type, input: { n: 1 }, maxAttempts })).job.id;
+  (await enqueueJob({ tenantId: fx.p.acmeId, type: task.type, input: { n: 1 }, maxAttempts })).job.id;
 const job = (id: string) => db().job.findUniqueOrThrow({ where: { id } });
 const dispatches = async (id: string) =>
   (await pool().query(`SELECT count(*)::int AS n FROM graphile_worker.jobs WHERE key = $1`, [id])).rows[0].n as number;
@@ -67,7 +51,7 @@ describe("cancel", () => {
     behaviour = async () => (ran = true);
     const id = await enqueue();
     assert.equal(await dispatches(id), 1);
-    const dto = await cancelJob(p.ada, id);
+    const dto = await cancelJob(fx.p.ada, id);
     assert.equal(dto.status, "cancelled");
     assert.equal(await dispatches(id), 0);
     await drain();
@@ -85,7 +69,7 @@ describe("cancel", () => {
     await waitUntilRunning(id);
     await sleep(100);
     const t0 = Date.now();
-    const dto = await cancelJob(p.ada, id);
+    const dto = await cancelJob(fx.p.ada, id);
     assert.equal(dto.status, "running", "the request is recorded; the worker stops it");
     assert.equal(await outcome, "cancelled");
     const elapsed = Date.now() - t0;
@@ -93,7 +77,7 @@ describe("cancel", () => {
     const after = await job(id);
     assert.equal(after.status, "cancelled");
     assert.equal(after.errorClass, "cancelled");
-    const history = await getJobHistory(p.ada, id);
+    const history = await getJobHistory(fx.p.ada, id);
     assert.deepEqual(
       history.attempts.map((a) => a.outcome),
       ["cancelled"],
@@ -114,7 +98,7 @@ describe("cancel", () => {
     const id = await enqueue();
     const outcome = runJob(id, { workerId: "w-race", log: () => {} });
     await waitUntilRunning(id);
-    await cancelJob(p.ada, id);
+    await cancelJob(fx.p.ada, id);
     release();
     assert.equal(await outcome, "cancelled");
     assert.equal((await job(id)).status, "cancelled");
@@ -123,9 +107,9 @@ describe("cancel", () => {
   test("cancelling a finished job is a conflict; another tenant's job is not found", async () => {
     const id = await enqueue();
     await drain();
-    await assert.rejects(cancelJob(p.ada, id), isCode("conflict"));
-    await assert.rejects(cancelJob(p.gus, id), isCode("not_found"));
-    await assert.rejects(cancelJob(p.ada, "nope"), isCode("not_found"));
+    await assert.rejects(cancelJob(fx.p.ada, id), isCode("conflict"));
+    await assert.rejects(cancelJob(fx.p.gus, id), isCode("not_found"));
+    await assert.rejects(cancelJob(fx.p.ada, "nope"), isCode("not_found"));
   });
 });
 
@@ -137,19 +121,19 @@ describe("replay and the dead-letter queue", () => {
     const id = await enqueue();
     await drain();
     assert.equal((await job(id)).status, "failed");
-    await assert.rejects(replayJob(p.ada, id), isCode("forbidden"), "members may not replay");
-    await assert.rejects(replayJob(p.gus, id), isCode("forbidden"));
+    await assert.rejects(replayJob(fx.p.ada, id), isCode("forbidden"), "members may not replay");
+    await assert.rejects(replayJob(fx.p.gus, id), isCode("forbidden"));
     behaviour = async () => ({ fixed: true });
-    const replay = await replayJob(p.oscar, id);
+    const replay = await replayJob(fx.p.oscar, id);
     assert.notEqual(replay.id, id);
     assert.equal(replay.attempts, 0);
     assert.equal((await job(replay.id)).replayOfId, id);
     await drain();
     assert.equal((await job(replay.id)).status, "succeeded");
-    await assert.rejects(replayJob(p.oscar, replay.id), isCode("conflict"), "a succeeded job is not replayed");
-    await assert.rejects(replayJob(p.oscar, id), isCode("conflict"), "a dead job is replayed once");
+    await assert.rejects(replayJob(fx.p.oscar, replay.id), isCode("conflict"), "a succeeded job is not replayed");
+    await assert.rejects(replayJob(fx.p.oscar, id), isCode("conflict"), "a dead job is replayed once");
     const audit = await db().auditLog.findFirstOrThrow({ where: { action: "job.replay", targetIds: { has: id } } });
-    assert.equal(audit.actorUserId, p.oscar.userId);
+    assert.equal(audit.actorUserId, fx.p.oscar.userId);
   });
 
   test("dead letters list by filter, replay all that match, and discard", async () => {
@@ -158,21 +142,25 @@ describe("replay and the dead-letter queue", () => {
     };
     const ids = [await enqueue(), await enqueue(), await enqueue()];
     await drain();
-    const list = await listDeadLetters(p.oscar, { type: task.type, q: "hooks.example" });
+    const list = await listDeadLetters(fx.p.oscar, { type: task.type, q: "hooks.example" });
     assert.ok(ids.every((id) => list.jobs.some((j) => j.id === id)));
     assert.equal(
-      (await listDeadLetters(p.gina, { type: task.type })).jobs.length,
+      (await listDeadLetters(fx.p.gina, { type: task.type })).jobs.length,
       0,
       "Globex's operator sees no Acme dead letters",
     );
-    await assert.rejects(listDeadLetters(p.ada, {}), isCode("forbidden"));
-    await assert.rejects(replayDeadLetters(p.oscar, {}), isCode("invalid_input"));
+    await assert.rejects(listDeadLetters(fx.p.ada, {}), isCode("forbidden"));
+    await assert.rejects(replayDeadLetters(fx.p.oscar, {}), isCode("invalid_input"));
 
     behaviour = async () => ({});
-    const replayed = await replayDeadLetters(p.oscar, { filter: { type: task.type, q: "hooks.example" } });
+    const replayed = await replayDeadLetters(fx.p.oscar, { filter: { type: task.type, q: "hooks.example" } });
     assert.ok(replayed.matched >= 3);
     assert.equal(replayed.replayed, replayed.matched);
-    assert.equal((await listDeadLetters(p.oscar, { type: task.type })).jobs.length, 0, "replayed jobs left the queue");
+    assert.equal(
+      (await listDeadLetters(fx.p.oscar, { type: task.type })).jobs.length,
+      0,
+      "replayed jobs left the queue",
+    );
     await drain();
     const replays = await db().job.findMany({ where: { replayOfId: { in: ids } } });
     assert.equal(replays.length, 3);
@@ -183,7 +171,7 @@ describe("replay and the dead-letter queue", () => {
     };
     const dead = await enqueue();
     await drain();
-    const discarded = await discardDeadLetters(p.oscar, { ids: [dead] });
+    const discarded = await discardDeadLetters(fx.p.oscar, { ids: [dead] });
     assert.deepEqual(discarded, { matched: 1, discarded: 1 });
     assert.ok((await job(dead)).discardedAt);
   });
@@ -226,7 +214,7 @@ describe("crash recovery", () => {
     assert.equal(await dispatches(id), 1, "a fresh dispatch");
     await drain();
     assert.equal((await job(id)).status, "succeeded");
-    const history = await getJobHistory(p.ada, id);
+    const history = await getJobHistory(fx.p.ada, id);
     assert.deepEqual(
       history.attempts.map((a) => [a.outcome, a.error?.class ?? null]),
       [
@@ -365,7 +353,7 @@ test("the lifecycle only moves forward: every transition is checked in the datab
       await pool().query(`DELETE FROM jobs WHERE id = $1`, [id]);
       await pool().query(
         `INSERT INTO jobs (id, tenant_id, type, queue, status, input, input_hash, updated_at) VALUES ($1, $2, 'reliability_task', 'bulk', $3, '{}', 'x', now())`,
-        [id, p.acmeId, from],
+        [id, fx.p.acmeId, from],
       );
       const moved = await pool()
         .query(`UPDATE jobs SET status = $2 WHERE id = $1`, [id, to])

@@ -1,20 +1,16 @@
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
 import { db } from "@/lib/db";
 import { eventHub, type JobEvent } from "@/lib/events/hub";
-import { taskCatalog } from "@/lib/jobs/catalog";
 import { enqueueJob } from "@/lib/jobs/enqueue";
 import { PermanentError } from "@/lib/jobs/errors";
 import { runJob } from "@/lib/jobs/runner";
 import { defineTask, type JobContext } from "@/lib/jobs/task";
-import { dispatchToRunner } from "../../worker/tasks/dispatch";
-import { createTestDatabase, type TestDatabase } from "../helpers/db";
-import { drainJobs, seedDemo, type DemoPrincipals } from "../helpers/fixtures";
-
-let database: TestDatabase;
-let p: DemoPrincipals;
+import { dispatchToRunner } from "../../worker/dispatch";
+import { useTestDatabase } from "../helpers/db";
+import { drainJobs } from "../helpers/fixtures";
 
 type Behaviour = (ctx: JobContext<{ n: number }>) => Promise<unknown>;
 let behaviour: Behaviour = async () => ({ ok: true });
@@ -29,22 +25,14 @@ const testTask = defineTask({
   handler: (ctx) => behaviour(ctx),
 });
 
-before(async () => {
-  taskCatalog[testTask.type] = testTask;
-  database = await createTestDatabase();
-  p = await seedDemo(0.001);
-});
-after(async () => {
-  delete taskCatalog[testTask.type];
-  await database.drop();
-});
+const fx = useTestDatabase({ seed: 0.001, tasks: [testTask] });
 
 async function drain(): Promise<void> {
   await drainJobs({ "bulk:test_task": dispatchToRunner("test_task") });
 }
 
 async function enqueue(n = 1) {
-  const { job } = await enqueueJob({ tenantId: p.acmeId, type: "test_task", input: { n } });
+  const { job } = await enqueueJob({ tenantId: fx.p.acmeId, type: "test_task", input: { n } });
   return job.id;
 }
 
@@ -204,6 +192,6 @@ describe("runner", () => {
     );
     assert.equal(events.at(-1)?.status, "succeeded");
     assert.ok(events.some((e) => e.status === "running"));
-    assert.ok(events.every((e) => e.tenantId === p.acmeId));
+    assert.ok(events.every((e) => e.tenantId === fx.p.acmeId));
   });
 });

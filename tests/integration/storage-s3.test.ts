@@ -1,4 +1,4 @@
-import { after, before, describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { createHash, randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -16,39 +16,37 @@ import { db } from "@/lib/db";
 import { getJob } from "@/lib/jobs/queries";
 import { resetStorage, storage } from "@/lib/storage";
 import { S3Storage } from "@/lib/storage/s3";
-import { createTestDatabase, type TestDatabase } from "../helpers/db";
-import { drainJobs, seedDemo, type DemoPrincipals } from "../helpers/fixtures";
+import { useTestDatabase } from "../helpers/db";
+import { drainJobs } from "../helpers/fixtures";
 import { unzip } from "../helpers/zip";
 
 // A real S3-compatible server in this process (s3rver), an empty bucket, and the
 // driver chosen by configuration exactly as in production.
-let database: TestDatabase;
-let p: DemoPrincipals;
 let server: S3rver;
 let dir: string;
 const S3_VARS = ["STORAGE_DRIVER", "S3_BUCKET", "S3_ENDPOINT", "S3_ACCESS_KEY_ID", "S3_SECRET_ACCESS_KEY"];
 
-before(async () => {
-  database = await createTestDatabase();
-  p = await seedDemo();
-  dir = await mkdtemp(path.join(tmpdir(), "conveyor-s3rver-"));
-  server = new S3rver({
-    address: "127.0.0.1",
-    port: 0,
-    silent: true,
-    directory: dir,
-    configureBuckets: [{ name: "conveyor-test", configs: [] }],
-  });
-  const { port } = await server.run();
-  Object.assign(process.env, {
-    STORAGE_DRIVER: "s3",
-    S3_BUCKET: "conveyor-test",
-    S3_ENDPOINT: `http://127.0.0.1:${port}`,
-    S3_ACCESS_KEY_ID: "S3RVER",
-    S3_SECRET_ACCESS_KEY: "S3RVER",
-  });
-  resetEnvCache();
-  resetStorage();
+const fx = useTestDatabase({
+  setup: async () => {
+    dir = await mkdtemp(path.join(tmpdir(), "conveyor-s3rver-"));
+    server = new S3rver({
+      address: "127.0.0.1",
+      port: 0,
+      silent: true,
+      directory: dir,
+      configureBuckets: [{ name: "conveyor-test", configs: [] }],
+    });
+    const { port } = await server.run();
+    Object.assign(process.env, {
+      STORAGE_DRIVER: "s3",
+      S3_BUCKET: "conveyor-test",
+      S3_ENDPOINT: `http://127.0.0.1:${port}`,
+      S3_ACCESS_KEY_ID: "S3RVER",
+      S3_SECRET_ACCESS_KEY: "S3RVER",
+    });
+    resetEnvCache();
+    resetStorage();
+  },
 });
 after(async () => {
   for (const v of S3_VARS) delete process.env[v];
@@ -56,7 +54,6 @@ after(async () => {
   resetStorage();
   await server.close();
   await rm(dir, { recursive: true, force: true });
-  await database.drop();
 });
 
 describe("the S3 storage driver", () => {
@@ -84,19 +81,19 @@ describe("the S3 storage driver", () => {
   });
 
   test("a split export runs through S3 end to end: parts, zip, download", async () => {
-    const { job } = await requestExport(p.ada, {
+    const { job } = await requestExport(fx.p.ada, {
       dataset: "events",
       format: "csv",
       compression: "gzip",
       partRows: 2500,
     });
     await drainJobs();
-    const done = await getJob(p.ada, job.id);
+    const done = await getJob(fx.p.ada, job.id);
     assert.equal(done.status, "succeeded");
-    const entries = await unzip(await buffer((await openExportDownload(p.ada, job.id)).stream));
+    const entries = await unzip(await buffer((await openExportDownload(fx.p.ada, job.id)).stream));
     const manifest = JSON.parse(entries.get("manifest.json")!.toString()) as { rowCount: number; files: unknown[] };
     const { rows } = await pool().query<{ n: number }>("SELECT count(*)::int AS n FROM events WHERE tenant_id = $1", [
-      p.acmeId,
+      fx.p.acmeId,
     ]);
     assert.equal(manifest.rowCount, rows[0]!.n);
     assert.equal(manifest.files.length, 4);

@@ -1,4 +1,4 @@
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
@@ -6,17 +6,9 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { db } from "@/lib/db";
 import { requestExport } from "@/lib/exports/service";
 import { enqueueJob } from "@/lib/jobs/enqueue";
-import { createTestDatabase, type TestDatabase } from "../helpers/db";
-import { seedDemo, type DemoPrincipals } from "../helpers/fixtures";
+import { useTestDatabase } from "../helpers/db";
 
-let database: TestDatabase;
-let p: DemoPrincipals;
-
-before(async () => {
-  database = await createTestDatabase();
-  p = await seedDemo(0.2); // 200,000 Acme events: an export long enough to interrupt
-});
-after(async () => database.drop());
+const fx = useTestDatabase({ seed: 0.2 });
 
 async function waitFor<T>(fn: () => Promise<T | null | undefined | false>, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -30,14 +22,14 @@ async function waitFor<T>(fn: () => Promise<T | null | undefined | false>, timeo
 
 test("npm run worker runs queued exports and SIGTERM lets the running one finish before a clean exit", async () => {
   const worker = spawn(process.execPath, ["--import", "tsx", "worker/index.ts", "--concurrency", "2"], {
-    env: { ...process.env, DATABASE_URL: database.url, WORKER_SHUTDOWN_GRACE_MS: "20000" },
+    env: { ...process.env, DATABASE_URL: fx.database.url, WORKER_SHUTDOWN_GRACE_MS: "20000" },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
   worker.stdout.on("data", (d: Buffer) => (output += d.toString()));
   worker.stderr.on("data", (d: Buffer) => (output += d.toString()));
   try {
-    const { job } = await requestExport(p.ada, { dataset: "events", format: "jsonl", compression: "gzip" });
+    const { job } = await requestExport(fx.p.ada, { dataset: "events", format: "jsonl", compression: "gzip" });
     await waitFor(async () => (await db().job.findUnique({ where: { id: job.id } }))?.status === "running");
     worker.kill("SIGTERM");
     const [code] = (await once(worker, "exit")) as [number | null];
@@ -54,7 +46,7 @@ test("npm run worker runs queued exports and SIGTERM lets the running one finish
 
 test("a worker given a bad --concurrency refuses to start", async () => {
   const worker = spawn(process.execPath, ["--import", "tsx", "worker/index.ts", "--concurrency", "zero"], {
-    env: { ...process.env, DATABASE_URL: database.url },
+    env: { ...process.env, DATABASE_URL: fx.database.url },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
@@ -66,14 +58,14 @@ test("a worker given a bad --concurrency refuses to start", async () => {
 
 test("past its grace period a shutdown hands the running job back at once, without spending its budget", async () => {
   const worker = spawn(process.execPath, ["--import", "tsx", "worker/index.ts", "--concurrency", "1"], {
-    env: { ...process.env, DATABASE_URL: database.url, WORKER_SHUTDOWN_GRACE_MS: "300" },
+    env: { ...process.env, DATABASE_URL: fx.database.url, WORKER_SHUTDOWN_GRACE_MS: "300" },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
   worker.stdout.on("data", (d: Buffer) => (output += d.toString()));
   worker.stderr.on("data", (d: Buffer) => (output += d.toString()));
   try {
-    const { job } = await enqueueJob({ tenantId: p.acmeId, type: "probe", input: { sleepMs: 30_000 } });
+    const { job } = await enqueueJob({ tenantId: fx.p.acmeId, type: "probe", input: { sleepMs: 30_000 } });
     await waitFor(async () => (await db().job.findUnique({ where: { id: job.id } }))?.status === "running");
     const t0 = Date.now();
     worker.kill("SIGTERM");

@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import { notFound, redirect } from "next/navigation";
 import { JobDetail } from "@/components/job-detail";
-import { isOperator } from "@/lib/auth/principal";
+import { isOperator } from "@/lib/auth/authorize";
 import { AppError } from "@/lib/errors";
 import { getJob } from "@/lib/jobs/queries";
 import { sessionPrincipal } from "@/lib/http/principal";

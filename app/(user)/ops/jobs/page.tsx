@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import { JobsExplorer } from "@/components/jobs-explorer";
 import { consolePagePrincipal } from "@/lib/http/principal";
-import { taskCatalog } from "@/lib/jobs/catalog";
+import { taskDefinitions } from "@/lib/jobs/registry";
 
 export const metadata: Metadata = { title: "Jobs" };
 
@@ -22,7 +22,7 @@ export default async function JobsExplorerPage({
       <h1 className="text-2xl font-semibold">Jobs</h1>
       <JobsExplorer
         isAdmin={principal.isPlatformAdmin}
-        types={Object.keys(taskCatalog)}
+        types={taskDefinitions().map((d) => d.type)}
         initial={initial}
         // A link to other filters (from the overview, say) starts the explorer afresh.
         key={JSON.stringify(initial)}

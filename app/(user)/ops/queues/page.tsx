@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import { QueuesPanel } from "@/components/queues-panel";
-import { taskCatalog } from "@/lib/jobs/catalog";
+import { taskDefinitions } from "@/lib/jobs/registry";
 import { consolePagePrincipal } from "@/lib/http/principal";
 
 export const metadata: Metadata = { title: "Queues" };
@@ -17,7 +17,7 @@ export default async function QueuesPage() {
             : `${principal.tenantSlug}'s work. A pause stops new starts of your tenant's jobs; waiting jobs keep their order.`}
         </p>
       </div>
-      <QueuesPanel isAdmin={principal.isPlatformAdmin} types={Object.keys(taskCatalog)} />
+      <QueuesPanel isAdmin={principal.isPlatformAdmin} types={taskDefinitions().map((d) => d.type)} />
     </div>
   );
 }

@@ -1,5 +1,5 @@
 // GET /api/v1/events – Server-Sent Events of every job of the caller's tenant (for lists); resumes from Last-Event-ID
-import { openTenantEventStream } from "@/lib/events/sse";
+import { openTenantEventStream } from "@/lib/sse/streams";
 import { withPrincipal } from "@/lib/http/route";
 import { sseHeaders } from "@/lib/http/sse";
 

@@ -1,5 +1,5 @@
 // GET /api/v1/jobs/{id}/events – Server-Sent Events: a snapshot, then progress and status until terminal
-import { openJobEventStream } from "@/lib/events/sse";
+import { openJobEventStream } from "@/lib/sse/streams";
 import { withPrincipal } from "@/lib/http/route";
 import { sseHeaders } from "@/lib/http/sse";
 

@@ -1,5 +1,5 @@
 // PATCH /api/v1/ops/tenants/{tenant} – a tenant's settings: { exportRetentionDays: 1–3650 | null } (platform admins)
-import { updateTenantSettings } from "@/lib/ops/tenants";
+import { updateTenantSettings } from "@/lib/tenants/settings";
 import { readJson, withPrincipal } from "@/lib/http/route";
 
 export const PATCH = withPrincipal<{ tenant: string }>(async (req, principal, { tenant }) =>

@@ -2,10 +2,11 @@
  * Server-Sent Event streams over the event hub: per job (a snapshot first,
  * then every change, closed after a terminal status) and per tenant.
  */
-import { requireTenant, type Principal } from "../auth/principal";
-import { isTerminal, type JobDto, type JobStatus } from "../jobs/dto";
+import { requireTenant } from "../auth/authorize";
+import type { Principal } from "../auth/principal";
+import { eventHub, type JobEvent } from "../events/hub";
+import { isTerminal, type JobDto, type JobProgressDto, type JobStatus } from "../jobs/dto";
 import { getJob, jobsChangedSince } from "../jobs/queries";
-import { eventHub, type JobEvent } from "./hub";
 
 export const KEEP_ALIVE_MS = 15_000;
 const encoder = new TextEncoder();
@@ -119,26 +120,41 @@ function makeStream(signal: AbortSignal, start: (sink: Sink) => Promise<() => vo
   });
 }
 
-function eventToWire(e: JobEvent) {
+/** A job event as SSE clients get it (`progress` and `status` frames of a job stream, `job` frames of the tenant's). */
+export type JobEventWire = {
+  jobId: string;
+  seq: number;
+  type: string;
+  status: JobStatus;
+  attempts: number;
+  progress: JobProgressDto;
+  /** A cancel was requested and the job has not ended yet (or ended by it). */
+  cancelRequested: boolean;
+  admission: JobDto["admission"];
+  at: string;
+};
+
+function eventToWire(e: JobEvent): JobEventWire {
   return {
     jobId: e.jobId,
     seq: e.seq,
     type: e.type,
-    status: e.status as JobStatus,
+    status: e.status,
     attempts: e.attempts,
     progress: {
-      done: Number(e.done),
-      total: e.total === null ? null : Number(e.total),
+      done: e.done,
+      total: e.total,
       unit: e.unit,
       stage: e.stage,
       message: e.message,
+      bytes: e.bytes,
+      children: e.children,
     },
-    admission: e.admission ?? null,
+    cancelRequested: e.cancelRequested,
+    admission: e.admission,
     at: e.at,
   };
 }
-
-export type JobEventWire = ReturnType<typeof eventToWire>;
 
 /**
  * The event stream of one job. Throws not_found (before any byte is sent) for
@@ -167,7 +183,7 @@ export async function openJobEventStream(
       lastStatus = e.status;
       sink.sendEvent(first.id, sseFrame(kind, eventToWire(e), e.seq));
       // The terminal snapshot carries what the event cannot: result files, error.
-      if (isTerminal(e.status as JobStatus)) void finalSnapshot().catch(() => sink.close());
+      if (isTerminal(e.status)) void finalSnapshot().catch(() => sink.close());
     };
     // Subscribe before reading the snapshot so no change between the two is lost.
     // If the hub loses its connection, close: EventSource reconnects and starts
@@ -205,6 +221,7 @@ function jobToWire(job: JobDto): JobEventWire {
     status: job.status,
     attempts: job.attempts,
     progress: job.progress,
+    cancelRequested: job.cancelRequested !== null,
     admission: job.admission,
     at: job.finishedAt ?? new Date().toISOString(),
   };

@@ -1,7 +1,8 @@
 /**
  * Where a waiting job stands in admission, for people: admitted (about to
  * start), waiting (its tenant is at its cap, or it awaits its turn), or paused.
- * Pure: the browser bundle uses it too (lib/jobs/dto.ts).
+ * Pure: the browser bundle uses it too (lib/jobs/dto.ts). Admission itself
+ * (lib/admission) decides; this only reads what it decided.
  */
 export type Admission = "admitted" | "waiting" | "paused";
 

@@ -4,7 +4,8 @@
  */
 import { z } from "zod";
 import { recordAudit } from "../audit";
-import { requirePlatformAdmin, resolveTenantFor, type Principal } from "../auth/principal";
+import { requirePlatformAdmin, resolveTenantFor } from "../auth/authorize";
+import type { Principal } from "../auth/principal";
 import { db } from "../db";
 import { env } from "../env";
 import { parseOrThrow } from "../errors";

@@ -1,7 +1,7 @@
 import { setMaxListeners } from "node:events";
 import type { Task } from "graphile-worker";
 import { runJob } from "@/lib/jobs/runner";
-import { workerIdentity } from "../identity";
+import { workerIdentity } from "./identity";
 
 /**
  * A graphile-worker task that runs our job record: the payload is only the

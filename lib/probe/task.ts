@@ -7,7 +7,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
 import { pool } from "../db";
-import { defineTask } from "./task";
+import { defineTask } from "../jobs/task";
 
 export const probeTask = defineTask({
   type: "probe",

@@ -2,7 +2,7 @@
  * The active pauses' scopes, for telling a paused job from one waiting its turn.
  */
 import { db } from "../db";
-import type { JobLike, PauseScope } from "./scope";
+import type { JobLike, PauseScope } from "./admission-state";
 
 /** The scopes of every active pause (a small table). */
 export async function activePauseScopes(): Promise<PauseScope[]> {

@@ -7,10 +7,10 @@
  */
 import { timingSafeEqual } from "node:crypto";
 import { Counter, Gauge, Registry } from "prom-client";
-import type { Principal } from "./auth/principal";
-import { db } from "./db";
-import { env } from "./env";
-import { AppError } from "./errors";
+import type { Principal } from "../auth/principal";
+import { db } from "../db";
+import { env } from "../env";
+import { AppError } from "../errors";
 
 /** Attempt duration buckets, in seconds. */
 const BUCKETS = [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 1800] as const;

@@ -1,0 +1,55 @@
+/**
+ * The payload of a `conveyor_job_events` notification, as the `jobs_notify`
+ * trigger writes it (values only: display text is made by the application),
+ * parsed with a schema where it is received.
+ */
+import { z } from "zod";
+
+export const JOB_EVENTS_CHANNEL = "conveyor_job_events";
+
+// int8 columns arrive as JSON numbers; a big one would lose precision, never fail.
+const count = z.number();
+
+export const jobEventSchema = z.object({
+  tenantId: z.string(),
+  jobId: z.string(),
+  seq: z.number().int(),
+  type: z.string(),
+  status: z.enum(["scheduled", "queued", "running", "retrying", "succeeded", "failed", "cancelled", "expired"]),
+  attempts: z.number().int(),
+  done: count,
+  total: count.nullable(),
+  unit: z.string().nullable(),
+  stage: z.string().nullable(),
+  message: z.string().nullable(),
+  bytes: count.nullish().transform((v) => v ?? null),
+  children: z
+    .object({ total: z.number().int(), done: z.number().int(), failed: z.number().int() })
+    .nullish()
+    .transform((v) => v ?? null),
+  /** A cancel was requested while the job runs. */
+  cancelRequested: z.boolean().default(false),
+  /** Where a waiting job stands in admission (lib/jobs/admission-state.ts); null once it runs. */
+  admission: z
+    .enum(["admitted", "waiting", "paused"])
+    .nullish()
+    .transform((v) => v ?? null),
+  at: z.string(),
+});
+
+export type JobEvent = z.infer<typeof jobEventSchema>;
+
+/** The event in a notification's payload, or an error naming what is wrong with it. */
+export function parseJobEvent(payload: string): { ok: true; event: JobEvent } | { ok: false; error: string } {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(payload);
+  } catch (e) {
+    return { ok: false, error: `not JSON: ${(e as Error).message}` };
+  }
+  const parsed = jobEventSchema.safeParse(raw);
+  if (!parsed.success) {
+    return { ok: false, error: parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ") };
+  }
+  return { ok: true, event: parsed.data };
+}

@@ -1,0 +1,81 @@
+/**
+ * The registry of task types. Workloads register their definitions once per
+ * process (lib/workloads does it for every workload); the engine looks them up
+ * by type — to validate an enqueue, to run an attempt, to choose a retry, to
+ * redact what a task marks sensitive — and never imports a workload itself.
+ */
+import type { PeriodicTask, TaskDefinition, Workload } from "./task";
+
+// `any`: the registry holds definitions of different input and result types.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyTask = TaskDefinition<any, any>;
+type Registry = { tasks: Map<string, AnyTask>; workloads: Map<string, Workload> };
+
+// On globalThis: Next.js may evaluate this module in more than one bundle of one process.
+const key = Symbol.for("conveyor.taskRegistry");
+const store = globalThis as unknown as { [key]?: Registry };
+
+function registry(): Registry {
+  store[key] ??= { tasks: new Map(), workloads: new Map() };
+  return store[key];
+}
+
+/** Registers one task type; registering the same definition again is a no-op, another one of that type throws. */
+export function registerTask(def: AnyTask): void {
+  const tasks = registry().tasks;
+  const existing = tasks.get(def.type);
+  if (existing && existing !== def) throw new Error(`Task type ${def.type} is registered twice`);
+  tasks.set(def.type, def);
+}
+
+/** Forgets a task type (tests that register a task of their own). */
+export function unregisterTask(type: string): void {
+  registry().tasks.delete(type);
+}
+
+/** Registers workloads and their task types (idempotent). */
+export function registerWorkloads(workloads: readonly Workload[]): void {
+  for (const w of workloads) {
+    const existing = registry().workloads.get(w.name);
+    if (existing && existing !== w) throw new Error(`Workload ${w.name} is registered twice`);
+    registry().workloads.set(w.name, w);
+    for (const def of w.tasks) registerTask(def);
+  }
+}
+
+function requireRegistered(): Registry {
+  const r = registry();
+  if (r.workloads.size === 0) {
+    throw new Error("No workloads are registered: the entry point must import @/lib/workloads");
+  }
+  return r;
+}
+
+/** The definition of a task type, or undefined for an unknown type. */
+export function getTaskDefinition(type: string): TaskDefinition<unknown, unknown> | undefined {
+  return requireRegistered().tasks.get(type);
+}
+
+/** Every registered task type. */
+export function taskDefinitions(): TaskDefinition<unknown, unknown>[] {
+  return [...requireRegistered().tasks.values()];
+}
+
+/** Every registered workload's periodic work. */
+export function periodicTasks(): PeriodicTask[] {
+  return [...requireRegistered().workloads.values()].flatMap((w) => w.periodic ?? []);
+}
+
+/** Every input field any task marks sensitive (for searches, which must not look inside them). */
+export function sensitiveFields(): string[] {
+  return [...new Set(taskDefinitions().flatMap((d) => d.sensitive ?? []))];
+}
+
+/** The input as anyone reads it back: fields the task marks `sensitive` (secrets) are write-only, "[redacted]". */
+export function redactInput(type: string, input: unknown): unknown {
+  const sensitive = getTaskDefinition(type)?.sensitive ?? [];
+  if (!sensitive.length || !input || typeof input !== "object" || Array.isArray(input)) return input;
+  const out: Record<string, unknown> = { ...(input as Record<string, unknown>) };
+  for (const field of sensitive) if (field in out) out[field] = "[redacted]";
+  return out;
+}

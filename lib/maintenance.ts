@@ -1,0 +1,39 @@
+/**
+ * Maintenance that every worker process starts on a timer but only one should
+ * do at a time (the reaper, the statistics rollup, the export cleanup): it runs
+ * in a transaction holding a named, transaction-scoped advisory lock, and a
+ * process that finds the lock taken skips its tick. The lock ends with the
+ * transaction, so a process that dies mid-tick frees it at once.
+ */
+import { db, type Prisma } from "./db";
+
+/** Every maintenance lock, by name (the advisory lock key is derived from it). */
+export const maintenanceLocks = {
+  reaper: "reaper",
+  statsRollup: "stats_rollup",
+  exportCleanup: "export_cleanup",
+} as const;
+
+export type MaintenanceLock = (typeof maintenanceLocks)[keyof typeof maintenanceLocks];
+
+export type LockedRun<T> = { ran: true; value: T } | { ran: false };
+
+/**
+ * Runs `fn` in a transaction holding the lock `lock`, or returns `{ ran: false }`
+ * at once when another process holds it.
+ */
+export async function withMaintenanceLock<T>(
+  lock: MaintenanceLock,
+  fn: (tx: Prisma.TransactionClient) => Promise<T>,
+  opts: { timeoutMs?: number } = {},
+): Promise<LockedRun<T>> {
+  return db().$transaction(
+    async (tx) => {
+      const [row] = await tx.$queryRaw<{ locked: boolean }[]>`
+        SELECT pg_try_advisory_xact_lock(hashtext('conveyor.maintenance'), hashtext(${lock})) AS locked`;
+      if (!row?.locked) return { ran: false } as const;
+      return { ran: true, value: await fn(tx) } as const;
+    },
+    { timeout: opts.timeoutMs ?? 30_000 },
+  );
+}

@@ -1,0 +1,14 @@
+/**
+ * The one list of workloads. Importing this module registers every workload's
+ * task types with the engine (lib/jobs/registry.ts); each entry point imports
+ * it once: the worker, the app (through lib/http), the scripts and the tests.
+ * A new workload is one line here (see docs/ARCHITECTURE.md, "Adding a task type").
+ */
+import { registerWorkloads } from "../jobs/registry";
+import type { Workload } from "../jobs/task";
+import { exportsWorkload } from "../exports";
+import { probeWorkload } from "../probe";
+
+export const workloads: readonly Workload[] = [exportsWorkload, probeWorkload];
+
+registerWorkloads(workloads);
