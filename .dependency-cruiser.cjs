@@ -1,0 +1,95 @@
+/**
+ * The import rules of the tree, checked by `npm run lint` (dependency-cruiser).
+ * docs/ARCHITECTURE.md, "The house", says why each exists.
+ *
+ * The folders of lib/ form layers; a folder may import its own layer and those
+ * below it, never above:
+ *   base       lib/*.ts (env, db, errors, ids, validation, audit, maintenance, health), lib/generated
+ *   below the engine: lib/auth, lib/tenants, lib/storage, lib/events
+ *   engine     lib/jobs (lib/jobs/sql below it), then lib/admission
+ *   views      lib/sse, lib/ops
+ *   workloads  lib/exports, lib/probe (later lib/schedules, lib/webhooks, lib/imports)
+ *   the list   lib/workloads
+ *   edges      lib/http (app only), lib/client (browser)
+ * On top of the layers: no cycle between files, and none between folders.
+ */
+/** @type {import('dependency-cruiser').IConfiguration} */
+const WORKLOADS = "^lib/(exports|probe|schedules|webhooks|imports)/";
+const ENGINE = "^lib/(jobs|admission|events)/";
+
+module.exports = {
+  forbidden: [
+    {
+      name: "no-cycle",
+      severity: "error",
+      comment: "A file never reaches itself through its imports (type-only imports count too).",
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: "no-folder-cycle",
+      severity: "error",
+      comment: "Two folders never import each other, directly or around a loop: lib/ stays a stack of layers.",
+      scope: "folder",
+      from: { path: "^lib/" },
+      to: { circular: true },
+    },
+    {
+      name: "engine-knows-no-workload",
+      severity: "error",
+      comment: "The engine (jobs, admission, events) finds task types through the registry; it imports no workload.",
+      from: { path: ENGINE },
+      to: { path: [WORKLOADS, "^lib/workloads/"] },
+    },
+    {
+      name: "workloads-apart",
+      severity: "error",
+      comment: "A workload does not import another workload: what they share belongs to the engine or below.",
+      from: { path: "^lib/(exports|probe|schedules|webhooks|imports)/" },
+      to: { path: WORKLOADS, pathNot: "^lib/$1/" },
+    },
+    {
+      name: "base-imports-no-folder",
+      severity: "error",
+      comment:
+        "lib/*.ts is the base layer: configuration, the database, errors. It imports no folder of lib/ but the generated client.",
+      from: { path: "^lib/[^/]+\\.ts$" },
+      to: { path: "^lib/[^/]+/", pathNot: "^lib/generated/" },
+    },
+    {
+      name: "below-the-engine",
+      severity: "error",
+      comment: "auth, tenants, storage and events serve the engine and everything above; they import none of it.",
+      from: { path: "^lib/(auth|tenants|storage|events)/" },
+      to: { path: "^lib/(jobs|admission|sse|ops|exports|probe|schedules|webhooks|imports|workloads|http|client)/" },
+    },
+    {
+      name: "sql-statements-stand-alone",
+      severity: "error",
+      comment: "lib/jobs/sql holds one statement a file: it imports the database client and types, never the runner.",
+      from: { path: "^lib/jobs/sql/" },
+      to: { path: "^lib/", pathNot: ["^lib/db\\.ts$", "^lib/jobs/task\\.ts$", "^lib/generated/"] },
+    },
+    {
+      name: "lib-not-app",
+      severity: "error",
+      comment: "app → lib ← worker: lib/ never imports app/, components/ or worker/.",
+      from: { path: "^lib/" },
+      to: { path: "^(app|components|worker)/" },
+    },
+    {
+      name: "only-edges-above-workloads",
+      severity: "error",
+      comment: "Only lib/workloads, lib/http and lib/client sit above the workloads.",
+      from: { path: "^lib/(jobs|admission|events|sse|ops|auth|tenants|storage)/" },
+      to: { path: ["^lib/workloads/", "^lib/http/", "^lib/client/"] },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: ["^lib/generated/", "^\\.next/", "^node_modules/"] },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    enhancedResolveOptions: { exportsFields: ["exports"], conditionNames: ["import", "require", "node", "default"] },
+  },
+};
