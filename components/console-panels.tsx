@@ -6,6 +6,8 @@ import { useState, type FormEvent } from "react";
 import { consoleKeys, fetchAudit, fetchStuckJobs, fetchWorkers } from "@/lib/client/api";
 import { formatTime } from "@/lib/client/format";
 import { LoadMore } from "./ui/load-more";
+import { Alert } from "./ui/alert";
+import { Button } from "./ui/button";
 
 const card = "rounded-lg border border-slate-200 bg-white shadow-sm";
 const th = "px-4 py-2 font-medium";
@@ -23,9 +25,7 @@ export function StuckJobsPanel() {
   if (stuck.isPending) return <p className="text-sm text-slate-500">Loading…</p>;
   if (stuck.isError)
     return (
-      <p role="alert" className="text-sm text-red-700">
-        {stuck.error.message}
-      </p>
+      <Alert tone="error">{stuck.error.message}</Alert>
     );
   if (stuck.data.jobs.length === 0) return <p className={`${card} p-5 text-sm text-slate-500`}>Nothing is stuck.</p>;
   return (
@@ -67,9 +67,7 @@ export function WorkersPanel() {
   if (workers.isPending) return <p className="text-sm text-slate-500">Loading…</p>;
   if (workers.isError)
     return (
-      <p role="alert" className="text-sm text-red-700">
-        {workers.error.message}
-      </p>
+      <Alert tone="error">{workers.error.message}</Alert>
     );
   return (
     <table className={`${card} w-full text-left text-sm`}>
@@ -146,14 +144,12 @@ export function AuditPanel({ isAdmin }: { isAdmin: boolean }) {
             <input name="tenant" placeholder="slug or id" className={input} />
           </label>
         )}
-        <button type="submit" className="self-end rounded bg-indigo-600 px-4 py-2 text-sm font-medium text-white">
+        <Button type="submit" variant="primary" size="md" className="self-end">
           Filter
-        </button>
+        </Button>
       </form>
       {audit.isError && (
-        <p role="alert" className="text-sm text-red-700">
-          {audit.error.message}
-        </p>
+        <Alert tone="error">{audit.error.message}</Alert>
       )}
       <table className={`${card} w-full text-left text-sm`}>
         <thead className="bg-slate-50 text-xs uppercase text-slate-500">

@@ -12,6 +12,9 @@ import {
   type DeadLetterGroupFilter,
 } from "@/lib/client/api";
 import { formatCount, formatTime } from "@/lib/client/format";
+import { Alert } from "./ui/alert";
+import { Button } from "./ui/button";
+import { useConfirm } from "./ui/confirm-dialog";
 
 const filterOf = (g: DeadLetterGroupDto): DeadLetterGroupFilter => ({
   type: g.type,
@@ -21,6 +24,7 @@ const filterOf = (g: DeadLetterGroupDto): DeadLetterGroupFilter => ({
 
 export function DeadLettersPanel() {
   const qc = useQueryClient();
+  const { confirm, dialog } = useConfirm();
   const [done, setDone] = useState<string | null>(null);
   const groups = useQuery({ queryKey: deadLetterKeys.groups, queryFn: fetchDeadLetterGroups, refetchInterval: 10_000 });
   const refresh = () => {
@@ -45,15 +49,10 @@ export function DeadLettersPanel() {
 
   return (
     <div className="space-y-4">
-      {done && (
-        <p role="status" className="text-sm text-emerald-700">
-          {done}
-        </p>
-      )}
+      {dialog}
+      {done && <Alert tone="success">{done}</Alert>}
       {(replay.error || discard.error || groups.error) && (
-        <p role="alert" className="text-sm text-red-700">
-          {(replay.error ?? discard.error ?? groups.error)?.message}
-        </p>
+        <Alert tone="error">{(replay.error ?? discard.error ?? groups.error)?.message}</Alert>
       )}
       {groups.isPending ? (
         <p className="text-sm text-slate-500">Loading dead letters…</p>
@@ -84,27 +83,34 @@ export function DeadLettersPanel() {
                 {g.sample ?? "(no message)"}
               </pre>
               <div className="mt-3 flex gap-3">
-                <button
-                  type="button"
+                <Button
+                  variant="primary"
                   disabled={busy}
-                  onClick={() => {
-                    if (window.confirm(`Replay ${g.count} ${g.type} jobs as new jobs?`)) replay.mutate(filterOf(g));
+                  onClick={async () => {
+                    const ok = await confirm({
+                      title: "Replay this group?",
+                      message: `Replay ${g.count} ${g.type} jobs as new jobs?`,
+                      confirmLabel: `Replay ${formatCount(g.count)}`,
+                    });
+                    if (ok) replay.mutate(filterOf(g));
                   }}
-                  className="rounded bg-indigo-600 px-3 py-1 text-sm font-medium text-white disabled:opacity-50"
                 >
                   Replay {formatCount(g.count)}
-                </button>
-                <button
-                  type="button"
+                </Button>
+                <Button
                   disabled={busy}
-                  onClick={() => {
-                    if (window.confirm(`Discard ${g.count} ${g.type} jobs from the dead-letter queue?`))
-                      discard.mutate(filterOf(g));
+                  onClick={async () => {
+                    const ok = await confirm({
+                      title: "Discard this group?",
+                      message: `Discard ${g.count} ${g.type} jobs from the dead-letter queue?`,
+                      confirmLabel: "Discard",
+                      variant: "danger",
+                    });
+                    if (ok) discard.mutate(filterOf(g));
                   }}
-                  className="rounded border border-slate-300 px-3 py-1 text-sm text-slate-700 disabled:opacity-50"
                 >
                   Discard
-                </button>
+                </Button>
               </div>
             </li>
           ))}

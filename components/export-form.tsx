@@ -4,8 +4,9 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useState, type FormEvent } from "react";
 import { ApiError, createExport, jobKeys, type ExportForm as ExportBody, type JobDto } from "@/lib/client/api";
-
-const field = "mt-1 block w-full rounded border border-slate-300 bg-white px-3 py-2 text-sm";
+import { Alert } from "./ui/alert";
+import { Button } from "./ui/button";
+import { fieldClass as field, Select } from "./ui/select";
 
 export function ExportForm() {
   const qc = useQueryClient();
@@ -44,28 +45,34 @@ export function ExportForm() {
     >
       <h2 className="mb-4 text-lg font-semibold">Request an export</h2>
       <div className="grid grid-cols-2 gap-4 md:grid-cols-5">
-        <label className="text-sm font-medium">
-          Dataset
-          <select name="dataset" defaultValue="orders" className={field}>
-            <option value="customers">Customers</option>
-            <option value="orders">Orders</option>
-            <option value="events">Events</option>
-          </select>
-        </label>
-        <label className="text-sm font-medium">
-          Format
-          <select name="format" defaultValue="csv" className={field}>
-            <option value="csv">CSV</option>
-            <option value="jsonl">JSON Lines</option>
-          </select>
-        </label>
-        <label className="text-sm font-medium">
-          Compression
-          <select name="compression" defaultValue="none" className={field}>
-            <option value="none">None</option>
-            <option value="gzip">gzip</option>
-          </select>
-        </label>
+        <Select
+          label="Dataset"
+          name="dataset"
+          defaultValue="orders"
+          options={[
+            ["customers", "Customers"],
+            ["orders", "Orders"],
+            ["events", "Events"],
+          ]}
+        />
+        <Select
+          label="Format"
+          name="format"
+          defaultValue="csv"
+          options={[
+            ["csv", "CSV"],
+            ["jsonl", "JSON Lines"],
+          ]}
+        />
+        <Select
+          label="Compression"
+          name="compression"
+          defaultValue="none"
+          options={[
+            ["none", "None"],
+            ["gzip", "gzip"],
+          ]}
+        />
         <label className="text-sm font-medium">
           From
           <input type="date" name="from" className={field} aria-invalid={Boolean(fieldError("filter.from"))} />
@@ -78,25 +85,21 @@ export function ExportForm() {
         </label>
       </div>
       <div className="mt-4 flex items-center gap-4">
-        <button
-          type="submit"
-          disabled={mutation.isPending}
-          className="rounded bg-indigo-600 px-4 py-2 text-sm font-medium text-white hover:bg-indigo-500 disabled:opacity-50"
-        >
+        <Button type="submit" variant="primary" size="md" disabled={mutation.isPending}>
           {mutation.isPending ? "Requesting…" : "Request export"}
-        </button>
+        </Button>
         {error && (
-          <p role="alert" className="text-sm text-red-700">
+          <Alert tone="error" inline>
             {error.message}
-          </p>
+          </Alert>
         )}
         {created && !error && (
-          <p role="status" className="text-sm text-emerald-700">
+          <Alert tone="success" inline>
             Export queued.{" "}
             <Link className="underline" href={`/jobs/${created.id}`}>
               Follow it
             </Link>
-          </p>
+          </Alert>
         )}
       </div>
     </form>

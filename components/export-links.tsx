@@ -4,14 +4,18 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { createExportLink, deleteExport, fetchExportLinks, jobKeys, revokeExportLink } from "@/lib/client/api";
 import { formatTime } from "@/lib/client/format";
+import { Alert } from "./ui/alert";
+import { Button } from "./ui/button";
+import { useConfirm } from "./ui/confirm-dialog";
+import { CopyButton } from "./ui/copy-button";
 
 /** Share an export's file by a short-lived link, revoke links, or delete the export early. */
 export function ExportLinks({ jobId }: { jobId: string }) {
   const qc = useQueryClient();
+  const { confirm, dialog } = useConfirm();
   const key = ["exports", "links", jobId];
   const links = useQuery({ queryKey: key, queryFn: () => fetchExportLinks(jobId) });
   const [created, setCreated] = useState<string | null>(null);
-  const [copied, setCopied] = useState(false);
   const refresh = () => {
     void qc.invalidateQueries({ queryKey: key });
     void qc.invalidateQueries({ queryKey: jobKeys.all });
@@ -20,7 +24,6 @@ export function ExportLinks({ jobId }: { jobId: string }) {
     mutationFn: () => createExportLink(jobId),
     onSuccess: (l) => {
       setCreated(`${window.location.origin}${l.url}`);
-      setCopied(false);
       refresh();
     },
   });
@@ -30,29 +33,30 @@ export function ExportLinks({ jobId }: { jobId: string }) {
 
   return (
     <div className="mt-4 space-y-3 border-t border-slate-100 pt-4 text-sm">
+      {dialog}
       <div className="flex flex-wrap items-center gap-3">
-        <button
-          type="button"
-          onClick={() => create.mutate()}
-          disabled={create.isPending}
-          className="rounded border border-slate-300 px-3 py-1"
-        >
+        <Button onClick={() => create.mutate()} disabled={create.isPending}>
           Create a download link (15 minutes)
-        </button>
-        <button
-          type="button"
-          onClick={() => {
-            if (window.confirm("Delete this export's files now? Its links stop working.")) remove.mutate();
+        </Button>
+        <Button
+          variant="danger"
+          onClick={async () => {
+            const ok = await confirm({
+              title: "Delete this export?",
+              message: "Delete this export's files now? Its links stop working.",
+              confirmLabel: "Delete export",
+              variant: "danger",
+            });
+            if (ok) remove.mutate();
           }}
           disabled={remove.isPending}
-          className="rounded border border-red-300 px-3 py-1 text-red-700"
         >
           Delete export
-        </button>
+        </Button>
         {error && (
-          <span role="alert" className="text-red-700">
+          <Alert tone="error" inline>
             {error.message}
-          </span>
+          </Alert>
         )}
       </div>
       {created && (
@@ -61,18 +65,7 @@ export function ExportLinks({ jobId }: { jobId: string }) {
           <a href={created} data-testid="new-link" className="font-mono text-indigo-700 underline">
             {created}
           </a>{" "}
-          <button
-            type="button"
-            className="rounded border border-slate-300 px-2 py-0.5 text-xs"
-            onClick={() =>
-              void navigator.clipboard
-                .writeText(created)
-                .then(() => setCopied(true))
-                .catch(() => setCopied(false))
-            }
-          >
-            {copied ? "Copied" : "Copy"}
-          </button>
+<CopyButton text={created} className="text-xs" />
           <span className="text-slate-500"> — anyone with it can download until it expires; it is shown only now.</span>
         </p>
       )}
@@ -88,9 +81,21 @@ export function ExportLinks({ jobId }: { jobId: string }) {
                   {state === "active" ? `until ${formatTime(l.expiresAt)}` : ""} · downloaded {l.downloadCount}×
                 </span>
                 {state === "active" && (
-                  <button type="button" onClick={() => revoke.mutate(l.id)} className="text-red-700 underline">
+                  <Button
+                    variant="link"
+                    className="text-red-700"
+                    onClick={async () => {
+                      const ok = await confirm({
+                        title: "Revoke this link?",
+                        message: "Anyone holding it gets “gone” from now on. The export itself stays.",
+                        confirmLabel: "Revoke link",
+                        variant: "danger",
+                      });
+                      if (ok) revoke.mutate(l.id);
+                    }}
+                  >
                     Revoke
-                  </button>
+                  </Button>
                 )}
               </li>
             );

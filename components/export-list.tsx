@@ -9,6 +9,7 @@ import { useTenantJobEvents } from "@/lib/client/live";
 import { JobActions } from "./job-actions";
 import { JobProgress } from "./job-progress";
 import { StatusBadge } from "./ui/status-badge";
+import { Alert } from "./ui/alert";
 
 function describe(job: JobDto): string {
   const input = job.input as { dataset?: string; format?: string; compression?: string };
@@ -28,9 +29,7 @@ export function ExportList() {
   if (query.isPending) return <p className="text-sm text-slate-500">Loading exports…</p>;
   if (query.isError)
     return (
-      <p role="alert" className="text-sm text-red-700">
-        Could not load exports: {query.error.message}
-      </p>
+      <Alert tone="error">Could not load exports: {query.error.message}</Alert>
     );
   const jobs = query.data.jobs;
 
@@ -78,7 +77,7 @@ export function ExportList() {
                     {file && !file.expired && (
                       <a
                         href={file.downloadUrl}
-                        className="rounded bg-emerald-600 px-3 py-1 text-xs font-medium text-white hover:bg-emerald-500"
+                        className="rounded bg-emerald-700 px-3 py-1 text-xs font-medium text-white hover:bg-emerald-800"
                         download
                       >
                         Download ({formatBytes(file.size)})

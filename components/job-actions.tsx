@@ -4,6 +4,9 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { cancelJob, jobKeys, replayJob, runJobAction, type JobDto } from "@/lib/client/api";
 import { isTerminal } from "@/lib/jobs/dto";
+import { Alert } from "./ui/alert";
+import { Button } from "./ui/button";
+import { useConfirm } from "./ui/confirm-dialog";
 
 /**
  * Cancel (anyone of the tenant, while the job is not finished); for operators, replay (dead
@@ -12,8 +15,9 @@ import { isTerminal } from "@/lib/jobs/dto";
 export function JobActions({ job, canOperate }: { job: JobDto; canOperate: boolean }) {
   const qc = useQueryClient();
   const router = useRouter();
+  const { confirm, dialog } = useConfirm();
   const cancel = useMutation({
-    mutationFn: () => cancelJob(job.id),
+    mutationFn: (reason?: string) => cancelJob(job.id, reason),
     onSuccess: (updated) => {
       qc.setQueryData(jobKeys.detail(job.id), (old: JobDto | undefined) =>
         old && old.seq > updated.seq ? old : updated,
@@ -37,59 +41,64 @@ export function JobActions({ job, canOperate }: { job: JobDto; canOperate: boole
   if (!canCancel && !canReplay && !canRetryNow && !canDiscard) return null;
   const error = cancel.error ?? replay.error ?? single.error;
   return (
-    <div className="flex items-center gap-3">
+    <div className="flex flex-wrap items-center gap-3">
+      {dialog}
       {canCancel && (
-        <button
-          type="button"
-          onClick={() => cancel.mutate()}
+        <Button
+          variant="danger"
+          onClick={async () => {
+            const answer = await confirm({
+              title: "Cancel this job?",
+              message:
+                job.status === "running"
+                  ? "It stops within a second; what it wrote so far is discarded. This cannot be undone."
+                  : "It will not start. This cannot be undone.",
+              confirmLabel: "Cancel job",
+              variant: "danger",
+              reason: { label: "Reason" },
+            });
+            if (answer) cancel.mutate(answer.reason);
+          }}
           disabled={cancel.isPending || job.cancelRequested !== null}
-          className="rounded border border-red-300 bg-white px-3 py-1.5 text-sm font-medium text-red-700 hover:bg-red-50 disabled:opacity-50"
         >
           {cancel.isPending ? "Cancelling…" : job.cancelRequested ? "Stopping…" : "Cancel job"}
-        </button>
+        </Button>
       )}
       {canReplay && (
-        <button
-          type="button"
-          onClick={() => replay.mutate()}
-          disabled={replay.isPending}
-          className="rounded bg-indigo-600 px-3 py-1.5 text-sm font-medium text-white hover:bg-indigo-500 disabled:opacity-50"
-        >
+        <Button variant="primary" onClick={() => replay.mutate()} disabled={replay.isPending}>
           {replay.isPending ? "Replaying…" : "Replay job"}
-        </button>
+        </Button>
       )}
       {canRetryNow && (
-        <button
-          type="button"
-          onClick={() => single.mutate("retry_now")}
-          disabled={single.isPending}
-          className="rounded border border-slate-300 bg-white px-3 py-1.5 text-sm font-medium text-slate-700 hover:bg-slate-50 disabled:opacity-50"
-        >
+        <Button onClick={() => single.mutate("retry_now")} disabled={single.isPending}>
           Retry now
-        </button>
+        </Button>
       )}
       {canDiscard && (
-        <button
-          type="button"
-          onClick={() => {
-            if (window.confirm("Discard this job from the dead-letter queue? Its history stays."))
-              single.mutate("discard");
+        <Button
+          onClick={async () => {
+            const ok = await confirm({
+              title: "Discard this job?",
+              message: "Discard this job from the dead-letter queue? Its history stays.",
+              confirmLabel: "Discard",
+              variant: "danger",
+            });
+            if (ok) single.mutate("discard");
           }}
           disabled={single.isPending}
-          className="rounded border border-slate-300 bg-white px-3 py-1.5 text-sm font-medium text-slate-700 hover:bg-slate-50 disabled:opacity-50"
         >
           Discard
-        </button>
+        </Button>
       )}
       {single.isSuccess && (
-        <span role="status" className="text-sm text-emerald-700">
+        <Alert tone={single.data.affected ? "success" : "neutral"} inline>
           {single.data.affected ? "Done." : "Nothing to do: the job moved on."}
-        </span>
+        </Alert>
       )}
       {error && (
-        <span role="alert" className="text-sm text-red-700">
+        <Alert tone="error" inline>
           {error.message}
-        </span>
+        </Alert>
       )}
     </div>
   );

@@ -11,6 +11,7 @@ import { JobOpsPanel } from "./job-ops-panel";
 import { JobParts } from "./job-parts";
 import { ExportLinks } from "./export-links";
 import { JobProgress } from "./job-progress";
+import { Alert } from "./ui/alert";
 import { StatusBadge } from "./ui/status-badge";
 
 function Row({ label, children }: { label: string; children: React.ReactNode }) {
@@ -46,12 +47,20 @@ export function JobDetail({ initial, canOperate }: { initial: JobDto; canOperate
         {progressText(job) && <p className="mt-2 text-sm text-slate-600">{progressText(job)}</p>}
         {cancelText(job) && <p className="mt-2 text-sm text-slate-700">{cancelText(job)}</p>}
       </section>
-      {job.error && (
-        <section role="alert" aria-label="Error" className="rounded-lg border border-red-200 bg-red-50 p-5">
-          <h2 className="font-semibold text-red-800">Error{job.error.class ? ` (${job.error.class})` : ""}</h2>
-          <pre className="mt-2 text-sm whitespace-pre-wrap text-red-800">{job.error.message}</pre>
-        </section>
-      )}
+      {job.status === "cancelled" ? (
+        <Alert tone="neutral" title="Cancelled" testId="job-outcome">
+          {job.cancelRequested?.by ? `By ${job.cancelRequested.by}. ` : ""}
+          {job.cancelRequested?.reason ?? job.error?.message ?? ""}
+        </Alert>
+      ) : job.error ? (
+        <Alert
+          tone={job.status === "failed" ? "error" : "warning"}
+          title={`${job.status === "failed" ? "Failed" : "The last attempt failed"}${job.error.class ? ` (${job.error.class})` : ""}`}
+          testId="job-outcome"
+        >
+          <pre className="mt-1 text-sm whitespace-pre-wrap">{job.error.message}</pre>
+        </Alert>
+      ) : null}
       {job.result && job.result.files.length > 0 && (
         <section aria-label="Files" className="rounded-lg border border-slate-200 bg-white p-5 shadow-sm">
           <h2 className="mb-3 font-semibold">Files</h2>
@@ -76,7 +85,7 @@ export function JobDetail({ initial, canOperate }: { initial: JobDto; canOperate
                   <a
                     href={f.downloadUrl}
                     download
-                    className="rounded bg-emerald-600 px-3 py-1 text-xs font-medium text-white hover:bg-emerald-500"
+                    className="rounded bg-emerald-700 px-3 py-1 text-xs font-medium text-white hover:bg-emerald-800"
                   >
                     Download
                   </a>

@@ -3,6 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { fetchOpsJob } from "@/lib/client/api";
 import { formatTime } from "@/lib/client/format";
+import { Alert } from "./ui/alert";
 
 const card = "rounded-lg border border-slate-200 bg-white p-5 shadow-sm";
 
@@ -17,9 +18,7 @@ export function JobOpsPanel({ jobId, status, attempts }: { jobId: string; status
   });
   if (error)
     return (
-      <p role="alert" className="text-sm text-red-700">
-        {error.message}
-      </p>
+      <Alert tone="error">{error.message}</Alert>
     );
   if (!data) return null;
   return (

@@ -12,7 +12,11 @@ import {
   type OpsJobFilters,
 } from "@/lib/client/api";
 import { formatCount, formatTime } from "@/lib/client/format";
+import { Alert } from "./ui/alert";
+import { Button } from "./ui/button";
+import { useConfirm } from "./ui/confirm-dialog";
 import { LoadMore } from "./ui/load-more";
+import { fieldClass, QueueSelect, Select } from "./ui/select";
 import { useJobEventsRefetch } from "@/lib/client/live";
 import { StatusBadge } from "./ui/status-badge";
 
@@ -37,6 +41,7 @@ export function JobsExplorer({
   initial?: OpsJobFilters;
 }) {
   const qc = useQueryClient();
+  const { confirm, dialog } = useConfirm();
   const [filters, setFilters] = useState<OpsJobFilters>(initial);
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [allMatching, setAllMatching] = useState(false);
@@ -86,7 +91,13 @@ export function JobsExplorer({
         return;
       }
       const extra = plan.moreThanLimit ? " (the oldest 10,000)" : "";
-      if (!window.confirm(`${label} ${formatCount(plan.applicable)} of ${what}${extra}?`)) return;
+      const ok = await confirm({
+        title: `${label} ${formatCount(plan.applicable)} jobs?`,
+        message: `${label} ${formatCount(plan.applicable)} of ${what}${extra}?`,
+        confirmLabel: `${label} ${formatCount(plan.applicable)}`,
+        variant: action === "cancel" || action === "discard" ? "danger" : "primary",
+      });
+      if (!ok) return;
       setProgress({ done: 0, total: plan.applicable, label });
       for (let i = 0; i < plan.ids.length; i += CHUNK) {
         const r = await runJobAction({
@@ -118,7 +129,7 @@ export function JobsExplorer({
       else n.add(id);
       return n;
     });
-  const input = "mt-1 block w-full rounded border border-slate-300 px-2 py-1.5";
+  const input = fieldClass;
 
   return (
     <div className="space-y-4">
@@ -127,32 +138,9 @@ export function JobsExplorer({
         aria-label="Filter jobs"
         className="grid gap-3 rounded-lg border border-slate-200 bg-white p-4 shadow-sm md:grid-cols-4"
       >
-        <label className="text-sm font-medium">
-          Status
-          <select name="status" className={input} defaultValue={initial.status ?? ""}>
-            <option value="">any</option>
-            {STATUSES.map((s) => (
-              <option key={s}>{s}</option>
-            ))}
-          </select>
-        </label>
-        <label className="text-sm font-medium">
-          Type
-          <select name="type" className={input} defaultValue={initial.type ?? ""}>
-            <option value="">any</option>
-            {types.map((t) => (
-              <option key={t}>{t}</option>
-            ))}
-          </select>
-        </label>
-        <label className="text-sm font-medium">
-          Queue
-          <select name="queue" className={input} defaultValue={initial.queue ?? ""}>
-            <option value="">any</option>
-            <option>interactive</option>
-            <option>bulk</option>
-          </select>
-        </label>
+        <Select label="Status" name="status" options={STATUSES} any="any" defaultValue={initial.status ?? ""} />
+        <Select label="Type" name="type" options={types} any="any" defaultValue={initial.type ?? ""} />
+        <QueueSelect label="Queue" name="queue" any="any" defaultValue={initial.queue ?? ""} />
         {isAdmin && (
           <label className="text-sm font-medium">
             Tenant
@@ -171,10 +159,11 @@ export function JobsExplorer({
           Created before
           <input name="to" type="datetime-local" className={input} />
         </label>
-        <button type="submit" className="self-end rounded bg-indigo-600 px-4 py-2 text-sm font-medium text-white">
+        <Button type="submit" variant="primary" size="md" className="self-end">
           Apply filter
-        </button>
+        </Button>
       </form>
+      {dialog}
 
       <div className="flex flex-wrap items-center gap-3 text-sm">
         <label className="flex items-center gap-2">
@@ -183,15 +172,13 @@ export function JobsExplorer({
         </label>
         <span className="text-slate-500">{allMatching ? "" : `${selected.size} selected`}</span>
         {ACTIONS.map(({ action, label }) => (
-          <button
+          <Button
             key={action}
-            type="button"
             disabled={busy || (!allMatching && selected.size === 0)}
             onClick={() => void run(action, label)}
-            className="rounded border border-slate-300 px-3 py-1 disabled:opacity-40"
           >
             {label}
-          </button>
+          </Button>
         ))}
         {progress && (
           <span role="status" className="flex items-center gap-2 text-slate-600">
@@ -205,14 +192,14 @@ export function JobsExplorer({
           </span>
         )}
         {result && !progress && (
-          <span role="status" className="text-emerald-700" data-testid="action-result">
+          <Alert tone={/applies to none/.test(result) ? "neutral" : "success"} inline testId="action-result">
             {result}
-          </span>
+          </Alert>
         )}
         {(actionError || jobs.error) && (
-          <span role="alert" className="text-red-700">
+          <Alert tone="error" inline>
             {actionError ?? jobs.error?.message}
-          </span>
+          </Alert>
         )}
       </div>
 

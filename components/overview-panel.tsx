@@ -17,6 +17,9 @@ import {
 } from "recharts";
 import { consoleKeys, fetchOverview, type SeriesPoint } from "@/lib/client/api";
 import { formatCount, formatDuration, formatTime } from "@/lib/client/format";
+import { Alert } from "./ui/alert";
+import { Button } from "./ui/button";
+import { QueueSelect } from "./ui/select";
 
 const card = "rounded-lg border border-slate-200 bg-white shadow-sm";
 const th = "px-3 py-2 font-medium";
@@ -87,7 +90,7 @@ function Charts({ points, range }: { points: SeriesPoint[]; range: "hour" | "day
   );
 }
 
-export function OverviewPanel({ isAdmin, queues }: { isAdmin: boolean; queues: readonly string[] }) {
+export function OverviewPanel({ isAdmin }: { isAdmin: boolean }) {
   const [filters, setFilters] = useState<Record<string, string>>({});
   const [range, setRange] = useState<"hour" | "day">("hour");
   const overview = useQuery({
@@ -111,23 +114,15 @@ export function OverviewPanel({ isAdmin, queues }: { isAdmin: boolean; queues: r
             <input name="tenant" placeholder="all tenants (slug or id)" className={input} />
           </label>
         ) : null}
-        <label className="flex flex-col gap-1">
-          Queue
-          <select name="queue" className={input} defaultValue="">
-            <option value="">all</option>
-            {queues.map((q) => (
-              <option key={q}>{q}</option>
-            ))}
-          </select>
-        </label>
-        <button className="rounded bg-slate-800 px-3 py-1.5 text-white">Show</button>
+        <QueueSelect label="Queue" name="queue" any="all" defaultValue="" />
+        <Button type="submit" variant="primary">
+          Show
+        </Button>
       </form>
 
       {overview.isPending ? <p className="text-sm text-slate-500">Loading…</p> : null}
       {overview.isError ? (
-        <p role="alert" className="text-sm text-red-700">
-          {overview.error.message}
-        </p>
+        <Alert tone="error">{overview.error.message}</Alert>
       ) : null}
       {overview.data ? (
         <>

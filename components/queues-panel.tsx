@@ -14,6 +14,10 @@ import {
   type QueueTenantDto,
 } from "@/lib/client/api";
 import { formatCount, formatTime } from "@/lib/client/format";
+import { Alert } from "./ui/alert";
+import { Button } from "./ui/button";
+import { useConfirm } from "./ui/confirm-dialog";
+import { QueueSelect, Select } from "./ui/select";
 
 /** Who a pause stops, in words. */
 function scopeLabel(p: Pick<PauseDto, "queue" | "type" | "tenant">): string {
@@ -32,22 +36,29 @@ export function QueuesPanel({ isAdmin, types }: { isAdmin: boolean; types: strin
   const refresh = () => void qc.invalidateQueries({ queryKey: queueKeys.all });
   const pause = useMutation({ mutationFn: createPause, onSuccess: refresh });
   const resume = useMutation({ mutationFn: resumePause, onSuccess: refresh });
+  const { confirm, dialog } = useConfirm();
+  // A pause stops other people's work: it is confirmed, with a reason for the record.
+  const requestPause = async (body: PauseForm) => {
+    const answer = await confirm({
+      title: `Pause ${scopeLabel({ queue: body.queue ?? null, type: body.type ?? null, tenant: null })}?`,
+      message: body.cancelRunning
+        ? "No job of this scope starts until it is resumed, and every running one is cancelled."
+        : "No job of this scope starts until it is resumed; running jobs finish.",
+      confirmLabel: "Pause",
+      variant: "warning",
+      reason: { label: "Reason", required: true, placeholder: "e.g. the orders database is being migrated" },
+    });
+    if (answer) pause.mutate({ ...body, reason: answer.reason });
+  };
 
   const allPauses = new Map<string, PauseDto>();
   for (const q of queues.data?.queues ?? []) for (const p of q.pauses) allPauses.set(p.id, p);
 
   return (
     <div className="space-y-8">
-      {(pause.error || resume.error) && (
-        <p role="alert" className="text-sm text-red-700">
-          {(pause.error ?? resume.error)?.message}
-        </p>
-      )}
-      {queues.error && (
-        <p role="alert" className="text-sm text-red-700">
-          Could not load the queues: {queues.error.message}
-        </p>
-      )}
+      {dialog}
+      {(pause.error || resume.error) && <Alert tone="error">{(pause.error ?? resume.error)?.message}</Alert>}
+      {queues.error && <Alert tone="error">Could not load the queues: {queues.error.message}</Alert>}
       <div className="grid gap-6 md:grid-cols-2">
         {queues.data?.queues.map((q) => (
           <QueueCard
@@ -55,7 +66,7 @@ export function QueuesPanel({ isAdmin, types }: { isAdmin: boolean; types: strin
             queue={q}
             isAdmin={isAdmin}
             busy={pause.isPending || resume.isPending}
-            onPause={(body) => pause.mutate(body)}
+            onPause={(body) => void requestPause(body)}
             onResume={(id) => resume.mutate(id)}
             onLimitSaved={refresh}
           />
@@ -81,14 +92,14 @@ export function QueuesPanel({ isAdmin, types }: { isAdmin: boolean; types: strin
                 {p.reason && <span className="text-slate-600">“{p.reason}”</span>}
                 {p.cancelRunning && <span className="text-amber-700">running jobs were cancelled</span>}
                 {(isAdmin || p.tenant) && (
-                  <button
-                    type="button"
+                  <Button
+                    variant="primary"
+                    className="ml-auto"
                     onClick={() => resume.mutate(p.id)}
                     disabled={resume.isPending}
-                    className="ml-auto rounded bg-emerald-600 px-3 py-1 font-medium text-white disabled:opacity-50"
                   >
                     Resume
-                  </button>
+                  </Button>
                 )}
               </li>
             ))}
@@ -101,7 +112,7 @@ export function QueuesPanel({ isAdmin, types }: { isAdmin: boolean; types: strin
         types={types}
         tenants={queues.data?.queues[0]?.tenants.map((t) => t.tenant) ?? []}
         busy={pause.isPending}
-        onSubmit={(body) => pause.mutate(body)}
+        onSubmit={(body) => void requestPause(body)}
       />
     </div>
   );
@@ -151,23 +162,13 @@ function QueueCard({
         )}
         <span className="ml-auto">
           {whole ? (
-            <button
-              type="button"
-              disabled={busy}
-              onClick={() => onResume(whole.id)}
-              className="rounded bg-emerald-600 px-3 py-1 text-sm font-medium text-white disabled:opacity-50"
-            >
+            <Button variant="primary" disabled={busy} onClick={() => onResume(whole.id)}>
               Resume {q.name}
-            </button>
+            </Button>
           ) : (
-            <button
-              type="button"
-              disabled={busy}
-              onClick={() => onPause({ queue: q.name })}
-              className="rounded bg-amber-600 px-3 py-1 text-sm font-medium text-white disabled:opacity-50"
-            >
+            <Button variant="warning" disabled={busy} onClick={() => onPause({ queue: q.name })}>
               Pause {q.name}
-            </button>
+            </Button>
           )}
         </span>
       </header>
@@ -268,13 +269,13 @@ function TenantRow({
               aria-label="Weight"
               className="w-14 rounded border border-slate-300 px-2 py-0.5"
             />
-            <button type="submit" className="text-indigo-700 underline" disabled={save.isPending}>
+            <Button type="submit" variant="link" disabled={save.isPending}>
               Save
-            </button>
+            </Button>
             {save.error && (
-              <span role="alert" className="text-xs text-red-700">
+              <Alert tone="error" inline className="text-xs">
                 {save.error.message}
-              </span>
+              </Alert>
             )}
           </form>
         </td>
@@ -282,14 +283,14 @@ function TenantRow({
         <>
           <td className="py-1.5">
             {t.cap}
-            {t.capOverride === null && <span className="text-xs text-slate-400"> default</span>}
+            {t.capOverride === null && <span className="text-xs text-slate-500"> default</span>}
           </td>
           <td className="py-1.5">
             {t.weight}
             {isAdmin && (
-              <button type="button" onClick={() => setEditing(true)} className="ml-3 text-xs text-indigo-700 underline">
+              <Button variant="link" onClick={() => setEditing(true)} className="ml-3 text-xs">
                 Edit
-              </button>
+              </Button>
             )}
           </td>
         </>
@@ -316,17 +317,13 @@ function PauseScopeForm({
     const f = new FormData(e.currentTarget);
     const pick = (k: string) => (String(f.get(k) ?? "") || undefined) as string | undefined;
     const cancelRunning = f.get("cancelRunning") === "on";
-    // Cancelling running work cannot be undone: ask first.
-    if (cancelRunning && !window.confirm("Pause and cancel every running job of this scope?")) return;
     onSubmit({
       queue: pick("queue"),
       type: pick("type"),
       tenant: pick("tenant"),
-      reason: pick("reason"),
       cancelRunning,
     });
   };
-  const select = "mt-1 block w-full rounded border border-slate-300 px-2 py-1.5";
   return (
     <form
       onSubmit={submit}
@@ -334,53 +331,24 @@ function PauseScopeForm({
       className="grid gap-3 rounded-lg border border-slate-200 bg-white p-5 shadow-sm md:grid-cols-6"
     >
       <h2 className="text-lg font-medium md:col-span-6">Pause a scope</h2>
-      <label className="text-sm font-medium">
-        Queue
-        <select name="queue" className={select} defaultValue="">
-          <option value="">every queue</option>
-          <option value="interactive">interactive</option>
-          <option value="bulk">bulk</option>
-        </select>
-      </label>
-      <label className="text-sm font-medium">
-        Job type
-        <select name="type" className={select} defaultValue="">
-          <option value="">every type</option>
-          {types.map((t) => (
-            <option key={t} value={t}>
-              {t}
-            </option>
-          ))}
-        </select>
-      </label>
+      <QueueSelect label="Queue" name="queue" any="every queue" defaultValue="" />
+      <Select label="Job type" name="type" options={types} any="every type" defaultValue="" />
       {isAdmin && (
-        <label className="text-sm font-medium">
-          Tenant
-          <select name="tenant" className={select} defaultValue="">
-            <option value="">every tenant</option>
-            {tenants.map((t) => (
-              <option key={t.id} value={t.id}>
-                {t.name}
-              </option>
-            ))}
-          </select>
-        </label>
+        <Select
+          label="Tenant"
+          name="tenant"
+          options={tenants.map((t) => [t.id, t.name] as const)}
+          any="every tenant"
+          defaultValue=""
+        />
       )}
-      <label className="text-sm font-medium md:col-span-2">
-        Reason
-        <input name="reason" maxLength={500} placeholder="optional" className={select} />
-      </label>
       <label className="flex items-center gap-2 self-end text-sm">
         <input name="cancelRunning" type="checkbox" /> Cancel running jobs
       </label>
       <div className="md:col-span-6">
-        <button
-          type="submit"
-          disabled={busy}
-          className="rounded bg-amber-600 px-4 py-2 text-sm font-medium text-white disabled:opacity-50"
-        >
+        <Button type="submit" variant="warning" size="md" disabled={busy}>
           Pause
-        </button>
+        </Button>
       </div>
     </form>
   );

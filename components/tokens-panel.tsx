@@ -4,9 +4,14 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { createToken, fetchTokens, revokeToken, tokenKeys } from "@/lib/client/api";
 import { formatTime } from "@/lib/client/format";
+import { Alert } from "./ui/alert";
+import { Button } from "./ui/button";
+import { CopyButton } from "./ui/copy-button";
+import { useConfirm } from "./ui/confirm-dialog";
 
 export function TokensPanel() {
   const qc = useQueryClient();
+  const { confirm, dialog } = useConfirm();
   const [secret, setSecret] = useState<string | null>(null);
   const tokens = useQuery({ queryKey: tokenKeys.all, queryFn: fetchTokens });
   const create = useMutation({
@@ -29,6 +34,7 @@ export function TokensPanel() {
 
   return (
     <div className="space-y-6">
+      {dialog}
       <form
         onSubmit={onSubmit}
         aria-label="Create an API token"
@@ -44,27 +50,20 @@ export function TokensPanel() {
             className="mt-1 block w-full rounded border border-slate-300 px-3 py-2"
           />
         </label>
-        <button
-          type="submit"
-          disabled={create.isPending}
-          className="rounded bg-indigo-600 px-4 py-2 text-sm font-medium text-white disabled:opacity-50"
-        >
+        <Button type="submit" variant="primary" size="md" disabled={create.isPending}>
           Create token
-        </button>
+        </Button>
       </form>
-      {create.error && (
-        <p role="alert" className="text-sm text-red-700">
-          {create.error.message}
-        </p>
-      )}
+      {create.error && <Alert tone="error">{create.error.message}</Alert>}
       {secret && (
-        <div role="status" className="rounded-lg border border-amber-300 bg-amber-50 p-4 text-sm">
-          <p className="font-medium">Copy this token now; it is not shown again.</p>
+        <Alert tone="warning" title="Copy this token now; it is not shown again.">
           <code data-testid="new-token" className="mt-2 block break-all font-mono">
             {secret}
           </code>
-        </div>
+          <CopyButton text={secret} label="Copy token" className="mt-2" />
+        </Alert>
       )}
+      {revoke.error && <Alert tone="error">{revoke.error.message}</Alert>}
       <section aria-label="Your tokens" className="rounded-lg border border-slate-200 bg-white shadow-sm">
         {tokens.data?.tokens.length ? (
           <ul>
@@ -77,13 +76,22 @@ export function TokensPanel() {
                 <code className="text-slate-500">{t.prefix}…</code>
                 <span className="text-slate-500">created {formatTime(t.createdAt)}</span>
                 <span className="text-slate-500">last used {formatTime(t.lastUsedAt)}</span>
-                <button
-                  onClick={() => revoke.mutate(t.id)}
-                  className="ml-auto text-red-700 underline"
+                <Button
+                  variant="link"
+                  onClick={async () => {
+                    const ok = await confirm({
+                      title: `Revoke ${t.name}?`,
+                      message: "Every request with this token is refused from now on. This cannot be undone.",
+                      confirmLabel: "Revoke token",
+                      variant: "danger",
+                    });
+                    if (ok) revoke.mutate(t.id);
+                  }}
+                  className="ml-auto text-red-700"
                   aria-label={`Revoke token ${t.name}`}
                 >
                   Revoke
-                </button>
+                </Button>
               </li>
             ))}
           </ul>

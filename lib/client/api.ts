@@ -119,8 +119,11 @@ export function fetchJobHistory(id: string): Promise<JobHistory> {
   return request(`/api/v1/jobs/${encodeURIComponent(id)}/history`);
 }
 
-export function cancelJob(id: string): Promise<JobDto> {
-  return request(`/api/v1/jobs/${encodeURIComponent(id)}/cancel`, { method: "POST" });
+export function cancelJob(id: string, reason?: string): Promise<JobDto> {
+  return request(`/api/v1/jobs/${encodeURIComponent(id)}/cancel`, {
+    method: "POST",
+    ...(reason ? { body: JSON.stringify({ reason }) } : {}),
+  });
 }
 
 export function replayJob(id: string): Promise<JobDto> {

@@ -13,14 +13,19 @@ export function json(body: unknown, init?: ResponseInit): Response {
  * wrapped by Prisma (a raw query's error, or a driver adapter's `cause`).
  */
 function sqlState(err: unknown): string | undefined {
-  for (let e = err as Record<string, unknown> | undefined, depth = 0; e && depth < 4; depth++) {
-    const code = e.code;
-    if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code)) return code;
+  const seen = new Set<unknown>();
+  const queue: unknown[] = [err];
+  while (queue.length) {
+    const e = queue.shift() as Record<string, unknown> | undefined;
+    if (!e || typeof e !== "object" || seen.has(e)) continue;
+    seen.add(e);
+    for (const key of ["code", "originalCode"]) {
+      const v = e[key];
+      // (Prisma's own codes, P1000–P3999, are not SQLSTATEs; PL/pgSQL's P0001 is.)
+      if (typeof v === "string" && /^[0-9A-Z]{5}$/.test(v) && !/^P[1-9]/.test(v)) return v;
+    }
     const meta = e.meta as Record<string, unknown> | undefined;
-    if (typeof meta?.code === "string") return meta.code;
-    const original = (e.cause as Record<string, unknown> | undefined)?.originalCode;
-    if (typeof original === "string") return original;
-    e = e.cause as Record<string, unknown> | undefined;
+    queue.push(e.cause, meta?.driverAdapterError, meta?.cause);
   }
   return undefined;
 }

@@ -9,9 +9,12 @@ import type { PeriodicTask, TaskDefinition, Workload } from "./task";
 // `any`: the registry holds definitions of different input and result types.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyTask = TaskDefinition<any, any>;
-type Registry = { tasks: Map<string, AnyTask>; workloads: Map<string, Workload> };
+type Entry = { def: AnyTask; workload: string | null };
+type Registry = { tasks: Map<string, Entry>; workloads: Map<string, Workload> };
 
-// On globalThis: Next.js may evaluate this module in more than one bundle of one process.
+// On globalThis: Next.js may evaluate this module, and the workloads, in more than one bundle
+// of one process. A workload registered again under its name (another bundle's copy) replaces
+// itself; a task type claimed by two different workloads is an error.
 const key = Symbol.for("conveyor.taskRegistry");
 const store = globalThis as unknown as { [key]?: Registry };
 
@@ -20,12 +23,18 @@ function registry(): Registry {
   return store[key];
 }
 
-/** Registers one task type; registering the same definition again is a no-op, another one of that type throws. */
-export function registerTask(def: AnyTask): void {
+function claim(def: AnyTask, workload: string | null): void {
   const tasks = registry().tasks;
   const existing = tasks.get(def.type);
-  if (existing && existing !== def) throw new Error(`Task type ${def.type} is registered twice`);
-  tasks.set(def.type, def);
+  if (existing && existing.def !== def && (workload === null || existing.workload !== workload)) {
+    throw new Error(`Task type ${def.type} is registered twice`);
+  }
+  tasks.set(def.type, { def, workload });
+}
+
+/** Registers one task type outside any workload (tests); the same definition again is a no-op, another one of that type throws. */
+export function registerTask(def: AnyTask): void {
+  claim(def, null);
 }
 
 /** Forgets a task type (tests that register a task of their own). */
@@ -36,10 +45,8 @@ export function unregisterTask(type: string): void {
 /** Registers workloads and their task types (idempotent). */
 export function registerWorkloads(workloads: readonly Workload[]): void {
   for (const w of workloads) {
-    const existing = registry().workloads.get(w.name);
-    if (existing && existing !== w) throw new Error(`Workload ${w.name} is registered twice`);
     registry().workloads.set(w.name, w);
-    for (const def of w.tasks) registerTask(def);
+    for (const def of w.tasks) claim(def, w.name);
   }
 }
 
@@ -53,12 +60,12 @@ function requireRegistered(): Registry {
 
 /** The definition of a task type, or undefined for an unknown type. */
 export function getTaskDefinition(type: string): TaskDefinition<unknown, unknown> | undefined {
-  return requireRegistered().tasks.get(type);
+  return requireRegistered().tasks.get(type)?.def;
 }
 
 /** Every registered task type. */
 export function taskDefinitions(): TaskDefinition<unknown, unknown>[] {
-  return [...requireRegistered().tasks.values()];
+  return [...requireRegistered().tasks.values()].map((e) => e.def);
 }
 
 /** Every registered workload's periodic work. */

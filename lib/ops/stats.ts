@@ -66,33 +66,54 @@ export async function rollupStats(): Promise<RollupResult> {
       // The row is made by the migration; recreated here should anyone delete it.
       await tx.$executeRaw`
         INSERT INTO stats_rollup (id, rolled_to) VALUES (1, now() - interval '${Prisma.raw(KEEP)}') ON CONFLICT (id) DO NOTHING`;
-      const [window] = await tx.$queryRaw<{ from: Date; to: Date; caughtUp: boolean }[]>`
-        WITH w AS (
-          SELECT date_trunc('minute', greatest(least(rolled_to, now() - interval '2 minutes'),
-                                               now() - interval '${Prisma.raw(KEEP)}')) AS "from"
+      // The catch-up window: from the watermark (two minutes back at least, for late commits),
+      // skipping ahead over any stretch in which no attempt finished (a fresh database, a long
+      // idle spell): the first finished attempt since the watermark is one index probe.
+      const [window] = await tx.$queryRaw<
+        { from: Date; to: Date; caughtUp: boolean; recentFrom: Date; recentTo: Date }[]
+      >`
+        WITH mark AS (
+          SELECT greatest(least(rolled_to, now() - interval '2 minutes'), now() - interval '${Prisma.raw(KEEP)}') AS at
           FROM stats_rollup WHERE id = 1 FOR UPDATE
+        ), w AS (
+          SELECT date_trunc('minute', least(greatest(mark.at, coalesce(
+                   (SELECT min(finished_at) FROM job_attempts WHERE finished_at >= mark.at), now())),
+                 now() - interval '2 minutes')) AS "from"
+          FROM mark
         )
         SELECT "from", least(now(), "from" + make_interval(secs => ${MAX_WINDOW_MS / 1000}::float8)) AS "to",
-               "from" + make_interval(secs => ${MAX_WINDOW_MS / 1000}::float8) >= now() AS "caughtUp"
+               "from" + make_interval(secs => ${MAX_WINDOW_MS / 1000}::float8) >= now() AS "caughtUp",
+               date_trunc('minute', now() - interval '2 minutes') AS "recentFrom",
+               now() + interval '1 hour' AS "recentTo"
         FROM w`;
       if (!window) return { ran: false };
       const { from, to, caughtUp } = window;
+      // While a long gap is caught up, the last minutes are recomputed too: the overview shows
+      // what just ran at once, not after the catch-up (the windows never overlap).
+      const windows: [Date, Date][] = caughtUp
+        ? [[from, to]]
+        : [
+            [from, to],
+            [window.recentFrom, window.recentTo],
+          ];
 
-      await tx.$executeRaw`
-        DELETE FROM job_stats_minute
-        WHERE (bucket >= ${from} AND bucket < ${to}) OR bucket < now() - interval '${Prisma.raw(KEEP)}'`;
-      const minuteRows = await tx.$executeRaw`
-        INSERT INTO job_stats_minute (bucket, tenant_id, queue, type, succeeded, failed, cancelled, dead, runtime_ms, runtime_hist)
-        SELECT date_trunc('minute', a.finished_at), j.tenant_id, j.queue, j.type,
-               count(*) FILTER (WHERE a.outcome = 'succeeded'),
-               count(*) FILTER (WHERE a.outcome IN ('failed', 'lost', 'interrupted')),
-               count(*) FILTER (WHERE a.outcome = 'cancelled'),
-               count(*) FILTER (WHERE a.outcome IN ('failed', 'lost') AND j.status = 'failed' AND a.attempt = j.attempts),
-               coalesce(sum(${duration}) FILTER (WHERE a.outcome IN ('succeeded', 'failed')), 0)::bigint,
-               ${histogramSql}
-        FROM job_attempts a JOIN jobs j ON j.id = a.job_id
-        WHERE a.finished_at >= ${from} AND a.finished_at < ${to}
-        GROUP BY 1, 2, 3, 4`;
+      await tx.$executeRaw`DELETE FROM job_stats_minute WHERE bucket < now() - interval '${Prisma.raw(KEEP)}'`;
+      let minuteRows = 0;
+      for (const [start, end] of windows) {
+        await tx.$executeRaw`DELETE FROM job_stats_minute WHERE bucket >= ${start} AND bucket < ${end}`;
+        minuteRows += await tx.$executeRaw`
+          INSERT INTO job_stats_minute (bucket, tenant_id, queue, type, succeeded, failed, cancelled, dead, runtime_ms, runtime_hist)
+          SELECT date_trunc('minute', a.finished_at), j.tenant_id, j.queue, j.type,
+                 count(*) FILTER (WHERE a.outcome = 'succeeded'),
+                 count(*) FILTER (WHERE a.outcome IN ('failed', 'lost', 'interrupted')),
+                 count(*) FILTER (WHERE a.outcome = 'cancelled'),
+                 count(*) FILTER (WHERE a.outcome IN ('failed', 'lost') AND j.status = 'failed' AND a.attempt = j.attempts),
+                 coalesce(sum(${duration}) FILTER (WHERE a.outcome IN ('succeeded', 'failed')), 0)::bigint,
+                 ${histogramSql}
+          FROM job_attempts a JOIN jobs j ON j.id = a.job_id
+          WHERE a.finished_at >= ${start} AND a.finished_at < ${end}
+          GROUP BY 1, 2, 3, 4`;
+      }
 
       await tx.$executeRaw`DELETE FROM job_state_counts`;
       const countRows = await tx.$executeRaw`

@@ -2,7 +2,7 @@ import { expect, test } from "@playwright/test";
 import { closeDb } from "@/lib/db";
 import { enqueueJob } from "@/lib/jobs/enqueue";
 import "@/lib/workloads";
-import { sql, storageStateFor } from "./helpers";
+import { confirmDialog, sql, storageStateFor } from "./helpers";
 
 /** A job that runs for a minute unless stopped: the `probe` task, enqueued through lib like any job. */
 async function enqueueLongJob(): Promise<string> {
@@ -22,6 +22,7 @@ test.describe("as ada (member)", () => {
     await expect(page.getByTestId("job-status")).toHaveText("running", { timeout: 15_000 });
     await expect(page.getByRole("button", { name: "Replay job" })).toHaveCount(0);
     await page.getByRole("button", { name: "Cancel job" }).click();
+    await confirmDialog(page, "Cancel job");
     await expect(page.getByTestId("job-status")).toHaveText("cancelled", { timeout: 1_500 });
     await expect(page.getByTestId("attempt-row")).toContainText("cancelled");
     const [row] = await sql<{ status: string; error_class: string }>(
@@ -40,6 +41,7 @@ test.describe("as oscar (operator)", () => {
     await page.goto(`/jobs/${id}`);
     await expect(page.getByTestId("job-status")).toHaveText("running", { timeout: 15_000 });
     await page.getByRole("button", { name: "Cancel job" }).click();
+    await confirmDialog(page, "Cancel job");
     await expect(page.getByTestId("job-status")).toHaveText("cancelled", { timeout: 1_500 });
     await page.getByRole("button", { name: "Replay job" }).click();
     await expect(page).not.toHaveURL(new RegExp(id));
@@ -48,6 +50,7 @@ test.describe("as oscar (operator)", () => {
     const [replay] = await sql<{ replay_of_id: string }>("SELECT replay_of_id FROM jobs WHERE id = $1", [replayId]);
     expect(replay!.replay_of_id).toBe(id);
     await page.getByRole("button", { name: "Cancel job" }).click();
+    await confirmDialog(page, "Cancel job");
     await expect(page.getByTestId("job-status")).toHaveText("cancelled", { timeout: 5_000 });
   });
 });

@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { sql, storageStateFor } from "./helpers";
+import { confirmDialog, sql, storageStateFor } from "./helpers";
 
 /** Dead Acme probe jobs, as a worker leaves them, whose messages differ only in numbers: one group. */
 async function deadJobs(marker: string, n: number): Promise<string[]> {
@@ -28,11 +28,8 @@ test.describe("as oscar (operator)", () => {
     await expect(group.locator("pre")).toContainText(`<img src=x onerror=`);
     expect(await page.title()).not.toBe("pwned");
 
-    page.once("dialog", (d) => {
-      expect(d.message()).toBe("Replay 3 probe jobs as new jobs?");
-      void d.accept();
-    });
     await group.getByRole("button", { name: "Replay 3" }).click();
+    await confirmDialog(page, "Replay 3", { message: "Replay 3 probe jobs as new jobs?" });
     await expect(page.getByRole("status")).toHaveText("Replayed 3 of 3 jobs as new jobs.");
     await expect(page.getByTestId("dead-letter-group").filter({ hasText: marker })).toHaveCount(0);
     const replays = await sql<{ replay_of_id: string }>(

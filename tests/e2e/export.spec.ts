@@ -2,7 +2,16 @@ import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { gunzipSync } from "node:zlib";
 import { expect, test } from "@playwright/test";
-import { cliToken, countCsvRecords, DEMO_PASSWORD, sql, sqlCount, storageStateFor, unzip } from "./helpers";
+import {
+  DEMO_PASSWORD,
+  cliToken,
+  confirmDialog,
+  countCsvRecords,
+  sql,
+  sqlCount,
+  storageStateFor,
+  unzip,
+} from "./helpers";
 
 test.describe("as ada (Acme member)", () => {
   test.use({ storageState: storageStateFor("ada@acme.test") });
@@ -120,6 +129,7 @@ test.describe("as ada (Acme member)", () => {
     await expect(page.getByTestId("export-link").first()).toContainText("downloaded 1×");
 
     await page.getByRole("button", { name: "Revoke" }).click();
+    await confirmDialog(page, "Revoke link");
     await expect(page.getByTestId("link-state").first()).toHaveText("revoked");
     expect((await stranger.request.get(url)).status()).toBe(410);
     await stranger.close();

@@ -1,4 +1,6 @@
 import { execFileSync } from "node:child_process";
+import AxeBuilder from "@axe-core/playwright";
+import { expect, type Page } from "@playwright/test";
 import path from "node:path";
 import pg from "pg";
 
@@ -48,3 +50,33 @@ export function countCsvRecords(text: string): number {
 }
 
 export { unzip } from "../helpers/zip";
+
+/**
+ * Answers the page's confirmation dialog (components/ui/confirm-dialog.tsx):
+ * checks what it says, fills the reason when asked, and presses `button`.
+ */
+export async function confirmDialog(
+  page: Page,
+  button: string,
+  opts: { message?: string; reason?: string } = {},
+): Promise<void> {
+  const dialog = page.getByRole("dialog");
+  await expect(dialog).toBeVisible();
+  if (opts.message) await expect(dialog.locator("#confirm-message")).toHaveText(opts.message);
+  if (opts.reason !== undefined) await dialog.getByLabel(/Reason/).fill(opts.reason);
+  await dialog.getByRole("button", { name: button, exact: true }).click();
+  await expect(dialog).toHaveCount(0);
+}
+
+/** Runs axe-core on the page as it is: no serious or critical violation of WCAG 2.1 A/AA. */
+export async function expectAccessible(page: Page, what: string): Promise<void> {
+  const { violations } = await new AxeBuilder({ page })
+    .withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"])
+    .analyze();
+  const grave = violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+  const report = grave.map(
+    (v) =>
+      `${v.id} (${v.impact}): ${v.help}\n${v.nodes.map((n) => `    ${n.target.join(" ")}: ${n.failureSummary ?? ""}`).join("\n")}`,
+  );
+  expect(report, `accessibility of ${what}`).toEqual([]);
+}

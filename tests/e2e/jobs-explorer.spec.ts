@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { sql, storageStateFor } from "./helpers";
+import { confirmDialog, sql, storageStateFor } from "./helpers";
 
 test.describe("as oscar (operator)", () => {
   test.use({ storageState: storageStateFor("oscar@acme.test") });
@@ -21,11 +21,8 @@ test.describe("as oscar (operator)", () => {
     await expect(page.getByTestId("ops-job")).toHaveCount(3);
 
     await page.getByLabel("All jobs matching this filter").check();
-    page.once("dialog", (d) => {
-      expect(d.message()).toBe("Replay 3 of 3 jobs matching this filter?");
-      void d.accept();
-    });
     await page.getByRole("button", { name: "Replay", exact: true }).click();
+    await confirmDialog(page, "Replay 3", { message: "Replay 3 of 3 jobs matching this filter?" });
     await expect(page.getByTestId("action-result")).toHaveText("Replay: 3 of 3 jobs");
     const ids = dead.map((d) => d.id);
     await expect
@@ -50,8 +47,8 @@ test.describe("as oscar (operator)", () => {
               now(), now() FROM tenants WHERE slug = 'acme' RETURNING id`,
     );
     await page.goto(`/jobs/${dead!.id}`);
-    page.once("dialog", (d) => void d.accept());
     await page.getByRole("button", { name: "Discard" }).click();
+    await confirmDialog(page, "Discard");
     await expect(page.getByRole("status").filter({ hasText: "Done." })).toBeVisible();
     expect((await sql("SELECT 1 FROM jobs WHERE id = $1 AND discarded_at IS NOT NULL", [dead!.id])).length).toBe(1);
 
@@ -74,8 +71,8 @@ test.describe("as oscar (operator)", () => {
     );
     await page.goto("/ops/jobs");
     await page.getByLabel(`Select job ${job!.id}`).check();
-    page.once("dialog", (d) => void d.accept());
     await page.getByRole("button", { name: "Cancel", exact: true }).click();
+    await confirmDialog(page, "Cancel 1");
     await expect(page.getByTestId("action-result")).toHaveText("Cancel: 1 of 1 jobs");
     expect((await sql<{ status: string }>("SELECT status FROM jobs WHERE id = $1", [job!.id]))[0]!.status).toBe(
       "cancelled",
@@ -100,11 +97,8 @@ test.describe("as oscar (operator)", () => {
     await page.getByRole("button", { name: "Apply filter" }).click();
     await expect(page.getByTestId("ops-job")).toHaveCount(50);
     await page.getByLabel("All jobs matching this filter").check();
-    page.once("dialog", (d) => {
-      expect(d.message()).toBe("Cancel 250 of 250 jobs matching this filter?");
-      void d.accept();
-    });
     await page.getByRole("button", { name: "Cancel", exact: true }).click();
+    await confirmDialog(page, "Cancel 250", { message: "Cancel 250 of 250 jobs matching this filter?" });
     await expect(page.getByRole("progressbar", { name: "Cancel progress" })).toBeVisible();
     await expect(page.getByTestId("action-result")).toHaveText("Cancel: 250 of 250 jobs");
     const [left] = await sql<{ n: string }>(

@@ -1,5 +1,5 @@
 import { expect, test, type APIRequestContext } from "@playwright/test";
-import { cliToken, sql, storageStateFor } from "./helpers";
+import { cliToken, confirmDialog, sql, storageStateFor } from "./helpers";
 
 // One at a time: these tests pause queues the other specs' jobs run on.
 test.describe.configure({ mode: "serial" });
@@ -95,7 +95,9 @@ test.describe("as oscar (operator)", () => {
     const card = page.getByTestId("queue-interactive");
     await expect(page.getByTestId("interactive-state")).toHaveText("running");
     await card.getByRole("button", { name: "Pause interactive" }).click();
+    await confirmDialog(page, "Pause", { reason: "e2e: holding new exports" });
     await expect(page.getByTestId("interactive-state")).toHaveText("paused");
+    await expect(page.getByTestId("pause")).toContainText("e2e: holding new exports");
     await expect(page.getByTestId("pause")).toContainText("queue interactive · tenant acme");
     await expect(page.getByTestId("pause")).toContainText("by oscar@acme.test");
 

@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { storageStateFor } from "./helpers";
+import { confirmDialog, storageStateFor } from "./helpers";
 
 test.use({ storageState: storageStateFor("ada@acme.test") });
 
@@ -21,6 +21,7 @@ test("a token made on the settings page works once shown, and stops working when
   expect((await api.get("/api/v1/jobs")).status()).toBe(200);
 
   await page.getByRole("button", { name: `Revoke token ${name}` }).click();
+  await confirmDialog(page, "Revoke token");
   await expect(page.getByRole("button", { name: `Revoke token ${name}` })).toHaveCount(0);
   expect((await api.get("/api/v1/jobs")).status()).toBe(401);
   await api.dispose();

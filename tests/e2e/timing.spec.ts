@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { sql, storageStateFor } from "./helpers";
+import { confirmDialog, sql, storageStateFor } from "./helpers";
 
 // Scenarios with a deadline, run by the `timing` project after every other e2e test
 // (playwright.config.ts): on a 2-core machine, other tests' exports running alongside
@@ -19,6 +19,7 @@ test.describe("as oscar (Acme operator)", () => {
     await page.goto(`/jobs/${id}`);
     await expect(page.getByTestId("job-status")).toHaveText("running", { timeout: 30_000 });
     await page.getByRole("button", { name: "Cancel job" }).click();
+    await confirmDialog(page, "Cancel job");
     await expect(page.getByTestId("job-status")).toHaveText("cancelled", { timeout: 1_000 });
     const [row] = await sql<{ status: string; files: string }>(
       "SELECT status, (SELECT count(*) FROM export_files f WHERE f.job_id = j.id) AS files FROM jobs j WHERE id = $1",

@@ -119,11 +119,24 @@ describe("split exports", () => {
       assert.equal(await storage().open((c.result as PartResult).key), null, "part files are removed once zipped");
       assert.equal((c.result as { fileDeleted?: boolean }).fileDeleted, true);
     }
-    const parent = await db().jobAttempt.findMany({ where: { jobId: job.id }, orderBy: { attempt: "asc" } });
+    const parent = await db().jobAttempt.findMany({
+      where: { jobId: job.id },
+      orderBy: [{ attempt: "asc" }, { resume: "asc" }],
+    });
     assert.deepEqual(
       parent.map((a) => a.outcome),
       ["waiting", "succeeded"],
     );
+    // Gathering the parts resumed the first attempt: it spent no retry ("attempt 1 of 3", not "2 of 4").
+    assert.deepEqual(
+      parent.map((a) => [a.attempt, a.resume]),
+      [
+        [1, 0],
+        [1, 1],
+      ],
+    );
+    const row = await db().job.findUniqueOrThrow({ where: { id: job.id } });
+    assert.deepEqual([row.attempts, row.maxAttempts], [1, 3]);
   });
 
   test("a small export stays one file", async () => {
@@ -175,12 +188,27 @@ describe("split exports", () => {
     try {
       const { job } = await requestExport(fx.p.ada, { dataset: "events", format: "csv", partRows: 2500 });
       await drainJobs();
-      const cancelled = await cancelJob(fx.p.ada, job.id);
+      const waiting = await getJob(fx.p.ada, job.id);
+      assert.deepEqual(waiting.progress.children, { total: waiting.progress.children!.total, done: 0, failed: 0 });
+      assert.ok(waiting.progress.children!.total >= 4, "the parent says how many parts it waits for, as data");
+      const cancelled = await cancelJob(fx.p.ada, job.id, { reason: "wrong date range" });
       assert.equal(cancelled.status, "cancelled");
+      assert.deepEqual(
+        [cancelled.cancelRequested?.by, cancelled.cancelRequested?.reason],
+        ["ada@acme.test", "wrong date range"],
+        "who cancelled and why are fields of the job",
+      );
+      const [attempt] = await db().jobAttempt.findMany({ where: { jobId: job.id } });
+      assert.equal(attempt!.outcome, "cancelled", "its suspended attempt ends cancelled, not 'waiting'");
       await reap({ deadAfterMs: 60_000 }); // the reaper stops a cancelled export's parts
       const parts = await children(job.id);
       assert.ok(parts.length >= 4);
       assert.deepEqual(new Set(parts.map((c) => c.status)), new Set(["cancelled"]));
+      assert.deepEqual(
+        parts.map((c) => c.childIndex),
+        parts.map((_, i) => i),
+        "parts keep their place in the fan-out",
+      );
     } finally {
       await resumePause(fx.p.oscar, pause.id);
     }

@@ -110,6 +110,41 @@ describe("the overview, fed by the rollup", () => {
     assert.equal(after.totals.last1h.failed, first.totals.last1h.failed + 1);
   });
 
+  test("what just ran shows after one tick, also while a long gap is still being caught up", async () => {
+    // The state of a database whose rollup last ran days ago (workers were down), with an
+    // attempt back then to catch up on; then a job runs now.
+    await pool().query(`UPDATE stats_rollup SET rolled_to = now() - interval '3 days' WHERE id = 1`);
+    await failedAttempt(fx.p.globexId, { dead: false, agoMs: 2.5 * 86_400_000 });
+    await probe(fx.p.acmeId);
+    // (The probe queue is paused by the first test; its jobs run now.)
+    await pool().query(`DELETE FROM queue_pauses`);
+    await drainJobs();
+    const tick = await rollupStats();
+    assert.equal(tick.caughtUp, false, "one tick does not catch up three days");
+    const o = await getOverview(fx.p.oscar, {});
+    const [ran] = (
+      await pool().query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM job_attempts a JOIN jobs j ON j.id = a.job_id
+         WHERE j.tenant_id = $1 AND a.outcome = 'succeeded'
+           AND a.finished_at >= date_trunc('minute', now()) - interval '59 minutes'`,
+        [fx.p.acmeId],
+      )
+    ).rows;
+    assert.equal(
+      o.series.hour.reduce((a, p) => a + p.succeeded, 0),
+      ran!.n,
+      "every job that ran in the last hour is charted, the ones of this minute included",
+    );
+    assert.ok(o.rows.some((r) => r.type === "probe" && r.last5m.succeeded >= 4), "and counted in the table");
+  });
+
+  test("a fresh database's first tick reaches the present (nothing to catch up on is skipped)", async () => {
+    await pool().query(`DELETE FROM job_attempts WHERE finished_at < now() - interval '1 hour'`);
+    await pool().query(`UPDATE stats_rollup SET rolled_to = now() - interval '8 days' WHERE id = 1`);
+    const tick = await rollupStats();
+    assert.equal(tick.caughtUp, true);
+  });
+
   test("members are refused; bad filters name the field", async () => {
     await assert.rejects(getOverview(fx.p.ada, {}), isCode("forbidden"));
     await assert.rejects(getOverview(fx.p.oscar, { tenant: "globex" }), isCode("not_found"));

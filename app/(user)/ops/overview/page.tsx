@@ -1,7 +1,6 @@
 import type { Metadata } from "next";
 import { OverviewPanel } from "@/components/overview-panel";
 import { consolePagePrincipal } from "@/lib/http/principal";
-import { QUEUES } from "@/lib/jobs/task";
 
 export const metadata: Metadata = { title: "Overview" };
 
@@ -16,7 +15,7 @@ export default async function OverviewPage() {
           type, throughput and failures over the last 5 minutes and hour, and how long jobs take.
         </p>
       </div>
-      <OverviewPanel isAdmin={principal.isPlatformAdmin} queues={QUEUES} />
+      <OverviewPanel isAdmin={principal.isPlatformAdmin} />
     </div>
   );
 }

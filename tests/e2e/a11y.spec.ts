@@ -1,0 +1,76 @@
+import { expect, test } from "@playwright/test";
+import { expectAccessible, sql, storageStateFor } from "./helpers";
+
+// Every page of the product under axe-core (WCAG 2.1 A and AA): no serious or critical violation.
+// Pages with data are checked once it has loaded, and the confirmation dialog while it is open.
+
+test("the sign-in page and the not-found page", async ({ browser }) => {
+  const context = await browser.newContext({ storageState: { cookies: [], origins: [] } });
+  const page = await context.newPage();
+  await page.goto("/login");
+  await expect(page.getByRole("button", { name: "Sign in" })).toBeVisible();
+  await expectAccessible(page, "/login");
+  await page.goto("/no-such-page");
+  await expectAccessible(page, "the 404 page");
+  await context.close();
+});
+
+test.describe("as ada (member)", () => {
+  test.use({ storageState: storageStateFor("ada@acme.test") });
+
+  test("exports, a job, settings, and a confirmation dialog", async ({ page }) => {
+    await page.goto("/exports");
+    await expect(page.getByRole("heading", { name: "Exports", exact: true })).toBeVisible();
+    await expect(page.getByText("Loading exports…")).toHaveCount(0);
+    await expectAccessible(page, "/exports");
+
+    const [job] = await sql<{ id: string }>(
+      `SELECT j.id FROM jobs j JOIN tenants t ON t.id = j.tenant_id
+       WHERE t.slug = 'acme' AND j.type = 'export' ORDER BY j.created_at DESC LIMIT 1`,
+    );
+    const res = job
+      ? null
+      : await page.request.post("/api/v1/exports", { data: { dataset: "customers", format: "csv" } });
+    const id = job?.id ?? ((await res!.json()) as { id: string }).id;
+    await page.goto(`/jobs/${id}`);
+    await expect(page.getByTestId("job-status")).toBeVisible();
+    await expectAccessible(page, "a job's page");
+
+    await page.goto("/settings");
+    await expect(page.getByRole("button", { name: "Create token" })).toBeVisible();
+    await expectAccessible(page, "/settings");
+  });
+});
+
+test.describe("as oscar (operator)", () => {
+  test.use({ storageState: storageStateFor("oscar@acme.test") });
+
+  for (const path of ["/ops/overview", "/ops/jobs", "/ops/dead-letters", "/ops/stuck", "/ops/queues", "/ops/audit"]) {
+    test(`the console: ${path}`, async ({ page }) => {
+      await page.goto(path);
+      await expect(page.locator("main h1")).toBeVisible();
+      await expect(page.getByText(/^Loading/)).toHaveCount(0);
+      await expectAccessible(page, path);
+    });
+  }
+
+  test("the pause confirmation, open", async ({ page }) => {
+    await page.goto("/ops/queues");
+    await page.getByTestId("queue-bulk").getByRole("button", { name: "Pause bulk" }).click();
+    await expect(page.getByRole("dialog")).toBeVisible();
+    await expectAccessible(page, "the confirmation dialog");
+    await page.getByRole("dialog").getByRole("button", { name: "Go back" }).click();
+    await expect(page.getByRole("dialog")).toHaveCount(0);
+  });
+});
+
+test.describe("as root (platform admin)", () => {
+  test.use({ storageState: storageStateFor("root@conveyor.test") });
+
+  test("the console: /ops/workers", async ({ page }) => {
+    await page.goto("/ops/workers");
+    await expect(page.locator("main h1")).toBeVisible();
+    await expect(page.getByText(/^Loading/)).toHaveCount(0);
+    await expectAccessible(page, "/ops/workers");
+  });
+});
