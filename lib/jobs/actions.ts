@@ -42,7 +42,7 @@ export const cancelBodySchema = z
 export async function cancelJob(principal: Principal, rawId: string, body: unknown = {}): Promise<JobDto> {
   const id = parseIdOr404(rawId, "Job not found");
   const { reason } = parseOrThrow(cancelBodySchema, body ?? {});
-  await db().$transaction(async (tx) => {
+  const updated = await db().$transaction(async (tx) => {
     const job = await lockJob(tx, principal, id);
     if (isTerminal(job.status)) throw new AppError("conflict", `The job is already ${job.status}`);
     if (job.status === "running") {
@@ -71,13 +71,10 @@ export async function cancelJob(principal: Principal, rawId: string, body: unkno
       },
       tx,
     );
+    // Read back as the triggers left it, before the commit lets a worker move it on.
+    return tx.job.findUniqueOrThrow({ where: { id }, include: { cancelRequestedBy: { select: { email: true } } } });
   });
-  // Read back as the triggers left it.
-  const job = await db().job.findUniqueOrThrow({
-    where: { id },
-    include: { cancelRequestedBy: { select: { email: true } } },
-  });
-  return jobView(job);
+  return jobView(updated);
 }
 
 /**
