@@ -23,10 +23,7 @@ const KIND_LABEL: Record<string, string> = {
 export function StuckJobsPanel() {
   const stuck = useQuery({ queryKey: consoleKeys.stuck, queryFn: fetchStuckJobs, refetchInterval: 5_000 });
   if (stuck.isPending) return <p className="text-sm text-slate-500">Loading…</p>;
-  if (stuck.isError)
-    return (
-      <Alert tone="error">{stuck.error.message}</Alert>
-    );
+  if (stuck.isError) return <Alert tone="error">{stuck.error.message}</Alert>;
   if (stuck.data.jobs.length === 0) return <p className={`${card} p-5 text-sm text-slate-500`}>Nothing is stuck.</p>;
   return (
     <table className={`${card} w-full text-left text-sm`}>
@@ -65,10 +62,7 @@ export function StuckJobsPanel() {
 export function WorkersPanel() {
   const workers = useQuery({ queryKey: consoleKeys.workers, queryFn: fetchWorkers, refetchInterval: 3_000 });
   if (workers.isPending) return <p className="text-sm text-slate-500">Loading…</p>;
-  if (workers.isError)
-    return (
-      <Alert tone="error">{workers.error.message}</Alert>
-    );
+  if (workers.isError) return <Alert tone="error">{workers.error.message}</Alert>;
   return (
     <table className={`${card} w-full text-left text-sm`}>
       <thead className="bg-slate-50 text-xs uppercase text-slate-500">
@@ -148,9 +142,7 @@ export function AuditPanel({ isAdmin }: { isAdmin: boolean }) {
           Filter
         </Button>
       </form>
-      {audit.isError && (
-        <Alert tone="error">{audit.error.message}</Alert>
-      )}
+      {audit.isError && <Alert tone="error">{audit.error.message}</Alert>}
       <table className={`${card} w-full text-left text-sm`}>
         <thead className="bg-slate-50 text-xs uppercase text-slate-500">
           <tr>

@@ -65,7 +65,7 @@ export function ExportLinks({ jobId }: { jobId: string }) {
           <a href={created} data-testid="new-link" className="font-mono text-indigo-700 underline">
             {created}
           </a>{" "}
-<CopyButton text={created} className="text-xs" />
+          <CopyButton text={created} className="text-xs" />
           <span className="text-slate-500"> — anyone with it can download until it expires; it is shown only now.</span>
         </p>
       )}

@@ -27,10 +27,7 @@ export function ExportList() {
   useTenantJobEvents();
 
   if (query.isPending) return <p className="text-sm text-slate-500">Loading exports…</p>;
-  if (query.isError)
-    return (
-      <Alert tone="error">Could not load exports: {query.error.message}</Alert>
-    );
+  if (query.isError) return <Alert tone="error">Could not load exports: {query.error.message}</Alert>;
   const jobs = query.data.jobs;
 
   return (

@@ -30,7 +30,11 @@ export function JobAttempts({ jobId, seq }: { jobId: string; seq: number }) {
         </thead>
         <tbody>
           {data.attempts.map((a, i) => (
-            <tr key={`${a.attempt}.${a.resume}`} data-testid="attempt-row" className="border-t border-slate-100 align-top">
+            <tr
+              key={`${a.attempt}.${a.resume}`}
+              data-testid="attempt-row"
+              className="border-t border-slate-100 align-top"
+            >
               <td className="py-2 pr-3">
                 {a.attempt}
                 {a.resume > 0 && <span className="text-xs text-slate-500"> resumed</span>}

@@ -16,10 +16,7 @@ export function JobOpsPanel({ jobId, status, attempts }: { jobId: string; status
     queryKey: ["ops-job", jobId, status, attempts],
     queryFn: () => fetchOpsJob(jobId),
   });
-  if (error)
-    return (
-      <Alert tone="error">{error.message}</Alert>
-    );
+  if (error) return <Alert tone="error">{error.message}</Alert>;
   if (!data) return null;
   return (
     <>

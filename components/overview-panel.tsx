@@ -121,9 +121,7 @@ export function OverviewPanel({ isAdmin }: { isAdmin: boolean }) {
       </form>
 
       {overview.isPending ? <p className="text-sm text-slate-500">Loading…</p> : null}
-      {overview.isError ? (
-        <Alert tone="error">{overview.error.message}</Alert>
-      ) : null}
+      {overview.isError ? <Alert tone="error">{overview.error.message}</Alert> : null}
       {overview.data ? (
         <>
           <p className="text-xs text-slate-500" data-testid="overview-as-of">

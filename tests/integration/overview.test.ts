@@ -135,7 +135,10 @@ describe("the overview, fed by the rollup", () => {
       ran!.n,
       "every job that ran in the last hour is charted, the ones of this minute included",
     );
-    assert.ok(o.rows.some((r) => r.type === "probe" && r.last5m.succeeded >= 4), "and counted in the table");
+    assert.ok(
+      o.rows.some((r) => r.type === "probe" && r.last5m.succeeded >= 4),
+      "and counted in the table",
+    );
   });
 
   test("a fresh database's first tick reaches the present (nothing to catch up on is skipped)", async () => {
