@@ -61,6 +61,8 @@ export function rateAndEta(
 export function progressText(job: Pick<JobDto, "status" | "progress">, noun = "parts"): string | null {
   const { children, bytes, message, stage } = job.progress;
   if (!children || (stage !== "waiting" && job.status !== "retrying")) return message;
+  // A job that ended says so with its status; what its parts were doing is on the parts grid.
+  if (job.status !== "running" && job.status !== "retrying") return null;
   const done = `${children.done} of ${children.total} ${noun} done`;
   const failed = children.failed ? ` · ${children.failed} failed` : "";
   const size = bytes ? ` · ${formatBytes(bytes)}` : "";
