@@ -29,6 +29,7 @@ export function ExportForm() {
       format: String(data.get("format")),
       compression: String(data.get("compression")),
       ...(from || to ? { filter: { ...(from ? { from } : {}), ...(to ? { to } : {}) } } : {}),
+      ...(String(data.get("format")) === "csv" ? { csvSafe: data.get("csvSafe") === "on" } : {}),
     };
     // One key per submission: a double click or a retried request creates one export.
     mutation.mutate({ body, key: crypto.randomUUID() });
@@ -84,7 +85,11 @@ export function ExportForm() {
           {fieldError("filter.to") && <span className="text-xs text-red-700">{fieldError("filter.to")}</span>}
         </label>
       </div>
-      <div className="mt-4 flex items-center gap-4">
+      <label className="mt-3 flex items-center gap-2 text-sm">
+        <input type="checkbox" name="csvSafe" defaultChecked />
+        Spreadsheet-safe CSV: cells that start with = + - @ get a leading apostrophe, so a spreadsheet never runs them
+      </label>
+      <div className="mt-4 flex flex-wrap items-center gap-4">
         <Button type="submit" variant="primary" size="md" disabled={mutation.isPending}>
           {mutation.isPending ? "Requesting…" : "Request export"}
         </Button>

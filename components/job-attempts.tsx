@@ -40,7 +40,7 @@ export function JobAttempts({ jobId, seq }: { jobId: string; seq: number }) {
                 {a.resume > 0 && <span className="text-xs text-slate-500"> resumed</span>}
               </td>
               <td className="py-2 pr-3">{outcomeText(a.outcome, i < data.attempts.length - 1)}</td>
-              <td className="py-2 pr-3 font-mono text-xs break-all">{a.workerId}</td>
+              <td className="py-2 pr-3 font-mono text-xs break-all">{a.workerId ?? "—"}</td>
               <td className="py-2 pr-3">{formatTime(a.startedAt)}</td>
               <td className="py-2 pr-3">{a.durationMs === null ? "—" : formatDuration(a.durationMs)}</td>
               <td className="py-2">

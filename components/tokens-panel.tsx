@@ -8,6 +8,7 @@ import { Alert } from "./ui/alert";
 import { Button } from "./ui/button";
 import { CopyButton } from "./ui/copy-button";
 import { useConfirm } from "./ui/confirm-dialog";
+import { Select } from "./ui/select";
 
 export function TokensPanel() {
   const qc = useQueryClient();
@@ -29,7 +30,13 @@ export function TokensPanel() {
   const onSubmit = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();
     const form = e.currentTarget;
-    create.mutate(String(new FormData(form).get("name") ?? ""), { onSuccess: () => form.reset() });
+    const data = new FormData(form);
+    const scopes = data.getAll("scopes").map(String) as ("read" | "write")[];
+    const days = Number(data.get("expiresInDays") ?? 0);
+    create.mutate(
+      { name: String(data.get("name") ?? ""), scopes, ...(days ? { expiresInDays: days } : {}) },
+      { onSuccess: () => form.reset() },
+    );
   };
 
   return (
@@ -38,9 +45,9 @@ export function TokensPanel() {
       <form
         onSubmit={onSubmit}
         aria-label="Create an API token"
-        className="flex items-end gap-3 rounded-lg border border-slate-200 bg-white p-5 shadow-sm"
+        className="flex flex-wrap items-end gap-3 rounded-lg border border-slate-200 bg-white p-5 shadow-sm"
       >
-        <label className="flex-1 text-sm font-medium">
+        <label className="min-w-48 flex-1 text-sm font-medium">
           Token name
           <input
             name="name"
@@ -50,6 +57,27 @@ export function TokensPanel() {
             className="mt-1 block w-full rounded border border-slate-300 px-3 py-2"
           />
         </label>
+        <fieldset className="text-sm">
+          <legend className="font-medium">May</legend>
+          <label className="mr-3 inline-flex items-center gap-1">
+            <input type="checkbox" name="scopes" value="read" defaultChecked /> read
+          </label>
+          <label className="inline-flex items-center gap-1">
+            <input type="checkbox" name="scopes" value="write" defaultChecked /> write
+          </label>
+        </fieldset>
+        <Select
+          label="Expires"
+          name="expiresInDays"
+          defaultValue="90"
+          options={[
+            ["7", "in 7 days"],
+            ["30", "in 30 days"],
+            ["90", "in 90 days"],
+            ["365", "in a year"],
+            ["0", "never"],
+          ]}
+        />
         <Button type="submit" variant="primary" size="md" disabled={create.isPending}>
           Create token
         </Button>
@@ -73,6 +101,10 @@ export function TokensPanel() {
                 className="flex items-center gap-4 border-t border-slate-100 px-5 py-3 text-sm first:border-0"
               >
                 <span className="font-medium">{t.name}</span>
+                <span className="text-slate-600">{t.scopes.join(" + ")}</span>
+                <span className="text-slate-600">
+                  {t.expiresAt ? `expires ${formatTime(t.expiresAt)}` : "never expires"}
+                </span>
                 <code className="text-slate-500">{t.prefix}…</code>
                 <span className="text-slate-500">created {formatTime(t.createdAt)}</span>
                 <span className="text-slate-500">last used {formatTime(t.lastUsedAt)}</span>

@@ -2,6 +2,7 @@
  * Configuration, read in one place. The only module that reads process.env.
  * Defaults make the embedded setup (`npm start` with nothing configured) work.
  */
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 
@@ -71,6 +72,46 @@ const envSchema = z.object({
   STATS_ROLLUP_MS: intFrom(10_000, 1_000, 600_000),
   /** A bearer token that may scrape GET /api/metrics (platform admins may too). Unset: admins only. */
   METRICS_TOKEN: z.string().min(16).optional(),
+  /** `1`: seed the demo tenants and accounts into the given (empty) database too; without it only the embedded one gets them. */
+  CONVEYOR_DEMO: z.enum(["0", "1"]).default("0"),
+  /** The app's public URL, for links in invitations. Default: http://localhost:<PORT>. */
+  APP_URL: z.url().optional(),
+  /** How invitations are sent: `log` (printed by the server, and shown to whoever invites) or `smtp` (SMTP_URL). */
+  MAIL_TRANSPORT: z.enum(["log", "smtp"]).default("log"),
+  /** smtp://user:password@host:587 (with MAIL_TRANSPORT=smtp). */
+  SMTP_URL: z.url().optional(),
+  /** The sender of invitation e-mails. */
+  MAIL_FROM: z.string().min(3).default("Conveyor <conveyor@localhost>"),
+  /** `1`: take the client's address from X-Forwarded-For (behind a proxy you trust); otherwise the connection's. */
+  TRUST_PROXY: z.enum(["0", "1"]).default("0"),
+  /** Failed sign-ins of one account from one address before it must wait (SIGN_IN_LOCK_SECONDS, doubling each time). */
+  SIGN_IN_MAX_FAILURES: intFrom(5, 1, 1_000),
+  /** The first wait after too many failed sign-ins, in seconds; it doubles with each lock, up to 15 minutes. */
+  SIGN_IN_LOCK_SECONDS: intFrom(60, 1, 86_400),
+  /** Failed sign-ins from one address (any accounts) within 15 minutes before the address must wait 15 minutes. */
+  SIGN_IN_ADDRESS_MAX_FAILURES: intFrom(50, 1, 100_000),
+  /** Reads (GET, streams) per principal per minute, fleet-wide; 0 turns the limit off. */
+  RATE_LIMIT_READS_PER_MINUTE: intFrom(1_200, 0, 1_000_000),
+  /** Writes (every other method) per principal per minute, fleet-wide; 0 turns the limit off. */
+  RATE_LIMIT_WRITES_PER_MINUTE: intFrom(300, 0, 1_000_000),
+  /** Unfinished jobs (scheduled, queued, running, retrying) one user may have; a tenant's own value wins. */
+  QUOTA_JOBS_PER_USER: intFrom(50, 1, 10_000_000),
+  /** Unfinished jobs one tenant may have; a tenant's own value wins. */
+  QUOTA_JOBS_PER_TENANT: intFrom(500, 1, 10_000_000),
+  /** Bytes of export files a tenant may keep (until they expire or are deleted); a tenant's own value wins. */
+  QUOTA_EXPORT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(20 * 1024 ** 3),
+  /** Request bodies larger than this answer 413 before they are read, in bytes. */
+  MAX_BODY_BYTES: intFrom(64 * 1024, 1_024, 100 * 1024 * 1024),
+  /** Server-Sent Event streams one principal may hold open at once (fleet-wide). */
+  SSE_MAX_STREAMS: intFrom(20, 1, 10_000),
+  /** How often an open stream re-checks its principal (a revoked token or a removed membership ends it), in ms. */
+  SSE_RECHECK_MS: intFrom(30_000, 500, 300_000),
+  /** A stream's longest life, in ms; then the client reconnects (with Last-Event-ID) and misses nothing. */
+  SSE_MAX_LIFETIME_MS: intFrom(15 * 60_000, 5_000, 24 * 3_600_000),
   /** Rows of demo business data: 1 gives Acme 1,000,000 events and 100,000 orders. */
   SEED_SCALE: z.coerce.number().positive().max(100).default(1),
 });
@@ -78,6 +119,9 @@ const envSchema = z.object({
 const checkedEnvSchema = envSchema.superRefine((v, ctx) => {
   if (v.STORAGE_DRIVER === "s3" && !v.S3_BUCKET) {
     ctx.addIssue({ code: "custom", path: ["S3_BUCKET"], message: "required when STORAGE_DRIVER=s3" });
+  }
+  if (v.MAIL_TRANSPORT === "smtp" && !v.SMTP_URL) {
+    ctx.addIssue({ code: "custom", path: ["SMTP_URL"], message: "required when MAIL_TRANSPORT=smtp" });
   }
 });
 
@@ -97,16 +141,34 @@ export function env(): Env {
   return cached;
 }
 
-/** The database URL, or a clear error when nothing set it. */
-/** The embedded Postgres that `npm start` runs when DATABASE_URL is unset. */
-export const embeddedPostgres = { user: "postgres", password: "conveyor", database: "conveyor" } as const;
+/**
+ * The embedded Postgres that `npm start` runs when DATABASE_URL is unset. Its
+ * password is random, made when the cluster is first initialised and kept in
+ * the data directory (`<CONVEYOR_DATA_DIR>/pg-password`, readable by its owner
+ * only); a cluster made before that kept `legacyPassword` until its next start.
+ */
+export const embeddedPostgres = { user: "postgres", database: "conveyor", legacyPassword: "conveyor" } as const;
+
+/** Where the embedded cluster's password is kept, beside its data directory `pgDir`. */
+export function embeddedPasswordFile(pgDir = path.join(dataDir(), "pg")): string {
+  return `${pgDir}-password`;
+}
+
+/** The embedded cluster's password: from its file, or the legacy one for a cluster without a file. */
+export function embeddedPassword(pgDir?: string): string {
+  try {
+    return readFileSync(embeddedPasswordFile(pgDir), "utf8").trim();
+  } catch {
+    return embeddedPostgres.legacyPassword;
+  }
+}
 
 export function embeddedDatabaseUrl(
   database: string = embeddedPostgres.database,
   port = env().EMBEDDED_PG_PORT,
+  password = embeddedPassword(),
 ): string {
-  const { user, password } = embeddedPostgres;
-  return `postgresql://${user}:${password}@127.0.0.1:${port}/${database}`;
+  return `postgresql://${embeddedPostgres.user}:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
 }
 
 /**
@@ -115,6 +177,11 @@ export function embeddedDatabaseUrl(
  */
 export function databaseUrl(): string {
   return env().DATABASE_URL ?? embeddedDatabaseUrl();
+}
+
+/** The app's public base URL (no trailing slash), for links sent to people. */
+export function appUrl(): string {
+  return (env().APP_URL ?? `http://localhost:${env().PORT}`).replace(/\/+$/, "");
 }
 
 export function dataDir(): string {

@@ -11,6 +11,11 @@ export const errorStatus = {
   not_found: 404,
   conflict: 409,
   gone: 410,
+  payload_too_large: 413,
+  /** A rate limit or the sign-in throttle: try again after `Retry-After`. */
+  rate_limited: 429,
+  /** A quota is used up: `details` names it, its limit and the current use. */
+  quota_exceeded: 429,
   internal: 500,
 } as const;
 
@@ -18,11 +23,19 @@ export type ErrorCode = keyof typeof errorStatus;
 
 export type FieldError = { path: string; message: string };
 
+export type AppErrorExtras = {
+  /** Data for the client beside the message (a quota's name, limit and use). */
+  details?: Record<string, unknown>;
+  /** Response headers (Retry-After, RateLimit…). */
+  headers?: Record<string, string>;
+};
+
 export class AppError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
     readonly fields?: FieldError[],
+    readonly extras: AppErrorExtras = {},
   ) {
     super(message);
     this.name = "AppError";

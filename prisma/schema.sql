@@ -25,6 +25,8 @@ CREATE TABLE api_tokens (
   created_at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
   last_used_at timestamp(3) with time zone,
   revoked_at timestamp(3) with time zone,
+  expires_at timestamp(3) with time zone,
+  scopes text[] DEFAULT ARRAY['read'::text, 'write'::text] NOT NULL,
   CONSTRAINT api_tokens_pkey PRIMARY KEY (id),
   CONSTRAINT api_tokens_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES tenants(id) ON UPDATE CASCADE ON DELETE CASCADE,
   CONSTRAINT api_tokens_user_id_fkey FOREIGN KEY (user_id) REFERENCES users(id) ON UPDATE CASCADE ON DELETE CASCADE
@@ -121,6 +123,27 @@ CREATE TABLE export_links (
 
 CREATE INDEX export_links_file_id_idx ON public.export_links USING btree (file_id);
 CREATE UNIQUE INDEX export_links_token_hash_key ON public.export_links USING btree (token_hash);
+
+CREATE TABLE invites (
+  id uuid NOT NULL,
+  email text NOT NULL,
+  tenant_id uuid,
+  role membership_role,
+  platform_admin boolean DEFAULT false NOT NULL,
+  token_hash text NOT NULL,
+  expires_at timestamp(3) with time zone NOT NULL,
+  accepted_at timestamp(3) with time zone,
+  revoked_at timestamp(3) with time zone,
+  created_by_id uuid,
+  created_at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+  CONSTRAINT invites_created_by_id_fkey FOREIGN KEY (created_by_id) REFERENCES users(id) ON UPDATE CASCADE ON DELETE SET NULL,
+  CONSTRAINT invites_pkey PRIMARY KEY (id),
+  CONSTRAINT invites_role_or_admin CHECK (((tenant_id IS NULL) = (role IS NULL))),
+  CONSTRAINT invites_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES tenants(id) ON UPDATE CASCADE ON DELETE CASCADE
+);
+
+CREATE INDEX invites_tenant_id_idx ON public.invites USING btree (tenant_id);
+CREATE UNIQUE INDEX invites_token_hash_key ON public.invites USING btree (token_hash);
 
 CREATE TABLE job_attempts (
   id bigint DEFAULT nextval('job_attempts_id_seq'::regclass) NOT NULL,
@@ -248,6 +271,8 @@ CREATE INDEX jobs_cancel_waiting_idx ON public.jobs USING btree (id) WHERE ((sta
 CREATE INDEX jobs_created_at_id_idx ON public.jobs USING btree (created_at DESC, id DESC);
 CREATE INDEX jobs_dead_letters_idx ON public.jobs USING btree (tenant_id, type, error_class, error_fingerprint) WHERE ((status = 'failed'::job_status) AND (discarded_at IS NULL));
 CREATE INDEX jobs_finished_at_idx ON public.jobs USING btree (finished_at);
+CREATE INDEX jobs_open_by_tenant_idx ON public.jobs USING btree (tenant_id) WHERE ((parent_id IS NULL) AND (status = ANY (ARRAY['scheduled'::job_status, 'queued'::job_status, 'running'::job_status, 'retrying'::job_status])));
+CREATE INDEX jobs_open_by_user_idx ON public.jobs USING btree (created_by_id) WHERE ((parent_id IS NULL) AND (status = ANY (ARRAY['scheduled'::job_status, 'queued'::job_status, 'running'::job_status, 'retrying'::job_status])));
 CREATE INDEX jobs_parent_id_idx ON public.jobs USING btree (parent_id);
 CREATE INDEX jobs_replay_of_id_idx ON public.jobs USING btree (replay_of_id);
 CREATE INDEX jobs_search_idx ON public.jobs USING gin (((((input)::text || ' '::text) || COALESCE(error_message, ''::text))) gin_trgm_ops);
@@ -326,6 +351,30 @@ CREATE TABLE queues (
   CONSTRAINT queues_pkey PRIMARY KEY (name)
 );
 
+CREATE TABLE rate_limits (
+  key text NOT NULL,
+  tat timestamp(6) with time zone NOT NULL,
+  CONSTRAINT rate_limits_pkey PRIMARY KEY (key)
+);
+
+CREATE TABLE sign_in_throttle (
+  key text NOT NULL,
+  failures integer DEFAULT 0 NOT NULL,
+  first_at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+  locked_until timestamp(3) with time zone,
+  CONSTRAINT sign_in_throttle_pkey PRIMARY KEY (key)
+);
+
+CREATE TABLE sse_streams (
+  id uuid NOT NULL,
+  principal_key text NOT NULL,
+  opened_at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+  seen_at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+  CONSTRAINT sse_streams_pkey PRIMARY KEY (id)
+);
+
+CREATE INDEX sse_streams_principal_key_idx ON public.sse_streams USING btree (principal_key, seen_at);
+
 CREATE TABLE stats_rollup (
   id integer DEFAULT 1 NOT NULL,
   rolled_to timestamp(3) with time zone NOT NULL,
@@ -350,6 +399,9 @@ CREATE TABLE tenants (
   name text NOT NULL,
   export_retention_days integer,
   created_at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+  quota_jobs_per_user integer,
+  quota_jobs_per_tenant integer,
+  quota_export_bytes bigint,
   CONSTRAINT tenants_pkey PRIMARY KEY (id)
 );
 
@@ -362,6 +414,7 @@ CREATE TABLE users (
   password_hash text NOT NULL,
   is_platform_admin boolean DEFAULT false NOT NULL,
   created_at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+  password_changed_at timestamp(3) with time zone,
   CONSTRAINT users_pkey PRIMARY KEY (id)
 );
 
@@ -718,6 +771,21 @@ BEGIN
   PERFORM pg_notify('conveyor_admit', NEW.queue);
   RETURN NULL;
 END $function$;
+
+CREATE OR REPLACE FUNCTION public.conveyor_jsonb_strip_keys(doc jsonb, keys text[])
+ RETURNS jsonb
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+  SELECT CASE jsonb_typeof(doc)
+    WHEN 'object' THEN coalesce(
+      (SELECT jsonb_object_agg(e.k, conveyor_jsonb_strip_keys(e.v, keys))
+         FROM jsonb_each(doc) AS e(k, v) WHERE NOT e.k = ANY(keys)), '{}'::jsonb)
+    WHEN 'array' THEN coalesce(
+      (SELECT jsonb_agg(conveyor_jsonb_strip_keys(a.v, keys) ORDER BY a.i)
+         FROM jsonb_array_elements(doc) WITH ORDINALITY AS a(v, i)), '[]'::jsonb)
+    ELSE doc END
+$function$;
 
 CREATE OR REPLACE FUNCTION public.conveyor_paused(p_queue text, p_type text, p_tenant uuid)
  RETURNS boolean

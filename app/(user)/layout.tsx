@@ -19,8 +19,9 @@ const NAV: { href: string; label: string; for: "everyone" | "operators" | "admin
   { href: "/ops/dead-letters", label: "Dead letters", for: "operators" },
   { href: "/ops/stuck", label: "Stuck", for: "operators" },
   { href: "/ops/audit", label: "Audit", for: "operators" },
+  { href: "/ops/people", label: "People", for: "operators" },
   { href: "/ops/workers", label: "Workers", for: "admins" },
-  { href: "/settings", label: "API tokens", for: "everyone" },
+  { href: "/settings", label: "Settings", for: "everyone" },
 ];
 
 export default async function UserLayout({ children }: { children: ReactNode }) {

@@ -57,6 +57,21 @@ export function isOperator(principal: Principal): boolean {
   return principal.isPlatformAdmin || principal.role === "operator";
 }
 
+/** A token without the scope the request needs (a read-only token writing) is refused. */
+export function requireScope(principal: Principal, scope: "read" | "write"): void {
+  if (principal.scopes && !principal.scopes.includes(scope)) {
+    throw new AppError(
+      "forbidden",
+      `This API token is limited to ${principal.scopes.join(", ")}; this request needs ${scope}`,
+    );
+  }
+}
+
+/** Only a person signed in in the browser manages credentials (a token cannot make or revoke tokens). */
+export function requireBrowserSession(principal: Principal, what: string): void {
+  if (principal.tokenId) throw new AppError("forbidden", `${what} needs a signed-in browser session, not an API token`);
+}
+
 /** Operators act on their tenant's queues; platform admins everywhere; members may not. */
 export function requireOperator(principal: Principal): void {
   if (!isOperator(principal)) throw new AppError("forbidden", "This action needs the operator role");

@@ -16,13 +16,19 @@ export type Principal = {
   isPlatformAdmin: boolean;
   /** Set when the request was authenticated by an API token. */
   tokenId: string | null;
+  /** What the token may do (`read`: GET and streams; `write`: the rest); null for a browser session (everything). */
+  scopes: TokenScope[] | null;
 };
+
+export const tokenScopes = ["read", "write"] as const;
+export type TokenScope = (typeof tokenScopes)[number];
 
 /** Builds the principal of a user in their first (or the named) tenant. Null if the user is gone. */
 export async function loadUserPrincipal(
   userId: string,
   tokenId: string | null = null,
   tenantId?: string,
+  scopes: TokenScope[] | null = null,
 ): Promise<Principal | null> {
   const user = await db().user.findUnique({
     where: { id: userId },
@@ -46,5 +52,40 @@ export async function loadUserPrincipal(
     role: membership?.role ?? null,
     isPlatformAdmin: user.isPlatformAdmin,
     tokenId,
+    scopes,
   };
+}
+
+/**
+ * The principal as it is now: null once its token was revoked or expired, its
+ * membership removed, or its user deleted (long-lived streams re-check this).
+ */
+export async function reloadPrincipal(p: Principal): Promise<Principal | null> {
+  if (p.tokenId) {
+    const [token] = await db().$queryRaw<{ userId: string; tenantId: string | null; scopes: TokenScope[] }[]>`
+      SELECT user_id AS "userId", tenant_id AS "tenantId", scopes FROM api_tokens
+      WHERE id = ${p.tokenId}::uuid AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`;
+    if (!token) return null;
+    const again = await loadUserPrincipal(token.userId, p.tokenId, token.tenantId ?? undefined, token.scopes);
+    if (again && token.tenantId === null && !again.isPlatformAdmin) return null;
+    return again;
+  }
+  const again = await loadUserPrincipal(p.userId, null, p.tenantId ?? undefined);
+  // A session that acted in a tenant must still belong to it; a platform admin must still be one.
+  if (!again || (p.tenantId && again.tenantId !== p.tenantId) || (p.isPlatformAdmin && !again.isPlatformAdmin)) {
+    return null;
+  }
+  return again;
+}
+
+/**
+ * The principal of a browser session that signed in at `authAt` (ms): null when
+ * the user's password changed since (every other session of theirs ends).
+ */
+export async function loadSessionPrincipal(userId: string, authAt: number | undefined): Promise<Principal | null> {
+  const [user] = await db().$queryRaw<{ changedAt: Date | null }[]>`
+    SELECT password_changed_at AS "changedAt" FROM users WHERE id = ${userId}::uuid`;
+  if (!user) return null;
+  if (user.changedAt && (authAt === undefined || authAt < user.changedAt.getTime())) return null;
+  return loadUserPrincipal(userId);
 }

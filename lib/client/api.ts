@@ -33,18 +33,29 @@ export class ApiError extends Error {
     readonly status: number,
     message: string,
     readonly fields: { path: string; message: string }[] = [],
+    /** The API's error code (`quota_exceeded`, `rate_limited`…). */
+    readonly code: string | null = null,
+    /** Data beside the message: a quota's name, limit and use; a wait in seconds. */
+    readonly details: Record<string, unknown> | null = null,
   ) {
     super(message);
   }
 }
 
-async function request<T>(url: string, init?: RequestInit): Promise<T> {
+/** A JSON request to the API; a non-2xx answer throws an ApiError with its message, fields, code and details. */
+export async function request<T>(url: string, init?: RequestInit): Promise<T> {
   const res = await fetch(url, { ...init, headers: { "Content-Type": "application/json", ...init?.headers } });
   if (!res.ok) {
     const body = (await res.json().catch(() => null)) as {
-      error?: { message?: string; fields?: ApiError["fields"] };
+      error?: { code?: string; message?: string; fields?: ApiError["fields"]; details?: Record<string, unknown> };
     } | null;
-    throw new ApiError(res.status, body?.error?.message ?? `Request failed (${res.status})`, body?.error?.fields);
+    throw new ApiError(
+      res.status,
+      body?.error?.message ?? `Request failed (${res.status})`,
+      body?.error?.fields,
+      body?.error?.code ?? null,
+      body?.error?.details ?? null,
+    );
   }
   return (res.status === 204 ? undefined : await res.json()) as T;
 }
@@ -75,6 +86,7 @@ export type ExportForm = {
   format: string;
   compression: string;
   filter?: { from?: string; to?: string };
+  csvSafe?: boolean;
 };
 
 export function createExport(body: ExportForm, idempotencyKey: string): Promise<JobDto> {
@@ -134,8 +146,10 @@ export function fetchTokens(): Promise<{ tokens: TokenDto[] }> {
   return request("/api/v1/tokens");
 }
 
-export function createToken(name: string): Promise<{ token: string; record: TokenDto }> {
-  return request("/api/v1/tokens", { method: "POST", body: JSON.stringify({ name }) });
+export type TokenForm = { name: string; scopes?: ("read" | "write")[]; expiresInDays?: number };
+
+export function createToken(body: TokenForm): Promise<{ token: string; record: TokenDto }> {
+  return request("/api/v1/tokens", { method: "POST", body: JSON.stringify(body) });
 }
 
 export function revokeToken(id: string): Promise<void> {

@@ -5,22 +5,26 @@
  */
 import type { ExportRequest, DatasetName } from "./schema";
 
-type Dataset = { table: string; columns: string[]; timeColumn: string };
+/** `text`: columns of free text, which a spreadsheet-safe CSV guards (see `buildExportQuery`). */
+type Dataset = { table: string; columns: string[]; text: string[]; timeColumn: string };
 
 export const datasets: Record<DatasetName, Dataset> = {
   customers: {
     table: "customers",
     columns: ["id", "name", "email", "country", "plan", "notes", "metadata", "created_at"],
+    text: ["name", "email", "country", "plan", "notes"],
     timeColumn: "created_at",
   },
   orders: {
     table: "orders",
     columns: ["id", "customer_id", "status", "amount", "currency", "line_items", "note", "created_at", "updated_at"],
+    text: ["status", "currency", "note"],
     timeColumn: "created_at",
   },
   events: {
     table: "events",
     columns: ["id", "customer_id", "type", "source", "payload", "message", "occurred_at"],
+    text: ["type", "source", "message"],
     timeColumn: "occurred_at",
   },
 };
@@ -39,15 +43,26 @@ function whereOf(tenantId: string, request: Pick<ExportRequest, "dataset" | "fil
   return where.join(" AND ");
 }
 
+/**
+ * A free-text cell a spreadsheet would run as a formula (it starts with = + - @,
+ * a tab or a carriage return) gets a leading apostrophe: OWASP's "CSV injection"
+ * advice. Numbers and JSON columns are left as they are.
+ */
+function spreadsheetSafe(column: string): string {
+  return `CASE WHEN ${column} ~ E'^[=+@\\t\\r-]' THEN '''' || ${column} ELSE ${column} END AS ${column}`;
+}
+
 /** The SELECT an export runs: the tenant's rows of one dataset in the filter window (and id range), in id order. */
 export function buildExportQuery(
   tenantId: string,
-  request: Pick<ExportRequest, "dataset" | "filter">,
+  request: Pick<ExportRequest, "dataset" | "filter"> & { csvSafe?: boolean; format?: ExportRequest["format"] },
   quote: Quote,
   range?: IdRange,
 ): string {
   const ds = datasets[request.dataset];
-  return `SELECT ${ds.columns.join(", ")} FROM ${ds.table} WHERE ${whereOf(tenantId, request, quote, range)} ORDER BY id`;
+  const safe = request.csvSafe === true && request.format !== "jsonl";
+  const columns = ds.columns.map((c) => (safe && ds.text.includes(c) ? spreadsheetSafe(c) : c));
+  return `SELECT ${columns.join(", ")} FROM ${ds.table} WHERE ${whereOf(tenantId, request, quote, range)} ORDER BY id`;
 }
 
 /** The first and last id an export covers (as text: bigint), for splitting it into parts. */

@@ -10,6 +10,12 @@ export const exportRequestSchema = z
     dataset: z.enum(datasetNames, { error: `must be one of ${datasetNames.join(", ")}` }),
     format: z.enum(["csv", "jsonl"], { error: "must be csv or jsonl" }).default("csv"),
     compression: z.enum(["gzip", "none"], { error: "must be gzip or none" }).default("none"),
+    /**
+     * CSV only: prefix free-text cells that a spreadsheet would run as a formula
+     * (starting with = + - @, a tab or a carriage return) with an apostrophe.
+     * The export form turns it on; the API leaves it off unless asked.
+     */
+    csvSafe: z.boolean({ error: "must be true or false" }).optional(),
     filter: z.object({ from: isoInstant.optional(), to: isoInstant.optional() }).strict().optional(),
     /** Rows per part when the export is split (default EXPORT_PART_ROWS); a smaller export stays one file. */
     partRows: z

@@ -9,6 +9,7 @@ import { AppError, notFound } from "../errors";
 import { parseIdOr404 } from "../ids";
 import type { JobDto } from "../jobs/dto";
 import { enqueueJob } from "../jobs/enqueue";
+import { checkQuotas } from "../tenants/quotas";
 import { pauseScopesFor } from "../jobs/pause-scopes";
 import { jobView } from "../jobs/view";
 import { storage } from "../storage";
@@ -40,6 +41,8 @@ export async function requestExport(
     input: body,
     createdById: principal.userId,
     idempotencyKey,
+    // A user's and the tenant's unfinished jobs, and the tenant's kept export bytes.
+    beforeInsert: () => checkQuotas(tenantId, principal.userId, { exportBytes: true }),
   });
   return { job: jobView(job, [], await pauseScopesFor([job])), created };
 }

@@ -5,7 +5,7 @@
  */
 import { notFound } from "next/navigation";
 import { isOperator } from "../auth/authorize";
-import { loadUserPrincipal, type Principal } from "../auth/principal";
+import { loadSessionPrincipal, type Principal } from "../auth/principal";
 import { principalFromToken } from "../auth/tokens";
 import { AppError } from "../errors";
 // Every page and route authenticates through here: the task types must be known before any lib/ call.
@@ -48,7 +48,7 @@ export async function principalFromRequest(req: Request): Promise<Principal | nu
   const userId = session?.user?.id;
   if (!userId) return null;
   assertSameOrigin(req);
-  return loadUserPrincipal(userId);
+  return loadSessionPrincipal(userId, session.authAt);
 }
 
 /** Like principalFromRequest, but a missing principal is a 401. */
@@ -62,7 +62,7 @@ export async function requirePrincipal(req: Request): Promise<Principal> {
 export async function sessionPrincipal(): Promise<Principal | null> {
   const session = await auth();
   const userId = session?.user?.id;
-  return userId ? loadUserPrincipal(userId) : null;
+  return userId ? loadSessionPrincipal(userId, session.authAt) : null;
 }
 
 /**

@@ -41,8 +41,15 @@ export function errorResponse(err: unknown): Response {
   }
   if (err instanceof AppError) {
     return json(
-      { error: { code: err.code, message: err.message, ...(err.fields ? { fields: err.fields } : {}) } },
-      { status: err.status },
+      {
+        error: {
+          code: err.code,
+          message: err.message,
+          ...(err.fields ? { fields: err.fields } : {}),
+          ...(err.extras.details ? { details: err.extras.details } : {}),
+        },
+      },
+      { status: err.status, headers: err.extras.headers },
     );
   }
   console.error("[http] unhandled error:", err);

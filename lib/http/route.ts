@@ -3,7 +3,10 @@
  * map errors) for the API, `publicRoute` (run, map errors) for the few routes
  * that take no sign-in: health, metrics (its own bearer token), download links.
  */
+import { requireScope } from "../auth/authorize";
 import type { Principal } from "../auth/principal";
+import { budgetOf, principalKey, spendRateLimit } from "../auth/rate-limit";
+import { env } from "../env";
 import { AppError } from "../errors";
 import { requirePrincipal } from "./principal";
 import { errorResponse } from "./respond";
@@ -16,7 +19,18 @@ export function withPrincipal<P = Record<string, never>>(
   return async (req, ctx) => {
     try {
       const principal = await requirePrincipal(req);
-      return await handler(req, principal, await ctx.params);
+      const budget = budgetOf(req.method);
+      requireScope(principal, budget === "reads" ? "read" : "write");
+      const { headers } = await spendRateLimit(principalKey(principal), budget);
+      const res = await handler(req, principal, await ctx.params);
+      for (const [k, v] of Object.entries(headers)) {
+        try {
+          res.headers.set(k, v);
+        } catch {
+          /* an immutable response (a redirect): its headers stay as they are */
+        }
+      }
+      return res;
     } catch (err) {
       return errorResponse(err);
     }
@@ -36,27 +50,53 @@ export function publicRoute<P = Record<string, never>>(
   };
 }
 
-/** Reads a JSON body; a malformed one is a 400, not a 500. */
-export async function readJson(req: Request): Promise<unknown> {
-  try {
-    return await req.json();
-  } catch {
-    throw new AppError("invalid_input", "Invalid input: body: must be a JSON object", [
-      { path: "(body)", message: "must be a JSON object" },
+/** The body as text, refused (413) past MAX_BODY_BYTES before it is parsed — whether or not a length was declared. */
+export async function readBodyText(req: Request, max = env().MAX_BODY_BYTES): Promise<string> {
+  const tooLarge = () =>
+    new AppError("payload_too_large", `Invalid input: body: must be at most ${max} bytes`, [
+      { path: "(body)", message: `must be at most ${max} bytes` },
     ]);
+  if (Number(req.headers.get("content-length") ?? 0) > max) throw tooLarge();
+  if (!req.body) return "";
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+const malformed = () =>
+  new AppError("invalid_input", "Invalid input: body: must be a JSON object", [
+    { path: "(body)", message: "must be a JSON object" },
+  ]);
+
+/** Reads a JSON body; a malformed one is a 400, a too large one 413, never a 500. */
+export async function readJson(req: Request): Promise<unknown> {
+  const text = await readBodyText(req);
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw malformed();
   }
 }
 
 /** Reads a JSON body that may be left out: none (or only whitespace) is `{}`; a malformed one is a 400. */
 export async function readOptionalJson(req: Request): Promise<unknown> {
-  const text = await req.text();
+  const text = await readBodyText(req);
   if (!text.trim()) return {};
   try {
     return JSON.parse(text) as unknown;
   } catch {
-    throw new AppError("invalid_input", "Invalid input: body: must be a JSON object", [
-      { path: "(body)", message: "must be a JSON object" },
-    ]);
+    throw malformed();
   }
 }
 

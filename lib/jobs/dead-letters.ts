@@ -5,7 +5,7 @@
  * scoped by the principal's tenant and audited.
  */
 import { z } from "zod";
-import { recordAudit } from "../audit";
+import { recordAuditPerTenant } from "../audit";
 import { requireOperator, tenantScope } from "../auth/authorize";
 import type { Principal } from "../auth/principal";
 import { db, type Prisma } from "../db";
@@ -96,20 +96,21 @@ export async function replayDeadLetters(
         take: BULK_LIMIT,
       });
       const jobIds: string[] = [];
+      const replayOf = new Map<string, string>();
       for (const original of originals) {
         if (original.parentId) continue; // a child (an export's part): its parent is replayed, not the child
         const replay = await replayOne(tx, principal, original);
-        if (replay) jobIds.push(replay.id);
+        if (replay) {
+          jobIds.push(replay.id);
+          replayOf.set(original.id, replay.id);
+        }
       }
-      await recordAudit(
+      await recordAuditPerTenant(
         principal,
-        {
-          action: "dead_letters.replay",
-          targetType: "job",
-          targetIds: originals.map((o) => o.id),
-          details: { filter: filter ?? null, replays: jobIds },
-        },
+        { action: "dead_letters.replay", targetType: "job" },
+        originals,
         tx,
+        (_tenant, ids) => ({ filter: filter ?? null, replays: ids.flatMap((id) => replayOf.get(id) ?? []) }),
       );
       return { matched: originals.length, replayed: jobIds.length, jobIds };
     },
@@ -127,19 +128,15 @@ export async function discardDeadLetters(
   return db().$transaction(async (tx) => {
     const rows = await tx.job.findMany({
       where: deadWhere(principal, filter ?? {}, ids),
-      select: { id: true },
+      select: { id: true, tenantId: true },
       take: BULK_LIMIT,
     });
     const count = await tx.$executeRaw`
       UPDATE jobs SET discarded_at = now() WHERE id = ANY(${rows.map((r) => r.id)}::uuid[]) AND discarded_at IS NULL`;
-    await recordAudit(
+    await recordAuditPerTenant(
       principal,
-      {
-        action: "dead_letters.discard",
-        targetType: "job",
-        targetIds: rows.map((r) => r.id),
-        details: { filter: filter ?? null },
-      },
+      { action: "dead_letters.discard", targetType: "job", details: { filter: filter ?? null } },
+      rows,
       tx,
     );
     return { matched: rows.length, discarded: count };

@@ -26,6 +26,11 @@ export type EnqueueOptions = {
   maxAttempts?: number;
   /** Overrides the task's queue (e.g. replays and export parts run on `bulk`). */
   queue?: QueueName;
+  /**
+   * Runs just before a new job is inserted — not when the idempotency key
+   * answers with an existing job — and may refuse it by throwing (quotas).
+   */
+  beforeInsert?: () => Promise<void>;
 };
 
 export type EnqueueResult = { job: JobModel; created: boolean };
@@ -69,6 +74,7 @@ export async function enqueueJob(opts: EnqueueOptions): Promise<EnqueueResult> {
     const existing = await findByIdempotencyKey(opts.tenantId, key, inputHash);
     if (existing) return { job: existing, created: false };
   }
+  await opts.beforeInsert?.();
 
   // One statement, one round trip: this is the hot path of every API request.
   // The admission trigger dispatches the job in the same statement when it can.

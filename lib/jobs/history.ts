@@ -2,7 +2,7 @@
  * A job's story: its attempts (each run, with worker, outcome and error) and
  * its status timeline. 404 for another tenant's job.
  */
-import { tenantScope } from "../auth/authorize";
+import { isOperator, tenantScope } from "../auth/authorize";
 import type { Principal } from "../auth/principal";
 import { db, type Prisma } from "../db";
 import { notFound } from "../errors";
@@ -12,7 +12,8 @@ export type AttemptDto = {
   attempt: number;
   /** 0 for the attempt's first run; 1, 2… for its runs after waiting for child jobs. */
   resume: number;
-  workerId: string;
+  /** The worker (host:pid) that ran it; operators only (null for members). */
+  workerId: string | null;
   startedAt: string;
   finishedAt: string | null;
   outcome: string;
@@ -30,7 +31,20 @@ export async function getJobHistory(principal: Principal, rawId: string): Promis
   const id = parseIdOr404(rawId, "Job not found");
   const job = await db().job.findFirst({ where: { id, ...tenantScope(principal) }, include: historyInclude });
   if (!job) throw notFound("Job not found");
-  return historyOf(job);
+  const history = historyOf(job);
+  return isOperator(principal) ? history : forMembers(history);
+}
+
+/** What members see of a history: no stack traces, no worker hosts (operators and platform admins do). */
+export function forMembers(history: JobHistory): JobHistory {
+  return {
+    ...history,
+    attempts: history.attempts.map((a) => ({
+      ...a,
+      workerId: null,
+      error: a.error ? { ...a.error, stack: null } : null,
+    })),
+  };
 }
 
 /** What a job's history query includes: attempts and transitions, oldest first. */

@@ -78,11 +78,23 @@ export function sensitiveFields(): string[] {
   return [...new Set(taskDefinitions().flatMap((d) => d.sensitive ?? []))];
 }
 
-/** The input as anyone reads it back: fields the task marks `sensitive` (secrets) are write-only, "[redacted]". */
+/**
+ * The input as anyone reads it back: fields the task marks `sensitive`
+ * (secrets) are write-only, "[redacted]" — wherever they are, at any depth of
+ * objects and arrays.
+ */
 export function redactInput(type: string, input: unknown): unknown {
-  const sensitive = getTaskDefinition(type)?.sensitive ?? [];
-  if (!sensitive.length || !input || typeof input !== "object" || Array.isArray(input)) return input;
-  const out: Record<string, unknown> = { ...(input as Record<string, unknown>) };
-  for (const field of sensitive) if (field in out) out[field] = "[redacted]";
-  return out;
+  const sensitive = new Set(getTaskDefinition(type)?.sensitive ?? []);
+  return sensitive.size ? redact(input, sensitive) : input;
+}
+
+function redact(value: unknown, sensitive: Set<string>): unknown {
+  if (Array.isArray(value)) return value.map((v) => redact(v, sensitive));
+  if (!value || typeof value !== "object") return value;
+  return Object.fromEntries(
+    Object.entries(value as Record<string, unknown>).map(([k, v]) => [
+      k,
+      sensitive.has(k) ? "[redacted]" : redact(v, sensitive),
+    ]),
+  );
 }

@@ -83,7 +83,7 @@ export type TaskDefinition<I = unknown, R = unknown> = {
   /** The queue its jobs run on unless the enqueuer names another. */
   queue: QueueName;
   inputSchema: z.ZodType<I>;
-  /** Top-level input fields shown as "[redacted]" in the operator console (secrets, personal data). */
+  /** Input field names shown as "[redacted]" everywhere, at any depth, and never searched (secrets, personal data). */
   sensitive?: readonly string[];
   retry: RetryPolicy;
   /** An attempt running longer than this is aborted and counts as a retryable failure, in ms. */

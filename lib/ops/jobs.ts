@@ -4,7 +4,7 @@
  * story; and bulk actions on ids or on everything a filter matches.
  */
 import { z } from "zod";
-import { recordAudit } from "../audit";
+import { recordAuditPerTenant } from "../audit";
 import { requireOperator, tenantScope } from "../auth/authorize";
 import type { Principal } from "../auth/principal";
 import { db, Prisma } from "../db";
@@ -69,7 +69,7 @@ async function filterConditions(principal: Principal, f: OpsJobFilter): Promise<
     const hidden = sensitiveFields();
     if (hidden.length) {
       conds.push(
-        Prisma.sql`((input - ${hidden}::text[])::text || ' ' || coalesce(error_message, '')) ILIKE ${pattern}`,
+        Prisma.sql`(conveyor_jsonb_strip_keys(input, ${hidden}::text[])::text || ' ' || coalesce(error_message, '')) ILIKE ${pattern}`,
       );
     }
   }
@@ -245,8 +245,9 @@ export async function runJobAction(
   // The same selection as the dry run: what matches, and of it the oldest 10,000 the action applies to.
   const [counted, targets] = await Promise.all([
     countMatches(where),
-    db().$queryRaw<{ id: string; queue: string }[]>`
-      SELECT id, queue FROM jobs WHERE ${where} AND ${APPLIES[action]} ORDER BY created_at, id LIMIT ${BULK_LIMIT}`,
+    db().$queryRaw<{ id: string; queue: string; tenantId: string }[]>`
+      SELECT id, queue, tenant_id AS "tenantId" FROM jobs WHERE ${where} AND ${APPLIES[action]}
+      ORDER BY created_at, id LIMIT ${BULK_LIMIT}`,
   ]);
   const matched = Math.min(counted, BULK_LIMIT);
   let affected = 0;
@@ -279,12 +280,16 @@ export async function runJobAction(
     done.push(...targetIds);
     if (action === "retry_now") for (const q of new Set(targets.map((t) => t.queue))) await admitQueue(q);
   }
-  await recordAudit(principal, {
-    action: `jobs.${action}`,
-    targetType: "job",
-    targetIds: done,
-    tenantId: principal.isPlatformAdmin ? null : principal.tenantId,
-    details: { filter: filter ?? null, ids: ids?.length ?? null, matched, affected },
-  });
+  // One entry per tenant touched (a platform admin's action may span tenants), each under that tenant.
+  const acted = new Set(done);
+  await recordAuditPerTenant(
+    principal,
+    {
+      action: `jobs.${action}`,
+      targetType: "job",
+      details: { filter: filter ?? null, ids: ids?.length ?? null, matched, affected },
+    },
+    targets.filter((t) => acted.has(t.id)),
+  );
   return { action, matched, affected };
 }

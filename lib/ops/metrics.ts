@@ -5,7 +5,7 @@
  * and their durations. Counters and the histogram are totals over the attempt
  * history (they only grow while history is kept).
  */
-import { timingSafeEqual } from "node:crypto";
+import { createHash, timingSafeEqual } from "node:crypto";
 import { Counter, Gauge, Registry } from "prom-client";
 import type { Principal } from "../auth/principal";
 import { db } from "../db";
@@ -151,8 +151,9 @@ let registry: Registry | undefined;
 /** Who may scrape: a platform admin, or a bearer carrying METRICS_TOKEN. */
 export function authorizeMetrics(principal: Principal | null, bearer: string | null): void {
   const token = env().METRICS_TOKEN;
-  if (token && bearer && bearer.length === token.length && timingSafeEqual(Buffer.from(bearer), Buffer.from(token)))
-    return;
+  // Compared as equal-length digests: neither the token's length nor its content leaks through timing.
+  const digest = (s: string) => createHash("sha256").update(s).digest();
+  if (token && bearer && timingSafeEqual(digest(bearer), digest(token))) return;
   if (principal?.isPlatformAdmin) return;
   if (!principal && !bearer) throw new AppError("unauthorized", "Metrics need a platform admin or the metrics token");
   throw new AppError("forbidden", "Metrics are for platform admins and the metrics token");

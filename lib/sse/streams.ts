@@ -3,10 +3,12 @@
  * then every change, closed after a terminal status) and per tenant.
  */
 import { requireTenant } from "../auth/authorize";
-import type { Principal } from "../auth/principal";
+import { reloadPrincipal, type Principal } from "../auth/principal";
+import { env } from "../env";
 import { eventHub, type JobEvent } from "../events/hub";
 import { isTerminal, type JobDto, type JobProgressDto, type JobStatus } from "../jobs/dto";
 import { getJob, jobsChangedSince } from "../jobs/queries";
+import { takeStreamSlot, type StreamSlot } from "./admission";
 
 export const KEEP_ALIVE_MS = 15_000;
 const encoder = new TextEncoder();
@@ -32,14 +34,30 @@ export const MAX_COALESCED = 2_000;
 /** Slow-consumer accounting, for /api/metrics and the SSE benchmark. */
 export const sseStats = { coalesced: 0, dropped: 0 };
 
-function makeStream(signal: AbortSignal, start: (sink: Sink) => Promise<() => void>): ReadableStream<Uint8Array> {
+/** Who holds a stream, and the slot it takes among the principal's streams. */
+type StreamHolder = { principal: Principal; slot: StreamSlot };
+
+function makeStream(
+  signal: AbortSignal,
+  holder: StreamHolder,
+  start: (sink: Sink) => Promise<() => void>,
+): ReadableStream<Uint8Array> {
   let cleanup: (() => void) | null = null;
   let keepAlive: NodeJS.Timeout | null = null;
+  let recheck: NodeJS.Timeout | null = null;
+  let lifetime: NodeJS.Timeout | null = null;
+  let released = false;
   const finish = () => {
     if (keepAlive) clearInterval(keepAlive);
-    keepAlive = null;
+    if (recheck) clearInterval(recheck);
+    if (lifetime) clearTimeout(lifetime);
+    keepAlive = recheck = lifetime = null;
     cleanup?.();
     cleanup = null;
+    if (!released) {
+      released = true;
+      void holder.slot.release().catch(() => {});
+    }
   };
   // Events for a client that does not keep up: the newest one per job, in order of change.
   let coalesced: Map<string, Uint8Array> | null = null;
@@ -102,6 +120,15 @@ function makeStream(signal: AbortSignal, start: (sink: Sink) => Promise<() => vo
       // Tell EventSource how long to wait before reconnecting.
       sink.send(encoder.encode("retry: 2000\n\n"));
       keepAlive = setInterval(() => sink.send(encoder.encode(": keep-alive\n\n")), KEEP_ALIVE_MS);
+      // The principal is re-checked while the stream is open: a revoked token, an expired one or a
+      // removed membership ends it. A stream also has a longest life; EventSource then reconnects
+      // (with Last-Event-ID) and misses nothing.
+      recheck = setInterval(() => {
+        reloadPrincipal(holder.principal)
+          .then((now) => (now ? holder.slot.touch() : sink.close()))
+          .catch(() => {});
+      }, env().SSE_RECHECK_MS);
+      lifetime = setTimeout(() => sink.close(), env().SSE_MAX_LIFETIME_MS);
       try {
         cleanup = await start(sink);
         if (sink.closed) finish();
@@ -166,7 +193,8 @@ export async function openJobEventStream(
   signal: AbortSignal,
 ): Promise<ReadableStream<Uint8Array>> {
   const first = await getJob(principal, rawJobId);
-  return makeStream(signal, async (sink) => {
+  const slot = await takeStreamSlot(principal);
+  return makeStream(signal, { principal, slot }, async (sink) => {
     let snapshotSeq = -1;
     let lastStatus: string = first.status;
     let buffered: JobEvent[] | null = [];
@@ -241,14 +269,15 @@ function eventId(at: string): number {
  * since; past 1,000 it sends `reset` (reload your lists) — then goes on live; events that arrive meanwhile are held and sent
  * after, and a client drops those older than what it has by `seq`.
  */
-export function openTenantEventStream(
+export async function openTenantEventStream(
   principal: Principal,
   signal: AbortSignal,
   lastEventId?: string | null,
-): ReadableStream<Uint8Array> {
+): Promise<ReadableStream<Uint8Array>> {
   const tenantId = principal.isPlatformAdmin ? undefined : requireTenant(principal);
   const since = lastEventId && /^[0-9]{1,15}$/.test(lastEventId) ? Number(lastEventId) : null;
-  return makeStream(signal, async (sink) => {
+  const slot = await takeStreamSlot(principal);
+  return makeStream(signal, { principal, slot }, async (sink) => {
     let held: JobEvent[] | null = since === null ? null : [];
     const emit = (e: JobEvent) => sink.sendEvent(e.jobId, sseFrame("job", eventToWire(e), eventId(e.at)));
     const unsubscribe = await eventHub().subscribe(

@@ -8,7 +8,8 @@ import { requirePlatformAdmin, resolveTenantFor } from "../auth/authorize";
 import type { Principal } from "../auth/principal";
 import { db } from "../db";
 import { env } from "../env";
-import { parseOrThrow } from "../errors";
+import { AppError, parseOrThrow } from "../errors";
+import { effectiveQuotas, type TenantQuotas } from "./quotas";
 
 export type TenantDto = {
   id: string;
@@ -18,6 +19,9 @@ export type TenantDto = {
   exportRetentionDays: number | null;
   /** What applies: its own or the default. */
   effectiveRetentionDays: number;
+  /** The tenant's own quotas (null: the default) and those that apply. */
+  quotas: { jobsPerUser: number | null; jobsPerTenant: number | null; exportBytes: number | null };
+  effectiveQuotas: TenantQuotas;
 };
 
 /** How long a tenant's export files are kept: its own setting, or EXPORT_RETENTION_DAYS. */
@@ -25,8 +29,30 @@ export function retentionDaysOf(tenant: { exportRetentionDays: number | null }):
   return tenant.exportRetentionDays ?? env().EXPORT_RETENTION_DAYS;
 }
 
-function toDto(t: { id: string; slug: string; name: string; exportRetentionDays: number | null }): TenantDto {
-  return { ...t, effectiveRetentionDays: retentionDaysOf(t) };
+type TenantRow = {
+  id: string;
+  slug: string;
+  name: string;
+  exportRetentionDays: number | null;
+  quotaJobsPerUser: number | null;
+  quotaJobsPerTenant: number | null;
+  quotaExportBytes: bigint | null;
+};
+
+function toDto(t: TenantRow): TenantDto {
+  return {
+    id: t.id,
+    slug: t.slug,
+    name: t.name,
+    exportRetentionDays: t.exportRetentionDays,
+    effectiveRetentionDays: retentionDaysOf(t),
+    quotas: {
+      jobsPerUser: t.quotaJobsPerUser,
+      jobsPerTenant: t.quotaJobsPerTenant,
+      exportBytes: t.quotaExportBytes === null ? null : Number(t.quotaExportBytes),
+    },
+    effectiveQuotas: effectiveQuotas(t),
+  };
 }
 
 /** Every tenant. Platform admins. */
@@ -36,6 +62,15 @@ export async function listTenants(principal: Principal): Promise<TenantDto[]> {
   return tenants.map(toDto);
 }
 
+const count = (max: number) =>
+  z
+    .number({ error: "must be a whole number or null" })
+    .int("must be a whole number")
+    .min(1, "must be at least 1")
+    .max(max, `must be at most ${max}`)
+    .nullable();
+
+/** PATCH body: every field optional; null sets the platform default. */
 export const tenantSettingsSchema = z
   .object({
     /** Days an export file is kept; null for the default. New exports only. */
@@ -45,21 +80,75 @@ export const tenantSettingsSchema = z
       .min(1, "must be at least 1")
       .max(3650, "must be at most 3650")
       .nullable(),
+    /** Unfinished jobs one user of the tenant may have. */
+    quotaJobsPerUser: count(10_000_000),
+    /** Unfinished jobs the tenant may have. */
+    quotaJobsPerTenant: count(10_000_000),
+    /** Bytes of export files the tenant may keep. */
+    quotaExportBytes: z
+      .number({ error: "must be a whole number of bytes or null" })
+      .int("must be a whole number of bytes")
+      .min(0, "must be at least 0")
+      .max(Number.MAX_SAFE_INTEGER)
+      .nullable(),
   })
-  .strict();
+  .partial()
+  .strict()
+  .refine((v) => Object.keys(v).length > 0, { message: "give at least one setting", path: ["(body)"] });
 
-/** Sets a tenant's export retention (for exports finished from now on). Platform admins; audited. */
+/** Sets a tenant's retention and quotas (retention: for exports finished from now on). Platform admins; audited. */
 export async function updateTenantSettings(principal: Principal, ref: string, body: unknown): Promise<TenantDto> {
   requirePlatformAdmin(principal, "Tenant settings");
-  const { exportRetentionDays } = parseOrThrow(tenantSettingsSchema, body);
+  const changes = parseOrThrow(tenantSettingsSchema, body);
   const id = (await resolveTenantFor(principal, ref))!;
-  const tenant = await db().tenant.update({ where: { id }, data: { exportRetentionDays } });
+  const tenant = await db().tenant.update({
+    where: { id },
+    data: {
+      ...changes,
+      ...(changes.quotaExportBytes !== undefined
+        ? { quotaExportBytes: changes.quotaExportBytes === null ? null : BigInt(changes.quotaExportBytes) }
+        : {}),
+    },
+  });
   await recordAudit(principal, {
     action: "tenant.settings",
     targetType: "tenant",
     targetIds: [id],
     tenantId: id,
-    details: { exportRetentionDays },
+    details: changes,
   });
   return toDto(tenant);
+}
+
+export const createTenantSchema = z
+  .object({
+    slug: z
+      .string({ error: "must be a text" })
+      .trim()
+      .toLowerCase()
+      .regex(/^[a-z0-9][a-z0-9-]{1,38}[a-z0-9]$/, "must be 3 to 40 lowercase letters, digits or dashes"),
+    name: z
+      .string({ error: "must be a text" })
+      .trim()
+      .min(1, "must not be empty")
+      .max(200, "must be at most 200 characters"),
+  })
+  .strict();
+
+/** Creates a tenant (409 when the slug is taken). Platform admins; audited. */
+export async function createTenant(principal: Principal, body: unknown): Promise<TenantDto> {
+  requirePlatformAdmin(principal, "Creating a tenant");
+  const { slug, name } = parseOrThrow(createTenantSchema, body);
+  const [row] = await db().$queryRaw<{ id: string }[]>`
+    INSERT INTO tenants (id, slug, name) VALUES (gen_random_uuid(), ${slug}, ${name})
+    ON CONFLICT (slug) DO NOTHING RETURNING id`;
+  if (!row) throw new AppError("conflict", `A tenant with slug ${slug} already exists`);
+  await recordAudit(principal, {
+    action: "tenant.create",
+    targetType: "tenant",
+    targetIds: [row.id],
+    tenantId: row.id,
+    details: { slug, name },
+  });
+  return toDto(await db().tenant.findUniqueOrThrow({ where: { id: row.id } }));
 }

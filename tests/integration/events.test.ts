@@ -88,8 +88,8 @@ describe("server-sent events", () => {
 
   test("the tenant stream carries the tenant's jobs only", async () => {
     const abort = new AbortController();
-    const gusStream = openTenantEventStream(fx.p.gus, abort.signal);
-    const adaStream = openTenantEventStream(fx.p.ada, abort.signal);
+    const gusStream = await openTenantEventStream(fx.p.gus, abort.signal);
+    const adaStream = await openTenantEventStream(fx.p.ada, abort.signal);
     const gusFrames = readFrames(gusStream, (f) => f.length > 0);
     const adaFrames = readFrames(adaStream, (f) =>
       f.some((x) => (x.data as { status: string }).status === "succeeded"),
@@ -110,7 +110,7 @@ describe("server-sent events", () => {
     // Connected, sees one job finish, then drops.
     const first = await requestExport(fx.p.ada, { dataset: "customers" });
     const abort1 = new AbortController();
-    const reading = readFrames(openTenantEventStream(fx.p.ada, abort1.signal), (f) =>
+    const reading = readFrames(await openTenantEventStream(fx.p.ada, abort1.signal), (f) =>
       f.some((x) => (x.data as { jobId: string; status: string }).status === "succeeded"),
     );
     await drainJobs();
@@ -125,7 +125,7 @@ describe("server-sent events", () => {
     const gusJob = await requestExport(fx.p.gus, { dataset: "customers" });
 
     const abort2 = new AbortController();
-    const resumed = await readFrames(openTenantEventStream(fx.p.ada, abort2.signal, String(lastId)), (f) =>
+    const resumed = await readFrames(await openTenantEventStream(fx.p.ada, abort2.signal, String(lastId)), (f) =>
       [waiting.job.id, missed.job.id].every((id) => f.some((x) => (x.data as { jobId: string }).jobId === id)),
     );
     abort2.abort();
@@ -143,7 +143,7 @@ describe("server-sent events", () => {
 
   test("a client that reads nothing is coalesced, then dropped, never buffered without bound", async () => {
     const { MAX_BACKLOG, MAX_COALESCED, sseStats } = await import("@/lib/sse/streams");
-    const stream = openTenantEventStream(fx.p.ada, new AbortController().signal);
+    const stream = await openTenantEventStream(fx.p.ada, new AbortController().signal);
     await new Promise((r) => setTimeout(r, 50)); // subscribed
     const before = { ...sseStats };
     // Many changes to a few jobs: the stream holds MAX_BACKLOG frames, then one per job.

@@ -1,38 +1,60 @@
 import type { Metadata } from "next";
+import { headers } from "next/headers";
 import { redirect } from "next/navigation";
 import { AuthError } from "next-auth";
+import { signInWait } from "@/lib/auth/throttle";
 import { auth, signIn } from "@/lib/http/auth";
+import { clientAddressFrom } from "@/lib/http/client";
 
 export const metadata: Metadata = { title: "Sign in" };
 
 async function login(formData: FormData) {
   "use server";
+  const email = String(formData.get("email") ?? "");
   try {
-    await signIn("credentials", {
-      email: String(formData.get("email") ?? ""),
-      password: String(formData.get("password") ?? ""),
-      redirectTo: "/exports",
-    });
+    await signIn("credentials", { email, password: String(formData.get("password") ?? ""), redirectTo: "/exports" });
   } catch (err) {
-    // signIn signals success by throwing Next's redirect; only AuthError means bad credentials.
-    if (err instanceof AuthError) redirect("/login?error=invalid");
+    // signIn signals success by throwing Next's redirect; only AuthError means a refused sign-in.
+    if (err instanceof AuthError) {
+      const wait = await signInWait(email, clientAddressFrom(await headers()));
+      redirect(wait > 0 ? `/login?error=throttled&wait=${wait}` : "/login?error=invalid");
+    }
     throw err;
   }
 }
 
-export default async function LoginPage({ searchParams }: { searchParams: Promise<{ error?: string }> }) {
+function waitText(seconds: number): string {
+  if (seconds < 90) return `${seconds} seconds`;
+  return `${Math.ceil(seconds / 60)} minutes`;
+}
+
+export default async function LoginPage({
+  searchParams,
+}: {
+  searchParams: Promise<{ error?: string; wait?: string; welcome?: string }>;
+}) {
   const session = await auth();
   if (session?.user?.id) redirect("/exports");
-  const { error } = await searchParams;
+  const { error, wait, welcome } = await searchParams;
+  const waitSeconds = Math.max(1, Math.min(86_400, Number(wait) || 0));
   return (
     <main className="mx-auto mt-24 max-w-sm rounded-lg border border-slate-200 bg-white p-8 shadow-sm">
       <h1 className="mb-1 text-2xl font-semibold">Sign in to Conveyor</h1>
       <p className="mb-6 text-sm text-slate-500">Long-running work on Postgres</p>
-      {error && (
+      {welcome && (
+        <p role="status" className="mb-4 rounded bg-emerald-50 px-3 py-2 text-sm text-emerald-800">
+          Your password is set: sign in with it.
+        </p>
+      )}
+      {error === "throttled" ? (
+        <p role="alert" className="mb-4 rounded bg-amber-50 px-3 py-2 text-sm text-amber-900">
+          Too many failed sign-ins for this account from here. Wait {waitText(waitSeconds)} before you try again.
+        </p>
+      ) : error ? (
         <p role="alert" className="mb-4 rounded bg-red-50 px-3 py-2 text-sm text-red-700">
           Wrong e-mail or password.
         </p>
-      )}
+      ) : null}
       <form action={login} className="space-y-4">
         <label className="block text-sm font-medium">
           E-mail

@@ -9,7 +9,7 @@ export const GET = withPrincipal(
   async (req, principal) =>
     new Response(
       // EventSource sends Last-Event-ID on reconnect; `?lastEventId=` lets any client resume.
-      openTenantEventStream(
+      await openTenantEventStream(
         principal,
         req.signal,
         req.headers.get("last-event-id") ?? new URL(req.url).searchParams.get("lastEventId"),

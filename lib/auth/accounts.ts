@@ -1,0 +1,444 @@
+/**
+ * Accounts: people join by invitation, and manage their own password.
+ *  - Platform admins create tenants (lib/tenants) and invite anyone: to a tenant
+ *    as member or operator, or as a platform admin. Operators invite to their
+ *    own tenant and change its members' roles (or remove them).
+ *  - An invitation is a link with a random token (only its sha256 is kept):
+ *    7 days, one use. It opens a page that sets the password (a new account) or,
+ *    for someone who already has one, adds the membership once they confirm
+ *    with their password. No mail server is needed: the link is shown to whoever
+ *    invites (and printed by the CLI); lib/mail sends it when configured.
+ *  - Every change is audited.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { z } from "zod";
+import { recordAudit, type Actor } from "../audit";
+import { db } from "../db";
+import { appUrl } from "../env";
+import { AppError, notFound, parseOrThrow } from "../errors";
+import { parseIdOr404 } from "../ids";
+import { mailTransport } from "../mail";
+import { isOperator, requireOperator, requirePlatformAdmin, resolveTenantFor } from "./authorize";
+import { hashPassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, verifyPassword } from "./password";
+import type { Principal, Role } from "./principal";
+
+const INVITE_PREFIX = "inv_";
+const INVITE_DAYS = 7;
+const hashToken = (token: string) => createHash("sha256").update(token).digest("hex");
+
+const email = z
+  .string({ error: "must be an e-mail address" })
+  .trim()
+  .toLowerCase()
+  .pipe(z.email({ error: "must be an e-mail address" }).max(320, "must be at most 320 characters"));
+
+export const passwordSchema = z
+  .string({ error: "must be a text" })
+  .min(MIN_PASSWORD_LENGTH, `must be at least ${MIN_PASSWORD_LENGTH} characters`)
+  .max(MAX_PASSWORD_LENGTH, `must be at most ${MAX_PASSWORD_LENGTH} characters`);
+
+const role = z.enum(["member", "operator"], { error: "must be member or operator" });
+
+export type InviteDto = {
+  id: string;
+  email: string;
+  tenant: { id: string; slug: string; name: string } | null;
+  role: Role | null;
+  platformAdmin: boolean;
+  state: "pending" | "accepted" | "expired" | "revoked";
+  expiresAt: string;
+  createdAt: string;
+  createdBy: string | null;
+  /** Only in the answer that creates it: the link to send (the token is not kept). */
+  link?: string;
+  /** Only in the answer that creates it: whether it was e-mailed (or only printed, MAIL_TRANSPORT=log). */
+  mailed?: boolean;
+};
+
+const inviteInclude = {
+  tenant: { select: { id: true, slug: true, name: true } },
+  createdBy: { select: { email: true } },
+} as const;
+
+type InviteRow = {
+  id: string;
+  email: string;
+  tenant: { id: string; slug: string; name: string } | null;
+  role: Role | null;
+  platformAdmin: boolean;
+  expiresAt: Date;
+  acceptedAt: Date | null;
+  revokedAt: Date | null;
+  createdAt: Date;
+  createdBy: { email: string } | null;
+};
+
+function toInviteDto(i: InviteRow, now = new Date()): InviteDto {
+  return {
+    id: i.id,
+    email: i.email,
+    tenant: i.tenant,
+    role: i.role,
+    platformAdmin: i.platformAdmin,
+    state: i.acceptedAt ? "accepted" : i.revokedAt ? "revoked" : i.expiresAt <= now ? "expired" : "pending",
+    expiresAt: i.expiresAt.toISOString(),
+    createdAt: i.createdAt.toISOString(),
+    createdBy: i.createdBy?.email ?? null,
+  };
+}
+
+export const inviteSchema = z
+  .object({
+    email,
+    /** A tenant's id or slug; operators may leave it out (their own). */
+    tenant: z.string().trim().min(1).max(100).optional(),
+    role: role.optional(),
+    /** Platform admins only: invite another platform admin (no tenant). */
+    platformAdmin: z.boolean({ error: "must be true or false" }).default(false),
+  })
+  .strict();
+
+/**
+ * Invites someone by e-mail: to a tenant (operators: their own, as member or
+ * operator) or as a platform admin (platform admins). Answers with the link.
+ */
+export async function inviteUser(principal: Principal, body: unknown): Promise<InviteDto> {
+  requireOperator(principal);
+  const input = parseOrThrow(inviteSchema, body);
+  if (input.platformAdmin) {
+    requirePlatformAdmin(principal, "Inviting a platform admin");
+    if (input.tenant || input.role) {
+      throw new AppError("invalid_input", "Invalid input: tenant: a platform admin is invited without a tenant", [
+        { path: "tenant", message: "a platform admin is invited without a tenant" },
+      ]);
+    }
+    return createInvite(principal, { email: input.email, tenantId: null, role: null, platformAdmin: true });
+  }
+  const tenantId = await resolveTenantFor(principal, input.tenant);
+  if (!tenantId) {
+    throw new AppError("invalid_input", "Invalid input: tenant: name the tenant to invite to", [
+      { path: "tenant", message: "name the tenant to invite to" },
+    ]);
+  }
+  return createInvite(principal, { email: input.email, tenantId, role: input.role ?? "member", platformAdmin: false });
+}
+
+/** Makes the invitation (the link is returned once), mails it, audits it. `actor` null: the command line. */
+export async function createInvite(
+  actor: Actor | null,
+  target: { email: string; tenantId: string | null; role: Role | null; platformAdmin: boolean },
+): Promise<InviteDto> {
+  const token = INVITE_PREFIX + randomBytes(32).toString("base64url");
+  const invite = await db().$transaction(async (tx) => {
+    const [row] = await tx.$queryRaw<{ id: string }[]>`
+      INSERT INTO invites (id, email, tenant_id, role, platform_admin, token_hash, expires_at, created_by_id)
+      VALUES (gen_random_uuid(), ${target.email}, ${target.tenantId}::uuid, ${target.role}::membership_role,
+              ${target.platformAdmin}, ${hashToken(token)}, now() + make_interval(days => ${INVITE_DAYS}),
+              ${actor?.userId ?? null}::uuid)
+      RETURNING id`;
+    await recordAudit(
+      actor ?? { userId: null, tokenId: null, tenantId: target.tenantId },
+      {
+        action: "user.invite",
+        targetType: "invite",
+        targetIds: [row!.id],
+        tenantId: target.tenantId,
+        details: { email: target.email, role: target.role, platformAdmin: target.platformAdmin },
+      },
+      tx,
+    );
+    return tx.invite.findUniqueOrThrow({ where: { id: row!.id }, include: inviteInclude });
+  });
+  const link = `${appUrl()}/invite/${token}`;
+  const where = invite.tenant ? `${invite.tenant.name} (as ${invite.role})` : "Conveyor as a platform admin";
+  const transport = mailTransport();
+  await transport.send({
+    to: invite.email,
+    subject: `You are invited to ${invite.tenant?.name ?? "Conveyor"}`,
+    text: `You are invited to ${where}.\n\nSet your password here (the link works once, for ${INVITE_DAYS} days):\n${link}\n`,
+  });
+  return { ...toInviteDto(invite), link, mailed: transport.name !== "log" };
+}
+
+export const listInvitesSchema = z.object({ tenant: z.string().trim().min(1).max(100).optional() }).strict();
+
+/** Invitations of the operator's tenant (platform admins: one tenant, or all), newest first (200). */
+export async function listInvites(principal: Principal, raw: unknown = {}): Promise<InviteDto[]> {
+  requireOperator(principal);
+  const { tenant } = parseOrThrow(listInvitesSchema, raw);
+  const tenantId = await resolveTenantFor(principal, tenant);
+  const rows = await db().invite.findMany({
+    where: tenantId ? { tenantId } : {},
+    include: inviteInclude,
+    orderBy: { createdAt: "desc" },
+    take: 200,
+  });
+  return rows.map((r) => toInviteDto(r));
+}
+
+/** Revokes a pending invitation: its link stops working. Another tenant's answers 404. */
+export async function revokeInvite(principal: Principal, rawId: string): Promise<void> {
+  requireOperator(principal);
+  const id = parseIdOr404(rawId, "Invitation not found");
+  const invite = await db().invite.findUnique({ where: { id } });
+  const visible = invite && (principal.isPlatformAdmin || (invite.tenantId && invite.tenantId === principal.tenantId));
+  if (!invite || !visible) throw notFound("Invitation not found");
+  const count = await db().$executeRaw`
+    UPDATE invites SET revoked_at = now() WHERE id = ${id}::uuid AND accepted_at IS NULL AND revoked_at IS NULL`;
+  if (count === 0) throw new AppError("conflict", "This invitation was already accepted or revoked");
+  await recordAudit(principal, {
+    action: "user.invite_revoke",
+    targetType: "invite",
+    targetIds: [id],
+    tenantId: invite.tenantId,
+    details: { email: invite.email },
+  });
+}
+
+export type InviteInfo = {
+  email: string;
+  tenant: string | null;
+  role: Role | null;
+  platformAdmin: boolean;
+  /** The e-mail already has an account: accepting asks for its password instead of a new one. */
+  hasAccount: boolean;
+  expiresAt: string;
+};
+
+async function findUsableInvite(token: string) {
+  if (!token.startsWith(INVITE_PREFIX) || token.length > 200) throw notFound("Invitation not found");
+  const invite = await db().invite.findUnique({ where: { tokenHash: hashToken(token) }, include: inviteInclude });
+  if (!invite) throw notFound("Invitation not found");
+  if (invite.acceptedAt) throw new AppError("gone", "This invitation was already used");
+  if (invite.revokedAt) throw new AppError("gone", "This invitation was revoked");
+  const [fresh] = await db().$queryRaw<{ fresh: boolean }[]>`SELECT ${invite.expiresAt} > now() AS fresh`;
+  if (!fresh?.fresh) throw new AppError("gone", "This invitation has expired; ask for a new one");
+  return invite;
+}
+
+/** What an invitation link offers (for its page): 404 unknown, 410 used, revoked or expired. */
+export async function getInviteInfo(token: string): Promise<InviteInfo> {
+  const invite = await findUsableInvite(token);
+  const user = await db().user.findUnique({ where: { email: invite.email }, select: { id: true } });
+  return {
+    email: invite.email,
+    tenant: invite.tenant?.name ?? null,
+    role: invite.role,
+    platformAdmin: invite.platformAdmin,
+    hasAccount: Boolean(user),
+    expiresAt: invite.expiresAt.toISOString(),
+  };
+}
+
+export const acceptInviteSchema = z
+  .object({
+    token: z.string({ error: "must be the invitation's token" }).min(1).max(200),
+    name: z.string({ error: "must be a text" }).trim().min(1, "must not be empty").max(200).optional(),
+    /** The new password (a new account), or the current one (an existing account joining). */
+    password: z
+      .string({ error: "must be a text" })
+      .max(MAX_PASSWORD_LENGTH, `must be at most ${MAX_PASSWORD_LENGTH} characters`),
+  })
+  .strict();
+
+/**
+ * Uses an invitation, once: a new account gets its name and password; an
+ * existing one proves itself with its password. Then the membership (or the
+ * platform admin role) is granted. Answers with the e-mail to sign in with.
+ */
+export async function acceptInvite(body: unknown): Promise<{ email: string }> {
+  const input = parseOrThrow(acceptInviteSchema, body);
+  const invite = await findUsableInvite(input.token);
+  const existing = await db().user.findUnique({ where: { email: invite.email } });
+  if (existing) {
+    if (!(await verifyPassword(input.password, existing.passwordHash))) {
+      throw new AppError("invalid_input", "Invalid input: password: this is not the account's password", [
+        { path: "password", message: "this is not the account's password" },
+      ]);
+    }
+  } else {
+    parseOrThrow(passwordSchema, input.password, "password");
+    if (!input.name) {
+      throw new AppError("invalid_input", "Invalid input: name: must not be empty", [
+        { path: "name", message: "must not be empty" },
+      ]);
+    }
+  }
+  const passwordHash = existing ? null : await hashPassword(input.password);
+  await db().$transaction(async (tx) => {
+    // One use: the first transaction to mark it wins, a concurrent one finds it taken.
+    const taken = await tx.$executeRaw`
+      UPDATE invites SET accepted_at = now()
+      WHERE id = ${invite.id}::uuid AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > now()`;
+    if (taken === 0) throw new AppError("gone", "This invitation was already used");
+    const [user] = existing
+      ? [{ id: existing.id }]
+      : await tx.$queryRaw<{ id: string }[]>`
+          INSERT INTO users (id, email, name, password_hash, is_platform_admin)
+          VALUES (gen_random_uuid(), ${invite.email}, ${input.name!}, ${passwordHash!}, false)
+          RETURNING id`;
+    if (invite.platformAdmin) {
+      await tx.$executeRaw`UPDATE users SET is_platform_admin = true WHERE id = ${user!.id}::uuid`;
+    } else {
+      await tx.$executeRaw`
+        INSERT INTO memberships (user_id, tenant_id, role) VALUES (${user!.id}::uuid, ${invite.tenantId}::uuid,
+               ${invite.role}::membership_role)
+        ON CONFLICT (user_id, tenant_id) DO UPDATE SET role = EXCLUDED.role`;
+    }
+    await recordAudit(
+      { userId: user!.id, tokenId: null, tenantId: invite.tenantId },
+      {
+        action: "user.invite_accept",
+        targetType: "user",
+        targetIds: [user!.id],
+        tenantId: invite.tenantId,
+        details: { invite: invite.id, email: invite.email, role: invite.role, platformAdmin: invite.platformAdmin },
+      },
+      tx,
+    );
+  });
+  return { email: invite.email };
+}
+
+// ── Members ──────────────────────────────────────────────────────────────────
+
+export type MemberDto = { userId: string; email: string; name: string; role: Role; since: string };
+
+export const membersQuerySchema = z.object({ tenant: z.string().trim().min(1).max(100).optional() }).strict();
+
+/** The people of a tenant (an operator's own; platform admins name one). */
+export async function listMembers(principal: Principal, raw: unknown = {}): Promise<MemberDto[]> {
+  requireOperator(principal);
+  const { tenant } = parseOrThrow(membersQuerySchema, raw);
+  const tenantId = await resolveTenantFor(principal, tenant);
+  if (!tenantId) {
+    throw new AppError("invalid_input", "Invalid input: tenant: name the tenant", [
+      { path: "tenant", message: "name the tenant" },
+    ]);
+  }
+  const rows = await db().membership.findMany({
+    where: { tenantId },
+    include: { user: { select: { email: true, name: true } } },
+    orderBy: { createdAt: "asc" },
+  });
+  return rows.map((m) => ({
+    userId: m.userId,
+    email: m.user.email,
+    name: m.user.name,
+    role: m.role,
+    since: m.createdAt.toISOString(),
+  }));
+}
+
+export const memberChangeSchema = z.object({ role, tenant: z.string().trim().min(1).max(100).optional() }).strict();
+
+async function memberOf(principal: Principal, rawUserId: string, tenantRef: string | undefined) {
+  const userId = parseIdOr404(rawUserId, "Member not found");
+  const tenantId = await resolveTenantFor(principal, tenantRef);
+  const membership = tenantId
+    ? await db().membership.findUnique({
+        where: { userId_tenantId: { userId, tenantId } },
+        include: { user: { select: { email: true } } },
+      })
+    : null;
+  if (!membership) throw notFound("Member not found");
+  if (userId === principal.userId) {
+    throw new AppError("forbidden", "You cannot change your own membership; ask another operator or a platform admin");
+  }
+  return membership;
+}
+
+/** Makes a member an operator or back. Operators (their tenant), platform admins; audited. */
+export async function changeMemberRole(principal: Principal, rawUserId: string, body: unknown): Promise<MemberDto> {
+  requireOperator(principal);
+  const { role: next, tenant } = parseOrThrow(memberChangeSchema, body);
+  const m = await memberOf(principal, rawUserId, tenant);
+  const updated = await db().$transaction(async (tx) => {
+    const row = await tx.membership.update({
+      where: { userId_tenantId: { userId: m.userId, tenantId: m.tenantId } },
+      data: { role: next },
+      include: { user: { select: { email: true, name: true } } },
+    });
+    await recordAudit(
+      principal,
+      {
+        action: "user.role",
+        targetType: "user",
+        targetIds: [m.userId],
+        tenantId: m.tenantId,
+        details: { email: m.user.email, from: m.role, to: next },
+      },
+      tx,
+    );
+    return row;
+  });
+  return {
+    userId: updated.userId,
+    email: updated.user.email,
+    name: updated.user.name,
+    role: updated.role,
+    since: updated.createdAt.toISOString(),
+  };
+}
+
+/** Removes someone from a tenant (their tokens for it and their streams stop working). Operators, admins; audited. */
+export async function removeMember(principal: Principal, rawUserId: string, tenantRef?: string): Promise<void> {
+  requireOperator(principal);
+  const m = await memberOf(principal, rawUserId, tenantRef);
+  await db().$transaction(async (tx) => {
+    await tx.membership.delete({ where: { userId_tenantId: { userId: m.userId, tenantId: m.tenantId } } });
+    await tx.$executeRaw`
+      UPDATE api_tokens SET revoked_at = now()
+      WHERE user_id = ${m.userId}::uuid AND tenant_id = ${m.tenantId}::uuid AND revoked_at IS NULL`;
+    await recordAudit(
+      principal,
+      {
+        action: "user.remove",
+        targetType: "user",
+        targetIds: [m.userId],
+        tenantId: m.tenantId,
+        details: { email: m.user.email, role: m.role },
+      },
+      tx,
+    );
+  });
+}
+
+// ── One's own password ───────────────────────────────────────────────────────
+
+export const changePasswordSchema = z
+  .object({
+    currentPassword: z.string({ error: "must be a text" }).min(1, "must not be empty").max(MAX_PASSWORD_LENGTH),
+    newPassword: passwordSchema,
+  })
+  .strict()
+  .refine((v) => v.currentPassword !== v.newPassword, {
+    message: "must differ from the current password",
+    path: ["newPassword"],
+  });
+
+/**
+ * Changes the signed-in user's password, given the current one. Every other
+ * session of theirs ends (sessions older than the change are refused). Audited.
+ */
+export async function changePassword(principal: Principal, body: unknown): Promise<void> {
+  if (principal.tokenId) throw new AppError("forbidden", "Changing a password needs a signed-in browser session");
+  const { currentPassword, newPassword } = parseOrThrow(changePasswordSchema, body);
+  const user = await db().user.findUniqueOrThrow({ where: { id: principal.userId } });
+  if (!(await verifyPassword(currentPassword, user.passwordHash))) {
+    throw new AppError("invalid_input", "Invalid input: currentPassword: this is not your current password", [
+      { path: "currentPassword", message: "this is not your current password" },
+    ]);
+  }
+  const passwordHash = await hashPassword(newPassword);
+  await db().$transaction(async (tx) => {
+    await tx.$executeRaw`
+      UPDATE users SET password_hash = ${passwordHash}, password_changed_at = now() WHERE id = ${user.id}::uuid`;
+    await recordAudit(principal, { action: "user.password", targetType: "user", targetIds: [user.id] }, tx);
+  });
+}
+
+/** Who may see the people pages (the console's Users page). */
+export function canManagePeople(principal: Principal): boolean {
+  return isOperator(principal);
+}

@@ -1,0 +1,85 @@
+/**
+ * API rate limits, fleet-wide: every app process sees the same budget, kept in
+ * Postgres (an unlogged table) with the generic cell rate algorithm — one row
+ * per principal and budget holding its "theoretical arrival time", moved by one
+ * statement per request. A budget of `limit` per minute allows bursts of up to
+ * `limit` and then one request per 60/limit seconds. Reads and writes have
+ * budgets of their own; another principal's budget is never touched.
+ * Over budget: 429 with `Retry-After` and the IETF httpapi draft's headers
+ * (`RateLimit-Policy: "writes";q=300;w=60`, `RateLimit: "writes";r=0;t=12`).
+ */
+import { pool } from "../db";
+import { env } from "../env";
+import { AppError } from "../errors";
+import type { Principal } from "./principal";
+
+export type Budget = "reads" | "writes";
+
+const WINDOW_S = 60;
+
+/** Which budget a request spends: GET and HEAD (and opening a stream) are reads. */
+export function budgetOf(method: string): Budget {
+  return method === "GET" || method === "HEAD" || method === "OPTIONS" ? "reads" : "writes";
+}
+
+/** The key a principal's budgets are kept under: its token, or its user for a browser session. */
+export function principalKey(p: Pick<Principal, "tokenId" | "userId">): string {
+  return p.tokenId ? `token:${p.tokenId}` : `user:${p.userId}`;
+}
+
+function limitOf(budget: Budget): number {
+  return budget === "reads" ? env().RATE_LIMIT_READS_PER_MINUTE : env().RATE_LIMIT_WRITES_PER_MINUTE;
+}
+
+export type RateLimitOutcome = { headers: Record<string, string> };
+
+/**
+ * Spends one request of `key`'s budget: the headers to send along, or a 429
+ * AppError (with them and Retry-After) when the budget is spent. A limit of 0
+ * turns the budget off (no headers).
+ */
+export async function spendRateLimit(key: string, budget: Budget): Promise<RateLimitOutcome> {
+  const limit = limitOf(budget);
+  if (limit === 0) return { headers: {} };
+  const intervalS = WINDOW_S / limit;
+  const { rows } = await pool().query<{ allowed: boolean; waitS: number; aheadS: number }>(
+    `WITH spend AS (
+       INSERT INTO rate_limits (key, tat) VALUES ($1, clock_timestamp() + make_interval(secs => $2))
+       ON CONFLICT (key) DO UPDATE SET tat = greatest(rate_limits.tat, clock_timestamp()) + make_interval(secs => $2)
+         WHERE greatest(rate_limits.tat, clock_timestamp()) + make_interval(secs => $2)
+               <= clock_timestamp() + make_interval(secs => $3)
+       RETURNING tat
+     )
+     SELECT EXISTS (SELECT 1 FROM spend) AS allowed,
+            -- refused: how long until one more fits; allowed: how far the budget is spent ahead
+            extract(epoch FROM (SELECT tat FROM rate_limits WHERE key = $1) + make_interval(secs => $2)
+                    - make_interval(secs => $3) - clock_timestamp())::float8 AS "waitS",
+            extract(epoch FROM coalesce((SELECT tat FROM spend), clock_timestamp()) - clock_timestamp())::float8 AS "aheadS"`,
+    [`${budget}:${key}`, intervalS, WINDOW_S],
+  );
+  const row = rows[0]!;
+  const policy = `"${budget}";q=${limit};w=${WINDOW_S}`;
+  if (!row.allowed) {
+    const retryAfter = Math.max(1, Math.ceil(row.waitS));
+    throw new AppError(
+      "rate_limited",
+      `Too many ${budget === "reads" ? "reads" : "writes"}: at most ${limit} a minute; try again in ${retryAfter} s`,
+      undefined,
+      {
+        details: { budget, limit, windowSeconds: WINDOW_S, retryAfterSeconds: retryAfter },
+        headers: {
+          "Retry-After": String(retryAfter),
+          "RateLimit-Policy": policy,
+          RateLimit: `"${budget}";r=0;t=${retryAfter}`,
+        },
+      },
+    );
+  }
+  const remaining = Math.max(0, Math.floor((WINDOW_S - row.aheadS) / intervalS));
+  return {
+    headers: {
+      "RateLimit-Policy": policy,
+      RateLimit: `"${budget}";r=${remaining};t=${Math.max(0, Math.ceil(row.aheadS))}`,
+    },
+  };
+}

@@ -1,0 +1,46 @@
+/**
+ * Sending mail (invitations), pluggable: MAIL_TRANSPORT=log (the default; no
+ * mail server needed) prints the message on the server's log, and whoever
+ * sends an invitation also gets its link on screen and from the CLI;
+ * MAIL_TRANSPORT=smtp sends it through SMTP_URL with nodemailer.
+ */
+import nodemailer from "nodemailer";
+import { env } from "../env";
+
+export type MailMessage = { to: string; subject: string; text: string };
+
+export interface MailTransport {
+  readonly name: string;
+  send(message: MailMessage): Promise<void>;
+}
+
+class LogTransport implements MailTransport {
+  readonly name = "log";
+  async send(m: MailMessage): Promise<void> {
+    console.log(`[mail] to ${m.to}: ${m.subject}\n${m.text.replace(/^/gm, "  ")}`);
+  }
+}
+
+class SmtpTransport implements MailTransport {
+  readonly name = "smtp";
+  private readonly transporter: nodemailer.Transporter;
+  constructor(url: string) {
+    this.transporter = nodemailer.createTransport(url);
+  }
+  async send(m: MailMessage): Promise<void> {
+    await this.transporter.sendMail({ from: env().MAIL_FROM, to: m.to, subject: m.subject, text: m.text });
+  }
+}
+
+let transport: MailTransport | undefined;
+
+/** The configured transport. */
+export function mailTransport(): MailTransport {
+  transport ??= env().MAIL_TRANSPORT === "smtp" ? new SmtpTransport(env().SMTP_URL!) : new LogTransport();
+  return transport;
+}
+
+/** Forgets the transport, so the next use follows the configuration again (tests). */
+export function resetMailTransport(): void {
+  transport = undefined;
+}

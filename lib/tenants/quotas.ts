@@ -1,0 +1,95 @@
+/**
+ * Quotas: how much unfinished work a user and a tenant may have at once, and
+ * how many bytes of export files a tenant may keep. A tenant's own values
+ * (set by platform admins) win over the platform defaults (QUOTA_*). Checked
+ * before a job is accepted; nothing already accepted is ever dropped.
+ */
+import { pool } from "../db";
+import { env } from "../env";
+import { AppError } from "../errors";
+
+export type QuotaName = "jobs_per_user" | "jobs_per_tenant" | "export_bytes";
+
+export type TenantQuotas = { jobsPerUser: number; jobsPerTenant: number; exportBytes: number };
+
+/** The quotas that apply to a tenant: its own, or the defaults. */
+export function effectiveQuotas(t: {
+  quotaJobsPerUser: number | null;
+  quotaJobsPerTenant: number | null;
+  quotaExportBytes: bigint | number | null;
+}): TenantQuotas {
+  const e = env();
+  return {
+    jobsPerUser: t.quotaJobsPerUser ?? e.QUOTA_JOBS_PER_USER,
+    jobsPerTenant: t.quotaJobsPerTenant ?? e.QUOTA_JOBS_PER_TENANT,
+    exportBytes: t.quotaExportBytes === null ? e.QUOTA_EXPORT_BYTES : Number(t.quotaExportBytes),
+  };
+}
+
+const OPEN = `status IN ('scheduled', 'queued', 'running', 'retrying') AND parent_id IS NULL`;
+
+function exceeded(quota: QuotaName, limit: number, used: number, message: string): AppError {
+  return new AppError("quota_exceeded", message, undefined, { details: { quota, limit, used } });
+}
+
+/**
+ * Refuses (429 `quota_exceeded`, naming the quota, its limit and the current
+ * use) a new job when its user or its tenant is at its quota of unfinished
+ * jobs — and, with `exportBytes`, when the tenant keeps as many export bytes
+ * as it may. One query; the counts stop just past the limit.
+ */
+export async function checkQuotas(
+  tenantId: string,
+  userId: string | null,
+  opts: { exportBytes?: boolean } = {},
+): Promise<void> {
+  const e = env();
+  const { rows } = await pool().query<{
+    perUser: number;
+    perTenant: number;
+    bytesLimit: string;
+    userJobs: number;
+    tenantJobs: number;
+    bytes: string | null;
+  }>(
+    `WITH q AS (
+       SELECT coalesce(quota_jobs_per_user, $3) AS "perUser", coalesce(quota_jobs_per_tenant, $4) AS "perTenant",
+              coalesce(quota_export_bytes, $5::bigint) AS "bytesLimit"
+       FROM tenants WHERE id = $1
+     )
+     SELECT q.*,
+            CASE WHEN $2::uuid IS NULL THEN 0 ELSE (SELECT count(*)::int FROM (
+              SELECT 1 FROM jobs WHERE created_by_id = $2::uuid AND ${OPEN} LIMIT q."perUser") s) END AS "userJobs",
+            (SELECT count(*)::int FROM (SELECT 1 FROM jobs WHERE tenant_id = $1 AND ${OPEN} LIMIT q."perTenant") s) AS "tenantJobs",
+            CASE WHEN $6 THEN (SELECT coalesce(sum(size), 0) FROM export_files
+                               WHERE tenant_id = $1 AND deleted_at IS NULL AND expires_at > now()) END::text AS bytes
+     FROM q`,
+    [tenantId, userId, e.QUOTA_JOBS_PER_USER, e.QUOTA_JOBS_PER_TENANT, e.QUOTA_EXPORT_BYTES, Boolean(opts.exportBytes)],
+  );
+  const r = rows[0];
+  if (!r) return; // no such tenant: the insert will say so
+  if (userId && r.userJobs >= r.perUser) {
+    throw exceeded(
+      "jobs_per_user",
+      r.perUser,
+      r.userJobs,
+      `Quota exceeded: jobs_per_user — at most ${r.perUser} unfinished jobs per user, and you have ${r.userJobs}; wait for some to finish, or cancel some`,
+    );
+  }
+  if (r.tenantJobs >= r.perTenant) {
+    throw exceeded(
+      "jobs_per_tenant",
+      r.perTenant,
+      r.tenantJobs,
+      `Quota exceeded: jobs_per_tenant — at most ${r.perTenant} unfinished jobs in this tenant, and it has ${r.tenantJobs}; wait for some to finish`,
+    );
+  }
+  if (r.bytes !== null && Number(r.bytes) >= Number(r.bytesLimit)) {
+    throw exceeded(
+      "export_bytes",
+      Number(r.bytesLimit),
+      Number(r.bytes),
+      `Quota exceeded: export_bytes — this tenant keeps ${Number(r.bytes)} bytes of export files and may keep ${Number(r.bytesLimit)}; delete some exports (or wait for them to expire)`,
+    );
+  }
+}

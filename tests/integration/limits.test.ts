@@ -1,0 +1,236 @@
+import { afterEach, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { setTimeout as sleep } from "node:timers/promises";
+import { GET as listJobsRoute } from "@/app/api/v1/jobs/route";
+import { POST as createExportRoute } from "@/app/api/v1/exports/route";
+import { GET as eventsRoute } from "@/app/api/v1/events/route";
+import { GET as tokensList, POST as createTokenRoute } from "@/app/api/v1/tokens/route";
+import { createApiTokenForEmail, revokeApiToken } from "@/lib/auth/tokens";
+import { db, pool } from "@/lib/db";
+import { resetEnvCache } from "@/lib/env";
+import { useTestDatabase } from "../helpers/db";
+import { drainJobs } from "../helpers/fixtures";
+
+const fx = useTestDatabase({ seed: 0.001 });
+const ctx = { params: Promise.resolve({}) };
+
+function withEnv(vars: Record<string, string>) {
+  Object.assign(process.env, vars);
+  resetEnvCache();
+}
+const restored = [
+  "RATE_LIMIT_READS_PER_MINUTE",
+  "RATE_LIMIT_WRITES_PER_MINUTE",
+  "SSE_MAX_STREAMS",
+  "SSE_RECHECK_MS",
+  "SSE_MAX_LIFETIME_MS",
+  "MAX_BODY_BYTES",
+];
+afterEach(async () => {
+  for (const v of restored) delete process.env[v];
+  resetEnvCache();
+  await pool().query("DELETE FROM rate_limits");
+});
+
+const bearer = (token: string, init: RequestInit = {}): RequestInit => ({
+  ...init,
+  headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json", ...init.headers },
+});
+const post = (token: string, body: unknown, headers: Record<string, string> = {}) =>
+  createExportRoute(
+    new Request("http://test/api/v1/exports", bearer(token, { method: "POST", body: JSON.stringify(body), headers })),
+    ctx,
+  );
+const errorOf = async (res: Response) =>
+  (
+    (await res.json()) as {
+      error: { code: string; message: string; fields?: { path: string }[]; details?: Record<string, unknown> };
+    }
+  ).error;
+
+describe("bounded input", () => {
+  test("a body over MAX_BODY_BYTES answers 413 before it is parsed, with or without a declared length", async () => {
+    withEnv({ MAX_BODY_BYTES: "2048" });
+    const token = await createApiTokenForEmail("ada@acme.test", "limits");
+    const big = JSON.stringify({ dataset: "orders", pad: "x".repeat(5000) });
+    const declared = await post(token, JSON.parse(big));
+    assert.equal(declared.status, 413);
+    const e = await errorOf(declared);
+    assert.equal(e.code, "payload_too_large");
+    assert.equal(e.fields?.[0]?.path, "(body)");
+    // Chunked: no Content-Length; the reader stops at the limit.
+    const chunks = new ReadableStream<Uint8Array>({
+      start(c) {
+        for (let i = 0; i < 10; i++) c.enqueue(new TextEncoder().encode("x".repeat(1000)));
+        c.close();
+      },
+    });
+    const streamed = await createExportRoute(
+      new Request("http://test/api/v1/exports", {
+        method: "POST",
+        body: chunks,
+        headers: { Authorization: `Bearer ${token}` },
+        duplex: "half",
+      } as RequestInit),
+      ctx,
+    );
+    assert.equal(streamed.status, 413);
+    assert.equal(await db().job.count({ where: { createdById: fx.p.ada.userId } }), 0, "nothing was created");
+  });
+});
+
+describe("API rate limits", () => {
+  test("writes past the budget answer 429 with Retry-After and RateLimit headers; reads and other principals are unaffected", async () => {
+    withEnv({ RATE_LIMIT_WRITES_PER_MINUTE: "3", RATE_LIMIT_READS_PER_MINUTE: "100" });
+    const ada = await createApiTokenForEmail("ada@acme.test", "rl");
+    const gus = await createApiTokenForEmail("gus@globex.test", "rl");
+    const statuses: number[] = [];
+    let last: Response | null = null;
+    for (let i = 0; i < 4; i++) {
+      last = await post(ada, { dataset: "customers", format: "csv" });
+      statuses.push(last.status);
+    }
+    assert.deepEqual(statuses, [202, 202, 202, 429]);
+    assert.equal((await errorOf(last!)).code, "rate_limited");
+    const retryAfter = Number(last!.headers.get("retry-after"));
+    assert.ok(retryAfter >= 1 && retryAfter <= 20, `Retry-After ${retryAfter}: one write every 20 s`);
+    assert.equal(last!.headers.get("ratelimit-policy"), '"writes";q=3;w=60');
+    assert.match(last!.headers.get("ratelimit") ?? "", /^"writes";r=0;t=\d+$/);
+    // Reads have their own budget, and say how much is left.
+    const read = await listJobsRoute(new Request("http://test/api/v1/jobs", bearer(ada)), ctx);
+    assert.equal(read.status, 200);
+    assert.equal(read.headers.get("ratelimit-policy"), '"reads";q=100;w=60');
+    assert.match(read.headers.get("ratelimit") ?? "", /^"reads";r=99;t=\d+$/);
+    // Another tenant's member is not slowed by it.
+    assert.equal((await post(gus, { dataset: "customers" })).status, 202);
+    // The state is in Postgres: any app process sees the same budget.
+    const [row] = (await pool().query("SELECT count(*)::int AS n FROM rate_limits WHERE key LIKE 'writes:token:%'"))
+      .rows;
+    assert.equal(row.n, 2);
+  });
+});
+
+describe("quotas", () => {
+  test("a user at their quota of unfinished jobs gets 429 quota_exceeded naming it; nothing accepted is dropped", async () => {
+    await pool().query("UPDATE tenants SET quota_jobs_per_user = 2, quota_jobs_per_tenant = 3 WHERE id = $1", [
+      fx.p.acmeId,
+    ]);
+    await pool().query("DELETE FROM jobs");
+    // Hold them: a pause keeps them queued (unfinished).
+    await pool().query(
+      "INSERT INTO queue_pauses (id, queue, tenant_id, reason) VALUES (gen_random_uuid(), 'interactive', $1, 'quota test')",
+      [fx.p.acmeId],
+    );
+    try {
+      const ada = await createApiTokenForEmail("ada@acme.test", "quota");
+      const oscar = await createApiTokenForEmail("oscar@acme.test", "quota");
+      assert.equal((await post(ada, { dataset: "customers" }, { "Idempotency-Key": "q1" })).status, 202);
+      assert.equal((await post(ada, { dataset: "orders" })).status, 202);
+      const refused = await post(ada, { dataset: "events" });
+      assert.equal(refused.status, 429);
+      const e = await errorOf(refused);
+      assert.equal(e.code, "quota_exceeded");
+      assert.deepEqual(e.details, { quota: "jobs_per_user", limit: 2, used: 2 });
+      assert.match(e.message, /jobs_per_user/);
+      // The same request again (idempotency key) is the job already accepted, not a new one.
+      assert.equal((await post(ada, { dataset: "customers" }, { "Idempotency-Key": "q1" })).status, 202);
+      // The tenant's quota: oscar may add one more, then the tenant is full.
+      assert.equal((await post(oscar, { dataset: "customers" })).status, 202);
+      const full = await errorOf(await post(oscar, { dataset: "orders" }));
+      assert.deepEqual(full.details, { quota: "jobs_per_tenant", limit: 3, used: 3 });
+      assert.equal(await db().job.count({ where: { tenantId: fx.p.acmeId } }), 3, "nothing accepted was dropped");
+      // Other tenants are not touched by Acme's quota.
+      const gus = await createApiTokenForEmail("gus@globex.test", "quota");
+      assert.equal((await post(gus, { dataset: "customers" })).status, 202);
+    } finally {
+      await pool().query("DELETE FROM queue_pauses");
+      await pool().query("UPDATE tenants SET quota_jobs_per_user = NULL, quota_jobs_per_tenant = NULL");
+    }
+  });
+
+  test("a tenant keeping its quota of export bytes cannot request more exports until it deletes some", async () => {
+    await pool().query("DELETE FROM jobs");
+    const ada = await createApiTokenForEmail("ada@acme.test", "bytes");
+    assert.equal((await post(ada, { dataset: "customers" })).status, 202);
+    await drainJobs();
+    const [kept] = (
+      await pool().query("SELECT sum(size)::bigint AS n FROM export_files WHERE tenant_id = $1", [fx.p.acmeId])
+    ).rows;
+    await pool().query("UPDATE tenants SET quota_export_bytes = $2 WHERE id = $1", [fx.p.acmeId, Number(kept.n)]);
+    try {
+      const e = await errorOf(await post(ada, { dataset: "orders" }));
+      assert.equal(e.code, "quota_exceeded");
+      assert.equal((e.details as { quota: string }).quota, "export_bytes");
+    } finally {
+      await pool().query("UPDATE tenants SET quota_export_bytes = NULL");
+    }
+  });
+});
+
+describe("API tokens: scopes, expiry, and who may make them", () => {
+  test("a read-only token reads and is refused writes; an expired token is unknown; a token cannot make tokens", async () => {
+    const readOnly = await createApiTokenForEmail("ada@acme.test", "ro", undefined, { scopes: ["read"] });
+    assert.equal((await listJobsRoute(new Request("http://test/api/v1/jobs", bearer(readOnly)), ctx)).status, 200);
+    const refused = await post(readOnly, { dataset: "customers" });
+    assert.equal(refused.status, 403);
+    assert.match((await errorOf(refused)).message, /limited to read/);
+
+    const full = await createApiTokenForEmail("ada@acme.test", "full", undefined, { expiresInDays: 1 });
+    const minted = await createTokenRoute(
+      new Request("http://test/api/v1/tokens", bearer(full, { method: "POST", body: JSON.stringify({ name: "x" }) })),
+      ctx,
+    );
+    assert.equal(minted.status, 403, "only a browser session creates tokens");
+    await pool().query("UPDATE api_tokens SET expires_at = now() - interval '1 second' WHERE name = 'full'");
+    const expired = await tokensList(new Request("http://test/api/v1/tokens", bearer(full)), ctx);
+    assert.equal(expired.status, 401);
+  });
+});
+
+describe("SSE streams", () => {
+  test("at most SSE_MAX_STREAMS per principal (429 beyond); a revoked token ends its streams; streams end at their lifetime", async () => {
+    withEnv({ SSE_MAX_STREAMS: "2", SSE_RECHECK_MS: "500", SSE_MAX_LIFETIME_MS: "60000" });
+    const token = await createApiTokenForEmail("ada@acme.test", "sse");
+    const open = (signal: AbortSignal) =>
+      eventsRoute(new Request("http://test/api/v1/events", { ...bearer(token), signal }), ctx);
+    const aborts = [new AbortController(), new AbortController(), new AbortController()];
+    const first = await open(aborts[0]!.signal);
+    const second = await open(aborts[1]!.signal);
+    assert.deepEqual([first.status, second.status], [200, 200]);
+    const third = await open(aborts[2]!.signal);
+    assert.equal(third.status, 429);
+    assert.equal(third.headers.get("retry-after"), "30");
+    // Closing one frees its slot.
+    aborts[0]!.abort();
+    await first.body?.cancel().catch(() => {});
+    await sleep(100);
+    const again = await open(new AbortController().signal);
+    assert.equal(again.status, 200);
+    // Revoking the token ends its open streams within a re-check.
+    const [tokenRow] = (await pool().query("SELECT id FROM api_tokens WHERE name = 'sse'")).rows;
+    await revokeApiToken(fx.p.ada, tokenRow.id);
+    const reader = again.body!.getReader();
+    const ended = (async () => {
+      for (;;) if ((await reader.read()).done) return true;
+    })();
+    assert.equal(await Promise.race([ended, sleep(5_000).then(() => false)]), true, "the stream ended");
+    aborts.forEach((a) => a.abort());
+    await second.body?.cancel().catch(() => {});
+  });
+
+  test("a stream ends after SSE_MAX_LIFETIME_MS (the client reconnects with Last-Event-ID)", async () => {
+    withEnv({ SSE_MAX_LIFETIME_MS: "5000", SSE_RECHECK_MS: "500" });
+    const token = await createApiTokenForEmail("ada@acme.test", "sse-life");
+    const started = Date.now();
+    const res = await eventsRoute(new Request("http://test/api/v1/events", bearer(token)), ctx);
+    const reader = res.body!.getReader();
+    while (!(await reader.read()).done) {
+      /* keep-alives */
+    }
+    const lived = Date.now() - started;
+    assert.ok(lived >= 4_500 && lived < 15_000, `ended after ${lived} ms`);
+    const [left] = (await pool().query("SELECT count(*)::int AS n FROM sse_streams")).rows;
+    await sleep(100);
+    assert.ok(left.n <= 1);
+  });
+});
