@@ -143,6 +143,20 @@ export async function seed(scale = env().SEED_SCALE): Promise<Map<string, string
 }
 
 /** True when no tenant exists yet (npm start seeds only then). */
+/**
+ * Whether `npm start` seeds the demo tenants and accounts: into the embedded
+ * development database, or a given one when asked (CONVEYOR_DEMO=1 or
+ * `--demo`) — and only ever into an empty database.
+ */
+export function demoWanted(o: {
+  givenDatabase: boolean;
+  demoEnv: boolean;
+  demoFlag: boolean;
+  empty: boolean;
+}): boolean {
+  return o.empty && (!o.givenDatabase || o.demoEnv || o.demoFlag);
+}
+
 /** No tenant and no user yet: demo data may go in. */
 export async function isDatabaseEmpty(): Promise<boolean> {
   const { rows } = await pool().query("SELECT 1 FROM tenants UNION ALL SELECT 1 FROM users LIMIT 1");

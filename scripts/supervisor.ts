@@ -18,6 +18,7 @@ import { dataDir, env, resetEnvCache } from "@/lib/env";
 import {
   demoTenants,
   demoUsers,
+  demoWanted,
   DEMO_PASSWORD,
   hasAnyUser,
   hasDemoAccounts,
@@ -148,9 +149,13 @@ async function main(): Promise<void> {
     await migrate(database.url);
     // Demo tenants and accounts go only into the embedded development database, or where asked
     // for (CONVEYOR_DEMO=1, --demo) — and only into an empty database.
-    const wantsDemo = !usesGivenDatabase || env().CONVEYOR_DEMO === "1" || askedForDemo;
-    const empty = await isDatabaseEmpty();
-    if (wantsDemo && empty) {
+    const wanted = demoWanted({
+      givenDatabase: usesGivenDatabase,
+      demoEnv: env().CONVEYOR_DEMO === "1",
+      demoFlag: askedForDemo,
+      empty: await isDatabaseEmpty(),
+    });
+    if (wanted) {
       log("empty database: seeding demo data (about 20 s)");
       const t0 = Date.now();
       await seed();
