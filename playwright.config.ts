@@ -35,13 +35,20 @@ export default defineConfig({
       name: "chromium",
       use: { ...devices["Desktop Chrome"] },
       dependencies: ["setup"],
-      testIgnore: /timing\.spec\.ts/,
+      testIgnore: /(timing|fuzz)\.spec\.ts/,
+    },
+    // The property-based fuzz pauses both queues while it runs: after the others, alone.
+    {
+      name: "fuzz",
+      use: { ...devices["Desktop Chrome"] },
+      dependencies: ["chromium"],
+      testMatch: /fuzz\.spec\.ts/,
     },
     // Deadlines ("cancelled within a second") are checked once the other tests are done, on a quiet machine.
     {
       name: "timing",
       use: { ...devices["Desktop Chrome"] },
-      dependencies: ["chromium"],
+      dependencies: ["fuzz"],
       testMatch: /timing\.spec\.ts/,
     },
   ],
@@ -49,7 +56,7 @@ export default defineConfig({
   webServer: {
     command: "node --import tsx scripts/start.ts",
     url: `${baseURL}/api/health`,
-    timeout: 300_000,
+    timeout: 600_000,
     reuseExistingServer: false,
     stdout: "pipe",
     stderr: "pipe",
