@@ -110,7 +110,7 @@ async function main(): Promise<void> {
 
     // 2. The flood, limits on.
     const { base, child } = await startProduct(url, {});
-    let alone: number[] = [];
+    const alone: number[] = [];
     let during: { ms: number; status: number }[] = [];
     const floodStatuses = new Map<number, number>();
     try {

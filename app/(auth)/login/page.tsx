@@ -3,8 +3,9 @@ import { headers } from "next/headers";
 import { redirect } from "next/navigation";
 import { AuthError } from "next-auth";
 import { signInWait } from "@/lib/auth/throttle";
-import { auth, signIn } from "@/lib/http/auth";
+import { signIn } from "@/lib/http/auth";
 import { clientAddressFrom } from "@/lib/http/client";
+import { sessionPrincipal } from "@/lib/http/principal";
 
 export const metadata: Metadata = { title: "Sign in" };
 
@@ -33,8 +34,8 @@ export default async function LoginPage({
 }: {
   searchParams: Promise<{ error?: string; wait?: string; welcome?: string }>;
 }) {
-  const session = await auth();
-  if (session?.user?.id) redirect("/exports");
+  // A session that ended (password changed since, user removed) signs in again here, with no loop.
+  if (await sessionPrincipal()) redirect("/exports");
   const { error, wait, welcome } = await searchParams;
   const waitSeconds = Math.max(1, Math.min(86_400, Number(wait) || 0));
   return (
