@@ -58,6 +58,10 @@ const envSchema = z.object({
   QUEUE_BULK_WINDOW: intFrom(64, 1, 100_000),
   /** How often each worker's admitter sweeps every queue (due retries and schedules, missed wake-ups), in ms. */
   ADMISSION_SWEEP_MS: intFrom(1_000, 50, 60_000),
+  /** An occurrence no scheduler reached within this long of its time was missed (its missed-run policy applies). */
+  SCHEDULE_MISSED_AFTER_MS: intFrom(5_000, 500, 3_600_000),
+  /** The longest a scheduler sleeps between looks (it also wakes when told, and when something is due). */
+  SCHEDULER_MAX_SLEEP_MS: intFrom(1_000, 50, 60_000),
   /** On SIGTERM, how long running jobs may finish before they are aborted and handed back, in ms. */
   WORKER_SHUTDOWN_GRACE_MS: intFrom(10_000, 0, 600_000),
   /** How often a worker process records that it is alive, in ms. */

@@ -258,11 +258,14 @@ END) STORED,
   child_index integer,
   resume_pending boolean DEFAULT false NOT NULL,
   resumes integer DEFAULT 0 NOT NULL,
+  schedule_id uuid,
+  scheduled_for timestamp(3) with time zone,
   CONSTRAINT jobs_cancel_requested_by_id_fkey FOREIGN KEY (cancel_requested_by_id) REFERENCES users(id) ON UPDATE CASCADE ON DELETE SET NULL,
   CONSTRAINT jobs_created_by_id_fkey FOREIGN KEY (created_by_id) REFERENCES users(id) ON UPDATE CASCADE ON DELETE SET NULL,
   CONSTRAINT jobs_parent_id_fkey FOREIGN KEY (parent_id) REFERENCES jobs(id) ON UPDATE CASCADE ON DELETE SET NULL,
   CONSTRAINT jobs_pkey PRIMARY KEY (id),
   CONSTRAINT jobs_replay_of_id_fkey FOREIGN KEY (replay_of_id) REFERENCES jobs(id) ON UPDATE CASCADE ON DELETE SET NULL,
+  CONSTRAINT jobs_schedule_id_fkey FOREIGN KEY (schedule_id) REFERENCES schedules(id) ON UPDATE CASCADE ON DELETE SET NULL,
   CONSTRAINT jobs_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES tenants(id) ON UPDATE CASCADE ON DELETE CASCADE
 );
 
@@ -275,6 +278,9 @@ CREATE INDEX jobs_open_by_tenant_idx ON public.jobs USING btree (tenant_id) WHER
 CREATE INDEX jobs_open_by_user_idx ON public.jobs USING btree (created_by_id) WHERE ((parent_id IS NULL) AND (status = ANY (ARRAY['scheduled'::job_status, 'queued'::job_status, 'running'::job_status, 'retrying'::job_status])));
 CREATE INDEX jobs_parent_id_idx ON public.jobs USING btree (parent_id);
 CREATE INDEX jobs_replay_of_id_idx ON public.jobs USING btree (replay_of_id);
+CREATE UNIQUE INDEX jobs_schedule_id_scheduled_for_key ON public.jobs USING btree (schedule_id, scheduled_for);
+CREATE INDEX jobs_schedule_open_idx ON public.jobs USING btree (schedule_id) WHERE ((schedule_id IS NOT NULL) AND (status = ANY (ARRAY['scheduled'::job_status, 'queued'::job_status, 'running'::job_status, 'retrying'::job_status])));
+CREATE INDEX jobs_scheduled_run_at_idx ON public.jobs USING btree (run_at) WHERE (status = 'scheduled'::job_status);
 CREATE INDEX jobs_search_idx ON public.jobs USING gin (((((input)::text || ' '::text) || COALESCE(error_message, ''::text))) gin_trgm_ops);
 CREATE INDEX jobs_status_created_at_idx ON public.jobs USING btree (status, created_at DESC);
 CREATE INDEX jobs_status_lease_expires_at_idx ON public.jobs USING btree (status, lease_expires_at);
@@ -356,6 +362,57 @@ CREATE TABLE rate_limits (
   tat timestamp(6) with time zone NOT NULL,
   CONSTRAINT rate_limits_pkey PRIMARY KEY (key)
 );
+
+CREATE TABLE schedule_events (
+  id bigint DEFAULT nextval('schedule_events_id_seq'::regclass) NOT NULL,
+  schedule_id uuid NOT NULL,
+  kind text NOT NULL,
+  scheduled_for timestamp(3) with time zone NOT NULL,
+  job_id uuid,
+  at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+  CONSTRAINT schedule_events_kind_check CHECK ((kind = ANY (ARRAY['missed'::text, 'overlap_skipped'::text, 'buffered'::text, 'cancelled_other'::text]))),
+  CONSTRAINT schedule_events_pkey PRIMARY KEY (id),
+  CONSTRAINT schedule_events_schedule_id_fkey FOREIGN KEY (schedule_id) REFERENCES schedules(id) ON UPDATE CASCADE ON DELETE CASCADE
+);
+
+CREATE INDEX schedule_events_schedule_id_idx ON public.schedule_events USING btree (schedule_id, id);
+
+CREATE TABLE schedules (
+  id uuid NOT NULL,
+  tenant_id uuid NOT NULL,
+  name text NOT NULL,
+  cron text NOT NULL,
+  timezone text DEFAULT 'UTC'::text NOT NULL,
+  task text NOT NULL,
+  input jsonb NOT NULL,
+  missed_run_policy text DEFAULT 'once'::text NOT NULL,
+  overlap_policy text DEFAULT 'skip'::text NOT NULL,
+  catchup_window_seconds integer DEFAULT 86400 NOT NULL,
+  max_catchup integer DEFAULT 100 NOT NULL,
+  start_at timestamp(3) with time zone,
+  end_at timestamp(3) with time zone,
+  paused boolean DEFAULT false NOT NULL,
+  paused_at timestamp(3) with time zone,
+  next_run_at timestamp(3) with time zone,
+  last_occurrence_at timestamp(3) with time zone,
+  buffered_for timestamp(3) with time zone,
+  missed_count integer DEFAULT 0 NOT NULL,
+  overlap_skipped_count integer DEFAULT 0 NOT NULL,
+  created_by_id uuid,
+  created_at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+  updated_at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+  CONSTRAINT schedules_catchup_check CHECK (((catchup_window_seconds >= 0) AND ((max_catchup >= 1) AND (max_catchup <= 1000)))),
+  CONSTRAINT schedules_created_by_id_fkey FOREIGN KEY (created_by_id) REFERENCES users(id) ON UPDATE CASCADE ON DELETE SET NULL,
+  CONSTRAINT schedules_missed_run_policy_check CHECK ((missed_run_policy = ANY (ARRAY['skip'::text, 'once'::text, 'all'::text]))),
+  CONSTRAINT schedules_overlap_policy_check CHECK ((overlap_policy = ANY (ARRAY['skip'::text, 'buffer_one'::text, 'allow'::text, 'cancel_other'::text]))),
+  CONSTRAINT schedules_pkey PRIMARY KEY (id),
+  CONSTRAINT schedules_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES tenants(id) ON UPDATE CASCADE ON DELETE CASCADE,
+  CONSTRAINT schedules_window_check CHECK (((end_at IS NULL) OR (start_at IS NULL) OR (end_at > start_at)))
+);
+
+CREATE INDEX schedules_buffered_idx ON public.schedules USING btree (buffered_for) WHERE (buffered_for IS NOT NULL);
+CREATE INDEX schedules_due_idx ON public.schedules USING btree (next_run_at) WHERE ((NOT paused) AND (next_run_at IS NOT NULL));
+CREATE UNIQUE INDEX schedules_tenant_id_name_key ON public.schedules USING btree (tenant_id, name);
 
 CREATE TABLE sign_in_throttle (
   key text NOT NULL,
@@ -800,6 +857,15 @@ AS $function$
       AND (p.tenant_id IS NULL OR p.tenant_id = p_tenant))
 $function$;
 
+CREATE OR REPLACE FUNCTION public.conveyor_scheduler_wake()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  PERFORM pg_notify('conveyor_schedules', '');
+  RETURN NULL;
+END $function$;
+
 CREATE TRIGGER jobs_admit_new BEFORE INSERT ON public.jobs FOR EACH ROW EXECUTE FUNCTION conveyor_job_admit_new();
 CREATE TRIGGER jobs_bump_seq BEFORE UPDATE ON public.jobs FOR EACH ROW EXECUTE FUNCTION conveyor_job_bump_seq();
 CREATE TRIGGER jobs_cancel_waiting AFTER UPDATE OF cancel_requested_at ON public.jobs FOR EACH ROW WHEN (((new.cancel_requested_at IS NOT NULL) AND (old.cancel_requested_at IS NULL) AND (new.waiting_since IS NOT NULL))) EXECUTE FUNCTION conveyor_cancel_waiting();
@@ -807,4 +873,5 @@ CREATE TRIGGER jobs_child_changed AFTER UPDATE OF status, progress_done ON publi
 CREATE TRIGGER jobs_guard_status BEFORE UPDATE OF status ON public.jobs FOR EACH ROW EXECUTE FUNCTION conveyor_job_guard_status();
 CREATE TRIGGER jobs_notify AFTER INSERT OR UPDATE ON public.jobs FOR EACH ROW EXECUTE FUNCTION conveyor_job_notify();
 CREATE TRIGGER jobs_record_transition AFTER INSERT OR UPDATE OF status ON public.jobs FOR EACH ROW EXECUTE FUNCTION conveyor_job_record_transition();
+CREATE TRIGGER jobs_scheduled_wake AFTER INSERT ON public.jobs FOR EACH ROW WHEN ((new.status = 'scheduled'::job_status)) EXECUTE FUNCTION conveyor_scheduler_wake();
 CREATE TRIGGER jobs_slot_freed AFTER UPDATE OF status, admitted_at ON public.jobs FOR EACH ROW WHEN (((old.admitted_at IS NOT NULL) AND (old.status = ANY (ARRAY['queued'::job_status, 'retrying'::job_status, 'running'::job_status])) AND ((new.admitted_at IS NULL) OR (new.status <> ALL (ARRAY['queued'::job_status, 'retrying'::job_status, 'running'::job_status]))))) EXECUTE FUNCTION conveyor_job_slot_freed();

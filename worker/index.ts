@@ -17,6 +17,7 @@ import { periodicTasks } from "@/lib/jobs/registry";
 import { QUEUES, type PeriodicTask, type QueueName } from "@/lib/jobs/task";
 import { heartbeatWorker, markWorkerStopped, registerWorker } from "@/lib/jobs/workers";
 import { rollupStats } from "@/lib/ops/stats";
+import { Scheduler } from "@/lib/schedules/scheduler";
 import { workerIdentity } from "./identity";
 import { taskListFor } from "./task-list";
 
@@ -51,6 +52,9 @@ async function main(): Promise<void> {
   // Every worker admits for every queue: admission only hands jobs to graphile.
   const admitter = new Admitter((line) => console.log(line));
   await admitter.start();
+  // Every worker runs the scheduler too: schedules' runs and delayed jobs (no leader to lose).
+  const scheduler = new Scheduler((line) => console.log(line));
+  await scheduler.start();
 
   // graphile's own worker ids, so the reaper can release their locks if this process dies.
   const graphileIds = new Set<string>();
@@ -135,6 +139,7 @@ async function main(): Promise<void> {
     state = "stopping";
     timers.forEach(clearInterval);
     void admitter.stop();
+    void scheduler.stop();
     console.log(`[worker] ${signal}: finishing running jobs (grace ${env().WORKER_SHUTDOWN_GRACE_MS} ms)`);
     runner
       .stop()

@@ -5,7 +5,7 @@ import type { Readable } from "node:stream";
 import { requireTenant, tenantScope } from "../auth/authorize";
 import type { Principal } from "../auth/principal";
 import { db } from "../db";
-import { AppError, notFound } from "../errors";
+import { AppError, notFound, parseOrThrow } from "../errors";
 import { parseIdOr404 } from "../ids";
 import type { JobDto } from "../jobs/dto";
 import { enqueueJob } from "../jobs/enqueue";
@@ -13,9 +13,24 @@ import { checkQuotas } from "../tenants/quotas";
 import { pauseScopesFor } from "../jobs/pause-scopes";
 import { jobView } from "../jobs/view";
 import { storage } from "../storage";
+import { isoInstant } from "../validation";
 import { exportTask } from "./task";
 
 const MAX_IDEMPOTENCY_KEY = 200;
+/** How far ahead `runAt` may be. */
+const MAX_RUN_AHEAD_MS = 366 * 86_400_000;
+
+const runAtSchema = isoInstant.refine((v) => new Date(v).getTime() <= Date.now() + MAX_RUN_AHEAD_MS, {
+  message: "must be at most a year ahead",
+});
+
+/** `runAt` out of the body (the job's input is the rest): a delayed export waits as `scheduled` until then. */
+function splitRunAt(body: unknown): { input: unknown; runAt?: Date } {
+  if (!body || typeof body !== "object" || Array.isArray(body) || !("runAt" in body)) return { input: body };
+  const { runAt, ...input } = body as Record<string, unknown>;
+  if (runAt === null || runAt === undefined) return { input };
+  return { input, runAt: new Date(parseOrThrow(runAtSchema, runAt, "runAt")) };
+}
 
 /** Requests an export of the principal's tenant's data; answers at once with the queued job. */
 export async function requestExport(
@@ -35,10 +50,12 @@ export async function requestExport(
       [{ path: "Idempotency-Key", message: `must be 1 to ${MAX_IDEMPOTENCY_KEY} characters` }],
     );
   }
+  const { input, runAt } = splitRunAt(body);
   const { job, created } = await enqueueJob({
     tenantId,
     type: exportTask.type,
-    input: body,
+    input,
+    ...(runAt ? { runAt } : {}),
     createdById: principal.userId,
     idempotencyKey,
     // A user's and the tenant's unfinished jobs, and the tenant's kept export bytes.

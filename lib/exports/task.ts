@@ -5,7 +5,7 @@
 import { defineTask } from "../jobs/task";
 import { attemptFileKey, EXPORT_RETRY, recordExportFile, type ExportResult } from "./files";
 import { assembleParts, fanOutIfLarge, type PartsCheckpoint } from "./parts";
-import { exportRequestSchema } from "./schema";
+import { exportRequestSchema, exportRunInput, scheduledExportSchema, type ScheduledExport } from "./schema";
 import { exportContentType, exportFileName, exportToStorage } from "./stream";
 
 export const exportTask = defineTask({
@@ -15,6 +15,10 @@ export const exportTask = defineTask({
   retry: EXPORT_RETRY,
   timeoutMs: 60 * 60 * 1000,
   leaseMs: 30_000,
+  schedulable: {
+    inputSchema: scheduledExportSchema,
+    runInput: (input, run) => exportRunInput(input as ScheduledExport, run),
+  },
   async handler(ctx): Promise<ExportResult> {
     const { job, input } = ctx;
     // Resumed after its parts ended: gather them. Otherwise split it if it is large (this never returns then).

@@ -62,6 +62,9 @@ export type JobDto = {
   childIndex: number | null;
   /** The dead job this one replays. */
   replayOfId: string | null;
+  /** A schedule's run: its schedule (null once deleted) and the occurrence it runs. */
+  scheduleId: string | null;
+  scheduledFor: string | null;
   result: { rows?: number; files: JobFileDto[] } | null;
   /**
    * Where a waiting job stands: `admitted` (handed to a worker pool, about to
@@ -125,6 +128,8 @@ export function toJobDto(job: JobRowForDto, files: ExportFileModel[] = [], pause
     startedAt: job.startedAt?.toISOString() ?? null,
     finishedAt: job.finishedAt?.toISOString() ?? null,
     runAt: job.runAt.toISOString(),
+    scheduleId: job.scheduleId,
+    scheduledFor: job.scheduledFor?.toISOString() ?? null,
     error: job.errorMessage ? { class: job.errorClass, message: job.errorMessage } : null,
     cancelRequested: job.cancelRequestedAt
       ? {

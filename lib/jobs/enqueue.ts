@@ -5,7 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import { v7 as uuidv7 } from "uuid";
-import { db, pool } from "../db";
+import { db, pool, type SqlClient } from "../db";
 import { AppError, parseOrThrow } from "../errors";
 import type { JobModel } from "../generated/prisma/models";
 import { getTaskDefinition } from "./registry";
@@ -20,6 +20,7 @@ export type EnqueueOptions = {
   idempotencyKey?: string | null;
   /** lower runs first */
   priority?: number;
+  /** Later than now: the job waits as `scheduled` until then (lib/schedules promotes it). */
   runAt?: Date;
   parentId?: string | null;
   /** Overrides the task's retry budget. */
@@ -83,7 +84,9 @@ export async function enqueueJob(opts: EnqueueOptions): Promise<EnqueueResult> {
     const { rows } = await pool().query<JobRowText>(
       `INSERT INTO jobs (id, tenant_id, type, queue, priority, status, input, input_hash, idempotency_key,
                          max_attempts, created_by_id, parent_id, run_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10, $11, coalesce($12, now()), now())
+       VALUES ($1, $2, $3, $4, $5,
+               CASE WHEN $12::timestamptz > now() THEN 'scheduled' ELSE 'queued' END::job_status,
+               $6, $7, $8, $9, $10, $11, coalesce($12, now()), now())
        RETURNING ${JOB_COLUMNS}`,
       [
         id,
@@ -111,6 +114,64 @@ export async function enqueueJob(opts: EnqueueOptions): Promise<EnqueueResult> {
   }
 }
 
+/** One run of a schedule: the occurrence it is for and its concrete input. */
+export type ScheduledRunRow = {
+  tenantId: string;
+  type: string;
+  input: unknown;
+  createdById: string | null;
+  scheduleId: string;
+  scheduledFor: Date;
+};
+
+/**
+ * Inserts a schedule's runs on the bulk queue, in the caller's transaction.
+ * An occurrence that already has its run (another scheduler was first) is
+ * skipped by the unique (schedule_id, scheduled_for): it returns the runs it
+ * made, as { id, scheduleId, scheduledFor }.
+ */
+export async function insertScheduledRuns(
+  client: SqlClient,
+  runs: ScheduledRunRow[],
+): Promise<{ id: string; scheduleId: string; scheduledFor: Date }[]> {
+  if (!runs.length) return [];
+  const rows = runs.map((r) => {
+    const def = getTaskDefinition(r.type);
+    if (!def) throw new Error(`Unknown job type: ${r.type}`);
+    const input = parseOrThrow(def.inputSchema, r.input);
+    return {
+      ...r,
+      id: uuidv7(),
+      input: JSON.stringify(input),
+      hash: hashInput(r.type, input),
+      max: def.retry.maxAttempts,
+    };
+  });
+  const { rows: made } = await client.query<{ id: string; scheduleId: string; scheduledFor: Date }>(
+    `INSERT INTO jobs (id, tenant_id, type, queue, priority, status, input, input_hash, max_attempts, created_by_id,
+                       schedule_id, scheduled_for, run_at, updated_at)
+     SELECT id, tenant_id, type, 'bulk', 0, 'queued', input, input_hash, max_attempts, created_by_id,
+            schedule_id, scheduled_for, now(), now()
+       FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::jsonb[], $5::text[], $6::int[], $7::uuid[], $8::uuid[],
+                   $9::timestamptz[])
+         AS r(id, tenant_id, type, input, input_hash, max_attempts, created_by_id, schedule_id, scheduled_for)
+     ON CONFLICT (schedule_id, scheduled_for) DO NOTHING
+     RETURNING id, schedule_id AS "scheduleId", scheduled_for AS "scheduledFor"`,
+    [
+      rows.map((r) => r.id),
+      rows.map((r) => r.tenantId),
+      rows.map((r) => r.type),
+      rows.map((r) => r.input),
+      rows.map((r) => r.hash),
+      rows.map((r) => r.max),
+      rows.map((r) => r.createdById),
+      rows.map((r) => r.scheduleId),
+      rows.map((r) => r.scheduledFor),
+    ],
+  );
+  return made;
+}
+
 // The job as inserted (not re-read: a worker may have claimed it by then),
 // in the shape Prisma returns. node-postgres hands int8 back as text.
 const JOB_COLUMNS = `id, tenant_id AS "tenantId", type, queue, priority, status, input, idempotency_key AS "idempotencyKey",
@@ -125,7 +186,8 @@ const JOB_COLUMNS = `id, tenant_id AS "tenantId", type, queue, priority, status,
   finished_at AS "finishedAt", cancel_requested_at AS "cancelRequestedAt", admitted_at AS "admittedAt",
   waiting_since AS "waitingSince", cancel_requested_by_id AS "cancelRequestedById", cancel_reason AS "cancelReason",
   children_total AS "childrenTotal", children_done AS "childrenDone", children_failed AS "childrenFailed",
-  progress_bytes AS "progressBytes", child_index AS "childIndex", resume_pending AS "resumePending", resumes`;
+  progress_bytes AS "progressBytes", child_index AS "childIndex", resume_pending AS "resumePending", resumes,
+  schedule_id AS "scheduleId", scheduled_for AS "scheduledFor"`;
 
 type JobRowText = Omit<JobModel, "progressDone" | "progressTotal" | "fencingToken" | "progressBytes"> & {
   progressDone: string;

@@ -98,7 +98,19 @@ export type TaskDefinition<I = unknown, R = unknown> = {
    * token matched): a stale attempt's output is never recorded.
    */
   commit?(tx: SqlClient, job: JobInfo, result: R): Promise<void>;
+  /**
+   * Present when a schedule may run this task type (lib/schedules): the input a
+   * schedule keeps, which may hold placeholders (an export's `filter.since:
+   * "lastRun"`), and how it becomes one run's concrete input.
+   */
+  schedulable?: {
+    inputSchema: z.ZodType<unknown>;
+    runInput(input: unknown, run: ScheduledRun): unknown;
+  };
 };
+
+/** The occurrence a schedule's run is for, and the one of the run before it (null: its first). */
+export type ScheduledRun = { scheduledFor: Date; previousScheduledFor: Date | null };
 
 /** Work a workload's workers do on a timer (cleanups, schedulers); one process at a time if it takes a maintenance lock. */
 export type PeriodicTask = {
