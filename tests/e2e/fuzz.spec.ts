@@ -70,6 +70,18 @@ const FIELDS = [
   "limit",
   "errorClass",
   "fingerprint",
+  "cron",
+  "timezone",
+  "task",
+  "input",
+  "missedRunPolicy",
+  "overlapPolicy",
+  "catchupWindowSeconds",
+  "maxCatchup",
+  "startAt",
+  "endAt",
+  "paused",
+  "runAt",
 ];
 
 const junkId = fc.oneof(
@@ -91,7 +103,7 @@ const junkId = fc.oneof(
 );
 const value = fc.oneof(
   fc.jsonValue({ maxDepth: 2 }),
-  fc.constantFrom("orders", "csv", "gzip", "bulk", "cancel", "read"),
+  fc.constantFrom("orders", "csv", "gzip", "bulk", "cancel", "read", "* * * * * *", "Europe/Berlin", "export", "all"),
 );
 const body = fc.oneof(
   fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v)),
@@ -207,7 +219,8 @@ test("no generated request to any route, as any role, answers 5xx; every 400 nam
       }
     }
   } finally {
-    // Undo what the fuzz may have changed that later tests rely on: its jobs, pauses, caps and quotas.
+    // Undo what the fuzz may have changed that later tests rely on: its schedules, jobs, pauses, caps and quotas.
+    await sql("DELETE FROM schedules WHERE created_at >= $1", [started]);
     await sql(
       `UPDATE jobs SET status = 'cancelled', finished_at = now(), error_class = 'cancelled', error_message = 'fuzz'
        WHERE created_at >= $1 AND status IN ('queued', 'scheduled', 'retrying')`,
