@@ -59,7 +59,7 @@ export async function requestExport(
     createdById: principal.userId,
     idempotencyKey,
     // A user's and the tenant's unfinished jobs, and the tenant's kept export bytes.
-    beforeInsert: () => checkQuotas(tenantId, principal.userId, { exportBytes: true }),
+    beforeInsert: (tx) => checkQuotas(tenantId, principal.userId, { exportBytes: true }, tx),
   });
   return { job: jobView(job, [], await pauseScopesFor([job])), created };
 }

@@ -5,7 +5,7 @@
  */
 import { requireScope } from "../auth/authorize";
 import type { Principal } from "../auth/principal";
-import { budgetOf, principalKey, spendRateLimit } from "../auth/rate-limit";
+import { bearerAlias, budgetOf, principalKey, refuseIfRemembered, spendRateLimit } from "../auth/rate-limit";
 import { env } from "../env";
 import { AppError } from "../errors";
 import { requirePrincipal } from "./principal";
@@ -18,10 +18,13 @@ export function withPrincipal<P = Record<string, never>>(
 ): (req: Request, ctx: RouteContext<P>) => Promise<Response> {
   return async (req, ctx) => {
     try {
-      const principal = await requirePrincipal(req);
       const budget = budgetOf(req.method);
+      // A token this process saw refused is refused again at once, before it is even looked up.
+      const alias = bearerAlias(req.headers.get("authorization"));
+      if (alias) refuseIfRemembered(alias, budget);
+      const principal = await requirePrincipal(req);
       requireScope(principal, budget === "reads" ? "read" : "write");
-      const { headers } = await spendRateLimit(principalKey(principal), budget);
+      const { headers } = await spendRateLimit(principalKey(principal), budget, alias ? [alias] : []);
       const res = await handler(req, principal, await ctx.params);
       for (const [k, v] of Object.entries(headers)) {
         try {

@@ -5,7 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import { v7 as uuidv7 } from "uuid";
-import { db, pool, type SqlClient } from "../db";
+import { db, inTransaction, pool, type SqlClient } from "../db";
 import { AppError, parseOrThrow } from "../errors";
 import type { JobModel } from "../generated/prisma/models";
 import { getTaskDefinition } from "./registry";
@@ -29,9 +29,11 @@ export type EnqueueOptions = {
   queue?: QueueName;
   /**
    * Runs just before a new job is inserted — not when the idempotency key
-   * answers with an existing job — and may refuse it by throwing (quotas).
+   * answers with an existing job — and may refuse it by throwing (quotas). It
+   * runs in the insert's transaction, under a lock per creating user (or
+   * tenant), so concurrent requests cannot all pass a check the last one fails.
    */
-  beforeInsert?: () => Promise<void>;
+  beforeInsert?: (tx: SqlClient) => Promise<void>;
 };
 
 export type EnqueueResult = { job: JobModel; created: boolean };
@@ -75,13 +77,13 @@ export async function enqueueJob(opts: EnqueueOptions): Promise<EnqueueResult> {
     const existing = await findByIdempotencyKey(opts.tenantId, key, inputHash);
     if (existing) return { job: existing, created: false };
   }
-  await opts.beforeInsert?.();
-
-  // One statement, one round trip: this is the hot path of every API request.
-  // The admission trigger dispatches the job in the same statement when it can.
+  // One statement: this is the hot path of every API request. The admission
+  // trigger dispatches the job in the same statement when it can. With a check
+  // (quotas), the check and the insert share a transaction under a per-user lock:
+  // the check's snapshot, taken after the lock, sees every insert before it.
   const id = uuidv7();
-  try {
-    const { rows } = await pool().query<JobRowText>(
+  const insert = (client: SqlClient) =>
+    client.query<JobRowText>(
       `INSERT INTO jobs (id, tenant_id, type, queue, priority, status, input, input_hash, idempotency_key,
                          max_attempts, created_by_id, parent_id, run_at, updated_at)
        VALUES ($1, $2, $3, $4, $5,
@@ -103,6 +105,16 @@ export async function enqueueJob(opts: EnqueueOptions): Promise<EnqueueResult> {
         opts.runAt ?? null,
       ],
     );
+  try {
+    const { rows } = opts.beforeInsert
+      ? await inTransaction(async (tx) => {
+          await tx.query("SELECT pg_advisory_xact_lock(hashtext('conveyor_enqueue'), hashtext($1))", [
+            opts.createdById ?? opts.tenantId,
+          ]);
+          await opts.beforeInsert!(tx);
+          return insert(tx);
+        })
+      : await insert(pool());
     return { job: rowToJob(rows[0]!), created: true };
   } catch (err) {
     // A concurrent request with the same key won the race: answer with its job.

@@ -4,7 +4,7 @@
  * (set by platform admins) win over the platform defaults (QUOTA_*). Checked
  * before a job is accepted; nothing already accepted is ever dropped.
  */
-import { pool } from "../db";
+import { pool, type SqlClient } from "../db";
 import { env } from "../env";
 import { AppError } from "../errors";
 
@@ -42,9 +42,10 @@ export async function checkQuotas(
   tenantId: string,
   userId: string | null,
   opts: { exportBytes?: boolean } = {},
+  client: SqlClient = pool(),
 ): Promise<void> {
   const e = env();
-  const { rows } = await pool().query<{
+  const { rows } = await client.query<{
     perUser: number;
     perTenant: number;
     bytesLimit: string;

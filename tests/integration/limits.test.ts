@@ -5,6 +5,7 @@ import { GET as listJobsRoute } from "@/app/api/v1/jobs/route";
 import { POST as createExportRoute } from "@/app/api/v1/exports/route";
 import { GET as eventsRoute } from "@/app/api/v1/events/route";
 import { GET as tokensList, POST as createTokenRoute } from "@/app/api/v1/tokens/route";
+import { forgetRefusals } from "@/lib/auth/rate-limit";
 import { createApiTokenForEmail, revokeApiToken } from "@/lib/auth/tokens";
 import { db, pool } from "@/lib/db";
 import { resetEnvCache } from "@/lib/env";
@@ -30,6 +31,7 @@ afterEach(async () => {
   for (const v of restored) delete process.env[v];
   resetEnvCache();
   await pool().query("DELETE FROM rate_limits");
+  forgetRefusals();
 });
 
 const bearer = (token: string, init: RequestInit = {}): RequestInit => ({
@@ -107,6 +109,11 @@ describe("API rate limits", () => {
     const [row] = (await pool().query("SELECT count(*)::int AS n FROM rate_limits WHERE key LIKE 'writes:token:%'"))
       .rows;
     assert.equal(row.n, 2);
+    // Refused once, the token is refused again from memory, before any query: even once its rows are gone.
+    await pool().query("DELETE FROM rate_limits");
+    const again = await post(ada, { dataset: "customers", format: "csv" });
+    assert.equal(again.status, 429);
+    assert.ok(Number(again.headers.get("retry-after")) <= retryAfter);
   });
 });
 
@@ -145,6 +152,25 @@ describe("quotas", () => {
     } finally {
       await pool().query("DELETE FROM queue_pauses");
       await pool().query("UPDATE tenants SET quota_jobs_per_user = NULL, quota_jobs_per_tenant = NULL");
+    }
+  });
+
+  test("concurrent creates by one user cannot pass the quota together", async () => {
+    await pool().query("UPDATE tenants SET quota_jobs_per_user = 5 WHERE id = $1", [fx.p.globexId]);
+    await pool().query(
+      "INSERT INTO queue_pauses (id, queue, tenant_id, reason) VALUES (gen_random_uuid(), 'interactive', $1, 'quota race')",
+      [fx.p.globexId],
+    );
+    try {
+      const gina = await createApiTokenForEmail("gina@globex.test", "race");
+      const statuses = await Promise.all(
+        Array.from({ length: 20 }, () => post(gina, { dataset: "customers" }).then((r) => r.status)),
+      );
+      assert.equal(statuses.filter((s) => s === 202).length, 5, `accepted: ${statuses.join(",")}`);
+      assert.equal(statuses.filter((s) => s === 429).length, 15);
+    } finally {
+      await pool().query("UPDATE tenants SET quota_jobs_per_user = NULL");
+      await pool().query("UPDATE queue_pauses SET resumed_at = now() WHERE reason = 'quota race'");
     }
   });
 
