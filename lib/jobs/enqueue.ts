@@ -30,8 +30,9 @@ export type EnqueueOptions = {
   /**
    * Runs just before a new job is inserted — not when the idempotency key
    * answers with an existing job — and may refuse it by throwing (quotas). It
-   * runs in the insert's transaction, under a lock per creating user (or
-   * tenant), so concurrent requests cannot all pass a check the last one fails.
+   * runs once alone (a quick refusal), then again in the insert's transaction
+   * under a lock per creating user (or tenant), so concurrent requests cannot
+   * all pass a check the last one fails.
    */
   beforeInsert?: (tx: SqlClient) => Promise<void>;
 };
@@ -105,6 +106,8 @@ export async function enqueueJob(opts: EnqueueOptions): Promise<EnqueueResult> {
         opts.runAt ?? null,
       ],
     );
+  // Refused without the lock first: a flood past its quota never queues on it (nor holds connections waiting).
+  await opts.beforeInsert?.(pool());
   try {
     const { rows } = opts.beforeInsert
       ? await inTransaction(async (tx) => {
