@@ -27,7 +27,7 @@ function build(): Registry {
       this.reset();
       const rows = await db().$queryRaw<{ queue: string; type: string; status: string; n: bigint }[]>`
         SELECT queue, type, status::text, count(*) AS n FROM jobs
-        WHERE status IN ('queued', 'retrying', 'running') GROUP BY 1, 2, 3`;
+        WHERE status IN ('scheduled', 'queued', 'retrying', 'running') GROUP BY 1, 2, 3`;
       for (const r of rows) this.set({ queue: r.queue, type: r.type, status: r.status }, Number(r.n));
     },
   });

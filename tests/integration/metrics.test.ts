@@ -26,7 +26,7 @@ test("metrics report depth, dead letters, attempts and a duration histogram from
   );
   const { body, contentType } = await renderMetrics();
   assert.match(contentType, /text\/plain/);
-  assert.match(body, /conveyor_jobs\{queue="bulk",type="probe",status="queued"\} 1/);
+  assert.match(body, /conveyor_jobs\{queue="bulk",type="probe",status="scheduled"\} 1/);
   assert.match(body, /conveyor_dead_letters\{type="probe"\} 1/);
   assert.match(body, /conveyor_attempts_total\{type="probe",outcome="succeeded"\} 3/);
   assert.match(body, /# TYPE conveyor_attempt_duration_seconds histogram/);
