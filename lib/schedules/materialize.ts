@@ -138,6 +138,16 @@ async function materializeBatch(tx: pg.PoolClient): Promise<Omit<TickResult, "pr
     const ctx = context.get(s.id)!;
     let buffered = s.bufferedFor;
     let skipped = 0;
+    // A buffered run whose blocker ended goes first: it is older than anything due now.
+    if (buffered && !ctx.open.length) {
+      const run = runRow(s, buffered, ctx.last);
+      if (run) {
+        inserts.push(run);
+        ctx.last = buffered;
+        ctx.open.push(NEW);
+      }
+      buffered = null;
+    }
     for (const t of [...chosen, ...onTime]) {
       if (ctx.open.length) {
         if (s.overlapPolicy === "skip") {

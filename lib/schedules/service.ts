@@ -343,7 +343,12 @@ export async function pauseSchedule(principal: Principal, rawId: string, paused:
       // Resumed: from now on. What fell due while paused was not missed: it was not wanted.
       data: paused
         ? { paused: true, pausedAt: s.paused ? s.pausedAt : new Date() }
-        : { paused: false, pausedAt: null, nextRunAt: s.paused ? firstRun(timing) : s.nextRunAt },
+        : {
+            paused: false,
+            pausedAt: null,
+            nextRunAt: s.paused ? firstRun(timing) : s.nextRunAt,
+            ...(s.paused ? { bufferedFor: null } : {}),
+          },
       include,
     });
     if (s.paused !== paused) {
