@@ -1,6 +1,7 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
+import Link from "next/link";
 import { fetchJob, jobKeys, type JobDto } from "@/lib/client/api";
 import { cancelText, formatBytes, formatCount, formatTime, isHeld, progressText } from "@/lib/client/format";
 import { useJobEvents } from "@/lib/client/live";
@@ -108,7 +109,15 @@ export function JobDetail({ initial, canOperate }: { initial: JobDto; canOperate
           <Row label="Attempts">
             {job.attempts} of {job.maxAttempts}
           </Row>
+          {job.scheduleId && (
+            <Row label="Schedule">
+              <Link href={`/schedules/${job.scheduleId}`} className="text-indigo-700 underline">
+                The run for {formatTime(job.scheduledFor)}
+              </Link>
+            </Row>
+          )}
           <Row label="Requested">{formatTime(job.createdAt)}</Row>
+          {job.status === "scheduled" && <Row label="Starts at">{formatTime(job.runAt)}</Row>}
           <Row label="Started">{formatTime(job.startedAt)}</Row>
           <Row label="Finished">{formatTime(job.finishedAt)}</Row>
           <Row label="Input">

@@ -2,7 +2,7 @@
 
 import { useEffect, useState } from "react";
 import type { JobDto } from "@/lib/client/api";
-import { formatCount, formatDuration, percentDone, rateAndEta, waitingText } from "@/lib/client/format";
+import { formatCount, formatDuration, formatTime, percentDone, rateAndEta, waitingText } from "@/lib/client/format";
 import { ProgressBar } from "./ui/progress-bar";
 
 /** Progress bar with percent, rows, rate and ETA; re-renders each second while running. */
@@ -29,7 +29,9 @@ export function JobProgress({ job, label }: { job: JobDto; label: string }) {
           ? `${formatCount(job.progress.done)}${job.progress.total !== null ? ` of ${formatCount(job.progress.total)}` : ""} ${unit}`
           : job.status === "queued" || job.status === "retrying"
             ? waitingText(job, now)
-            : job.status}
+            : job.status === "scheduled"
+              ? `Scheduled for ${formatTime(job.runAt)}`
+              : job.status}
         {hasCount && rate !== null ? ` · ${formatCount(rate)} ${unit}/s` : ""}
         {etaMs !== null && job.status === "running" ? ` · ${formatDuration(etaMs)} left` : ""}
       </p>

@@ -13,10 +13,12 @@ async function logout() {
 /** The main navigation; console pages for operators and platform admins, the fleet for admins. */
 const NAV: { href: string; label: string; for: "everyone" | "operators" | "admins" }[] = [
   { href: "/exports", label: "Exports", for: "everyone" },
+  { href: "/schedules", label: "Schedules", for: "everyone" },
   { href: "/ops/overview", label: "Overview", for: "operators" },
   { href: "/ops/jobs", label: "Jobs", for: "operators" },
   { href: "/ops/queues", label: "Queues", for: "operators" },
   { href: "/ops/dead-letters", label: "Dead letters", for: "operators" },
+  { href: "/ops/schedules", label: "All schedules", for: "operators" },
   { href: "/ops/stuck", label: "Stuck", for: "operators" },
   { href: "/ops/audit", label: "Audit", for: "operators" },
   { href: "/ops/people", label: "People", for: "operators" },
@@ -30,7 +32,7 @@ export default async function UserLayout({ children }: { children: ReactNode }) 
   return (
     <div>
       <header className="border-b border-slate-200 bg-white">
-        <nav aria-label="Main" className="mx-auto flex max-w-6xl items-center gap-6 px-6 py-3">
+        <nav aria-label="Main" className="mx-auto flex max-w-6xl flex-wrap items-center gap-x-6 gap-y-2 px-6 py-3">
           <Link href="/exports" className="text-lg font-semibold text-indigo-700">
             Conveyor
           </Link>

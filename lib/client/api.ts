@@ -87,6 +87,8 @@ export type ExportForm = {
   compression: string;
   filter?: { from?: string; to?: string };
   csvSafe?: boolean;
+  /** Start later (ISO, up to a year ahead): the job waits as `scheduled` until then and can be cancelled. */
+  runAt?: string;
 };
 
 export function createExport(body: ExportForm, idempotencyKey: string): Promise<JobDto> {

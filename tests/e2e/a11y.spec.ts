@@ -40,12 +40,56 @@ test.describe("as ada (member)", () => {
     await expect(page.getByRole("button", { name: "Create token" })).toBeVisible();
     await expectAccessible(page, "/settings");
   });
+
+  test("schedules, a schedule's page with its editor open, and a scheduled export", async ({ page }) => {
+    const res = await page.request.post("/api/v1/schedules", {
+      data: {
+        name: `a11y ${Date.now()}`,
+        cron: "0 3 * * *",
+        timezone: "Europe/Berlin",
+        task: "export",
+        input: { dataset: "customers" },
+        paused: true,
+      },
+    });
+    expect(res.status()).toBe(201);
+    const { id } = (await res.json()) as { id: string };
+    try {
+      await page.goto("/schedules");
+      await expect(page.getByRole("heading", { name: "Schedules", level: 1 })).toBeVisible();
+      await expect(page.getByText(/^Loading/)).toHaveCount(0);
+      await expect(page.getByTestId("preview-run")).toHaveCount(5);
+      await expectAccessible(page, "/schedules");
+
+      await page.goto(`/schedules/${id}`);
+      await expect(page.getByTestId("next-run")).toHaveCount(5);
+      await expect(page.getByText(/^Loading/)).toHaveCount(0);
+      await page.getByRole("button", { name: "Edit" }).click();
+      await expect(page.getByRole("form", { name: "Edit the schedule" })).toBeVisible();
+      await expectAccessible(page, "a schedule's page");
+    } finally {
+      await page.request.delete(`/api/v1/schedules/${id}`);
+    }
+
+    await page.goto("/exports");
+    await page.getByLabel("Run later").check();
+    await expect(page.getByLabel("Start at")).toBeVisible();
+    await expectAccessible(page, "/exports with Run later");
+  });
 });
 
 test.describe("as oscar (operator)", () => {
   test.use({ storageState: storageStateFor("oscar@acme.test") });
 
-  for (const path of ["/ops/overview", "/ops/jobs", "/ops/dead-letters", "/ops/stuck", "/ops/queues", "/ops/audit"]) {
+  for (const path of [
+    "/ops/overview",
+    "/ops/jobs",
+    "/ops/dead-letters",
+    "/ops/stuck",
+    "/ops/queues",
+    "/ops/audit",
+    "/ops/schedules",
+  ]) {
     test(`the console: ${path}`, async ({ page }) => {
       await page.goto(path);
       await expect(page.locator("main h1")).toBeVisible();
