@@ -3,21 +3,29 @@
  *   token create --email <e-mail> [--tenant <slug>] [--name <label>] [--read-only] [--expires-in-days N]
  *   user create --email <e-mail> (--admin | --tenant <slug> [--role member|operator])
  *   tenant create --slug <slug> --name <name>
+ *   schedules list --email <e-mail> [--tenant <slug>]
+ *   schedules pause|resume|trigger <id> --email <e-mail>
  * `user create` prints a one-time link that sets the password: the way to make
  * the first platform admin of a database that has no demo data.
  */
 import { parseArgs } from "node:util";
 import { createInvite } from "@/lib/auth/accounts";
+import { loadUserPrincipal, type Principal } from "@/lib/auth/principal";
 import { createApiTokenForEmail } from "@/lib/auth/tokens";
 import { closeDb, db } from "@/lib/db";
 import { AppError } from "@/lib/errors";
+import { listSchedules, pauseSchedule, triggerSchedule, type ScheduleDto } from "@/lib/schedules/service";
 import "@/lib/workloads";
 import { openDatabase } from "./database";
 
 const usage = `usage:
   npm run cli -- token create --email <e-mail> [--tenant <slug>] [--name <label>] [--read-only] [--expires-in-days N]
   npm run cli -- user create --email <e-mail> (--admin | --tenant <slug> [--role member|operator])
-  npm run cli -- tenant create --slug <slug> --name <name>`;
+  npm run cli -- tenant create --slug <slug> --name <name>
+  npm run cli -- schedules list --email <e-mail> [--tenant <slug>]
+  npm run cli -- schedules pause|resume|trigger <schedule id> --email <e-mail>
+The schedules commands act as the user with that e-mail, in their tenant (--tenant: a platform admin's filter,
+or which of a user's tenants).`;
 
 type Values = Record<string, string | boolean | undefined>;
 
@@ -30,7 +38,52 @@ const need = (values: Values, name: string): string => {
   return v;
 };
 
-const commands: Record<string, (values: Values) => Promise<void>> = {
+/**
+ * The user with `--email`, as the API would see them: in their first tenant, or
+ * in `--tenant` when they belong to it (a platform admin keeps the whole view).
+ */
+async function actingAs(values: Values): Promise<Principal> {
+  const email = need(values, "email").trim().toLowerCase();
+  const user = await db().user.findUnique({ where: { email } });
+  if (!user) throw new AppError("not_found", `No user with e-mail ${email}`);
+  let tenantId: string | undefined;
+  if (typeof values.tenant === "string" && !user.isPlatformAdmin) {
+    const tenant = await db().tenant.findUnique({ where: { slug: values.tenant } });
+    if (!tenant) throw new AppError("not_found", `No tenant ${values.tenant}`);
+    tenantId = tenant.id;
+  }
+  const principal = await loadUserPrincipal(user.id, null, tenantId);
+  if (!principal) throw new AppError("not_found", `${email} is not a member of ${String(values.tenant)}`);
+  return principal;
+}
+
+/** The commands that take a schedule's id after their name. */
+const TAKES_ID = new Set(["schedules pause", "schedules resume", "schedules trigger"]);
+
+/** The one positional argument after the command: a schedule's id. */
+const idArg = (args: string[]): string => {
+  if (args.length !== 1 || !args[0]) throw new UsageError("give the schedule's id");
+  return args[0];
+};
+
+/** Rows as an aligned text table. */
+function table(headers: string[], rows: string[][]): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join("  ")
+      .trimEnd();
+  return [line(headers), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n");
+}
+
+function printSchedule(s: ScheduleDto): void {
+  console.log(
+    `${s.id}  ${s.name}: ${s.paused ? "paused" : `active, next run ${s.nextRunAt ?? "none"}`} (${s.cron}, ${s.timezone})`,
+  );
+}
+
+const commands: Record<string, (values: Values, args: string[]) => Promise<void>> = {
   async "token create"(values) {
     const days = values["expires-in-days"];
     const token = await createApiTokenForEmail(
@@ -79,6 +132,60 @@ const commands: Record<string, (values: Values) => Promise<void>> = {
     if (!row) throw new AppError("conflict", `A tenant with slug ${slug} already exists`);
     console.log(row.id);
   },
+
+  async "schedules list"(values) {
+    const principal = await actingAs(values);
+    const { schedules } = await listSchedules(
+      principal,
+      principal.isPlatformAdmin && typeof values.tenant === "string" ? { tenant: values.tenant } : {},
+    );
+    if (!schedules.length) {
+      console.error("No schedules.");
+      return;
+    }
+    console.log(
+      table(
+        [
+          "ID",
+          ...(principal.isPlatformAdmin ? ["TENANT"] : []),
+          "NAME",
+          "CRON",
+          "ZONE",
+          "STATE",
+          "NEXT RUN",
+          "LAST RUN",
+        ],
+        schedules.map((s) => [
+          s.id,
+          ...(principal.isPlatformAdmin ? [s.tenant ?? ""] : []),
+          s.name,
+          s.cron,
+          s.timezone,
+          s.paused ? "paused" : "active",
+          s.nextRunAt ?? "-",
+          s.lastRun ? `${s.lastRun.status} (${s.lastRun.scheduledFor})` : "-",
+        ]),
+      ),
+    );
+  },
+
+  async "schedules pause"(values, args) {
+    printSchedule(await pauseSchedule(await actingAs(values), idArg(args), true));
+  },
+
+  async "schedules resume"(values, args) {
+    printSchedule(await pauseSchedule(await actingAs(values), idArg(args), false));
+  },
+
+  async "schedules trigger"(values, args) {
+    const out = await triggerSchedule(await actingAs(values), idArg(args));
+    if (out.runs.length) console.log(out.runs.join("\n"));
+    console.error(
+      `${out.runs.length} run(s) made` +
+        (out.skipped ? `, ${out.skipped} skipped for an open run` : "") +
+        (out.cancelled ? `, ${out.cancelled} open run(s) cancelled` : ""),
+    );
+  },
 };
 
 async function main(): Promise<number> {
@@ -103,14 +210,17 @@ async function main(): Promise<number> {
     return 2;
   }
   const { positionals, values } = parsed;
-  const command = commands[positionals.join(" ")];
-  if (values.help || !command) {
+  // A command is two words; what follows is its arguments (a schedule's id).
+  const name = positionals.slice(0, 2).join(" ");
+  const args = positionals.slice(2);
+  const command = commands[name];
+  if (values.help || !command || (args.length > 0 && !TAKES_ID.has(name))) {
     console.error(usage);
     return values.help ? 0 : 2;
   }
   const database = await openDatabase(() => {});
   try {
-    await command(values);
+    await command(values, args);
     return 0;
   } catch (err) {
     if (err instanceof UsageError) {
