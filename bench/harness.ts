@@ -1,8 +1,10 @@
 /**
  * What the benchmarks share: a query helper, percentiles, and starting and
- * stopping worker processes against the benchmark's scratch database.
+ * stopping worker processes and the whole product (as `npm start` runs it) against
+ * the benchmark's scratch database.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { createServer } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { pool } from "@/lib/db";
 
@@ -43,4 +45,47 @@ export async function stopProcess(child: ChildProcess): Promise<void> {
 
 export async function waitUntil(check: () => Promise<boolean>): Promise<void> {
   while (!(await check())) await sleep(20);
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** The product as `npm start` runs it (the supervisor, in a process group of its own). */
+export async function startProduct(
+  url: string,
+  env: Record<string, string>,
+): Promise<{ base: string; child: ChildProcess }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ["--import", "tsx", "scripts/supervisor.ts"], {
+    env: { ...process.env, DATABASE_URL: url, PORT: String(port), ...env },
+    stdio: ["ignore", "ignore", "inherit"],
+    detached: true,
+  });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 1_200; i++) {
+    if (child.exitCode !== null) throw new Error("npm start exited during start-up");
+    try {
+      if ((await fetch(`${base}/api/health`)).ok) return { base, child };
+    } catch {
+      /* not up yet */
+    }
+    await sleep(500);
+  }
+  throw new Error("npm start did not come up");
+}
+
+export function stopProduct(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once("exit", () => resolve());
+    process.kill(-child.pid!, "SIGTERM");
+  });
 }

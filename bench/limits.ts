@@ -11,53 +11,13 @@
  *     and how many of them were refused (goal: none, and at most 1.2× slower).
  * Both tenants' queues are paused meanwhile: no worker competes for the cores.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { createServer } from "node:net";
 import { parseArgs } from "node:util";
 import { createApiTokenForEmail } from "@/lib/auth/tokens";
 import { pool } from "@/lib/db";
 import "@/lib/workloads";
 import { seed } from "../prisma/seed";
 import { withScratchDatabase } from "../scripts/database";
-import { percentile } from "./harness";
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-async function startProduct(url: string, env: Record<string, string>): Promise<{ base: string; child: ChildProcess }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ["--import", "tsx", "scripts/supervisor.ts"], {
-    env: { ...process.env, DATABASE_URL: url, PORT: String(port), ...env },
-    stdio: ["ignore", "ignore", "inherit"],
-    detached: true,
-  });
-  const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 1_200; i++) {
-    if (child.exitCode !== null) throw new Error("npm start exited during start-up");
-    try {
-      if ((await fetch(`${base}/api/health`)).ok) return { base, child };
-    } catch {
-      /* not up yet */
-    }
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error("npm start did not come up");
-}
-
-function stopProduct(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    child.once("exit", () => resolve());
-    process.kill(-child.pid!, "SIGTERM");
-  });
-}
+import { percentile, startProduct, stopProduct } from "./harness";
 
 async function timed(fn: () => Promise<Response>): Promise<{ ms: number; status: number }> {
   const t0 = performance.now();

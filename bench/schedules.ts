@@ -16,10 +16,8 @@
  * product's bulk pool, where schedules' runs go) with 1,000 jobs added ahead
  * with one run_at (add_job's run_at); its start lag is its start − run_at.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -30,47 +28,7 @@ import { env } from "@/lib/env";
 import "@/lib/workloads";
 import { seed } from "../prisma/seed";
 import { withScratchDatabase } from "../scripts/database";
-import { percentile, q, startProcess, stopProcess } from "./harness";
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-/** The product as `npm start` runs it (the supervisor, in a process group of its own). */
-async function startProduct(url: string, env: Record<string, string>): Promise<{ base: string; child: ChildProcess }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ["--import", "tsx", "scripts/supervisor.ts"], {
-    env: { ...process.env, DATABASE_URL: url, PORT: String(port), ...env },
-    stdio: ["ignore", "ignore", "inherit"],
-    detached: true,
-  });
-  const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 1_200; i++) {
-    if (child.exitCode !== null) throw new Error("npm start exited during start-up");
-    try {
-      if ((await fetch(`${base}/api/health`)).ok) return { base, child };
-    } catch {
-      /* not up yet */
-    }
-    await sleep(500);
-  }
-  throw new Error("npm start did not come up");
-}
-
-function stopProduct(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.once("exit", () => resolve());
-    process.kill(-child.pid!, "SIGTERM");
-  });
-}
+import { percentile, q, startProcess, startProduct, stopProcess, stopProduct } from "./harness";
 
 const fmt = (n: number) => (Number.isFinite(n) ? `${n.toFixed(0)} ms` : "—");
 

@@ -5,7 +5,6 @@
  * runs once (croner's rules, tested in tests/unit/schedules.test.ts).
  */
 import { Cron } from "croner";
-import type { FieldError } from "../errors";
 
 const zones = new Set(Intl.supportedValuesOf("timeZone"));
 
@@ -32,16 +31,6 @@ export function cronProblem(expr: string): string {
   } catch (err) {
     return (err as Error).message.replace(/^CronPattern: /, "");
   }
-}
-
-/** Field issues for a cron and zone pair (empty: both fine). */
-export function cronIssues(expr: string, zone: string): FieldError[] {
-  const issues: FieldError[] = [];
-  const c = cronProblem(expr);
-  if (c) issues.push({ path: "cron", message: c });
-  const z = zoneProblem(zone);
-  if (z) issues.push({ path: "timezone", message: z });
-  return issues;
 }
 
 export type Timing = { cron: string; timezone: string; startAt?: Date | null; endAt?: Date | null };

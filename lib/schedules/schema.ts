@@ -102,6 +102,3 @@ export const backfillSchema = z
 
 /** POST /api/v1/schedules/{id}/trigger: one run now; by default beside any open run. */
 export const triggerSchema = z.object({ overlapPolicy: overlapPolicy.default("allow") }).strict();
-
-/** A delayed one-off job's `runAt`: from now to a year ahead. */
-export const MAX_RUN_AT_MS = 366 * 86_400_000;
