@@ -163,7 +163,7 @@ export function ScheduleList({
           No schedules yet.{isConsole ? "" : " Make one above: an export that runs by itself."}
         </p>
       ) : (
-        <div className="overflow-x-auto">
+        <div className="relative overflow-x-auto">
           <table className="w-full text-left text-sm">
             <thead className="bg-slate-50 text-xs text-slate-600 uppercase">
               <tr>
