@@ -47,7 +47,7 @@ const envSchema = z.object({
   /** Jobs one worker process runs at once (`npm run worker -- --concurrency N` overrides it). */
   WORKER_CONCURRENCY: intFrom(4, 1, 64),
   /** Queues a worker process serves, comma-separated (`--queues` overrides it); they share its slots. */
-  WORKER_QUEUES: z.string().default("interactive,bulk"),
+  WORKER_QUEUES: z.string().default("interactive,bulk,webhooks"),
   /** Default cap: jobs of one tenant admitted or running at once in the interactive queue. */
   QUEUE_INTERACTIVE_TENANT_CAP: intFrom(4, 0, 100_000),
   /** Jobs of all tenants admitted or running at once in the interactive queue (graphile's runnable set). */
@@ -56,6 +56,22 @@ const envSchema = z.object({
   QUEUE_BULK_TENANT_CAP: intFrom(8, 0, 100_000),
   /** Jobs of all tenants admitted or running at once in the bulk queue. */
   QUEUE_BULK_WINDOW: intFrom(64, 1, 100_000),
+  /** Default cap: webhook deliveries of one tenant admitted or running at once (each endpoint also limits itself). */
+  QUEUE_WEBHOOKS_TENANT_CAP: intFrom(32, 0, 100_000),
+  /** Webhook deliveries of all tenants admitted or running at once. */
+  QUEUE_WEBHOOKS_WINDOW: intFrom(64, 1, 100_000),
+  /** Deliveries the webhooks worker pool sends at once. */
+  WEBHOOK_CONCURRENCY: intFrom(16, 1, 256),
+  /** Requests in flight to one endpoint at once. */
+  WEBHOOK_ENDPOINT_CONCURRENCY: intFrom(8, 1, 256),
+  /** A delivery not answered within this long failed, in ms. */
+  WEBHOOK_TIMEOUT_MS: intFrom(15_000, 100, 120_000),
+  /** Multiplies the retry schedule (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h): 0.001 makes it milliseconds, for tests. */
+  WEBHOOK_RETRY_SCALE: z.coerce.number().min(0).max(100).default(1),
+  /** How long an endpoint's circuit stays open before one probe, in ms. */
+  WEBHOOK_CIRCUIT_OPEN_MS: intFrom(30_000, 10, 3_600_000),
+  /** `1`: endpoints may be loopback or private addresses, over plain http too (development, tests). Link-local and metadata addresses stay refused. */
+  WEBHOOK_ALLOW_PRIVATE: z.enum(["0", "1"]).default("0"),
   /** How often each worker's admitter sweeps every queue (due retries and schedules, missed wake-ups), in ms. */
   ADMISSION_SWEEP_MS: intFrom(1_000, 50, 60_000),
   /** An occurrence no scheduler reached within this long of its time was missed (its missed-run policy applies). */

@@ -69,6 +69,44 @@ CREATE TABLE customers (
 CREATE INDEX customers_tenant_id_created_at_idx ON public.customers USING btree (tenant_id, created_at);
 CREATE INDEX customers_tenant_id_id_idx ON public.customers USING btree (tenant_id, id);
 
+CREATE TABLE downstream_slots (
+  key text NOT NULL,
+  holder uuid NOT NULL,
+  expires_at timestamp(3) with time zone NOT NULL,
+  CONSTRAINT downstream_slots_pkey PRIMARY KEY (key, holder)
+);
+
+CREATE TABLE downstream_waiters (
+  key text NOT NULL,
+  holder uuid NOT NULL,
+  since timestamp(3) with time zone DEFAULT clock_timestamp() NOT NULL,
+  CONSTRAINT downstream_waiters_pkey PRIMARY KEY (key, holder)
+);
+
+CREATE INDEX downstream_waiters_key_since_idx ON public.downstream_waiters USING btree (key, since);
+
+CREATE TABLE downstreams (
+  key text NOT NULL,
+  concurrency integer DEFAULT 1 NOT NULL,
+  tokens double precision DEFAULT 0 NOT NULL,
+  refilled_at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+  blocked_until timestamp(3) with time zone,
+  circuit text DEFAULT 'closed'::text NOT NULL,
+  opened_at timestamp(3) with time zone,
+  retry_at timestamp(3) with time zone,
+  probe_holder uuid,
+  consecutive_failures integer DEFAULT 0 NOT NULL,
+  window_started_at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+  window_attempts integer DEFAULT 0 NOT NULL,
+  window_failures integer DEFAULT 0 NOT NULL,
+  failing_since timestamp(3) with time zone,
+  last_success_at timestamp(3) with time zone,
+  last_failure_at timestamp(3) with time zone,
+  updated_at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+  CONSTRAINT downstreams_circuit_check CHECK ((circuit = ANY (ARRAY['closed'::text, 'open'::text, 'half_open'::text]))),
+  CONSTRAINT downstreams_pkey PRIMARY KEY (key)
+);
+
 CREATE TABLE events (
   id bigint DEFAULT nextval('events_id_seq'::regclass) NOT NULL,
   tenant_id uuid NOT NULL,
@@ -477,6 +515,83 @@ CREATE TABLE users (
 
 CREATE UNIQUE INDEX users_email_key ON public.users USING btree (email);
 
+CREATE TABLE webhook_attempts (
+  id bigint DEFAULT nextval('webhook_attempts_id_seq'::regclass) NOT NULL,
+  delivery_id uuid NOT NULL,
+  tenant_id uuid NOT NULL,
+  job_id uuid,
+  url text NOT NULL,
+  request_headers jsonb NOT NULL,
+  started_at timestamp(3) with time zone NOT NULL,
+  duration_ms integer NOT NULL,
+  status_code integer,
+  response_headers jsonb,
+  response_body text,
+  error text,
+  outcome text NOT NULL,
+  CONSTRAINT webhook_attempts_delivery_id_fkey FOREIGN KEY (delivery_id) REFERENCES webhook_deliveries(id) ON DELETE CASCADE,
+  CONSTRAINT webhook_attempts_pkey PRIMARY KEY (id)
+);
+
+CREATE INDEX webhook_attempts_delivery_idx ON public.webhook_attempts USING btree (delivery_id, id);
+
+CREATE TABLE webhook_deliveries (
+  id uuid NOT NULL,
+  tenant_id uuid NOT NULL,
+  message_id text NOT NULL,
+  endpoint_id uuid NOT NULL,
+  job_id uuid NOT NULL,
+  attempts integer DEFAULT 0 NOT NULL,
+  round_start integer DEFAULT 0 NOT NULL,
+  last_status_code integer,
+  last_error text,
+  last_attempt_at timestamp(3) with time zone,
+  delivered_at timestamp(3) with time zone,
+  created_at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+  CONSTRAINT webhook_deliveries_endpoint_id_fkey FOREIGN KEY (endpoint_id) REFERENCES webhook_endpoints(id) ON DELETE CASCADE,
+  CONSTRAINT webhook_deliveries_message_endpoint_key UNIQUE (message_id, endpoint_id),
+  CONSTRAINT webhook_deliveries_message_id_fkey FOREIGN KEY (message_id) REFERENCES webhook_messages(id) ON DELETE CASCADE,
+  CONSTRAINT webhook_deliveries_pkey PRIMARY KEY (id)
+);
+
+CREATE INDEX webhook_deliveries_endpoint_idx ON public.webhook_deliveries USING btree (endpoint_id, created_at, id);
+CREATE INDEX webhook_deliveries_job_idx ON public.webhook_deliveries USING btree (job_id);
+
+CREATE TABLE webhook_endpoints (
+  id uuid NOT NULL,
+  tenant_id uuid NOT NULL,
+  url text NOT NULL,
+  description text DEFAULT ''::text NOT NULL,
+  events text[] NOT NULL,
+  secret text NOT NULL,
+  previous_secret text,
+  previous_secret_expires_at timestamp(3) with time zone,
+  rate_limit_per_second integer DEFAULT 10 NOT NULL,
+  disabled_at timestamp(3) with time zone,
+  disabled_reason text,
+  created_by_id uuid,
+  created_at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+  updated_at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+  CONSTRAINT webhook_endpoints_created_by_id_fkey FOREIGN KEY (created_by_id) REFERENCES users(id) ON DELETE SET NULL,
+  CONSTRAINT webhook_endpoints_pkey PRIMARY KEY (id),
+  CONSTRAINT webhook_endpoints_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES tenants(id) ON DELETE CASCADE
+);
+
+CREATE INDEX webhook_endpoints_tenant_idx ON public.webhook_endpoints USING btree (tenant_id, created_at);
+
+CREATE TABLE webhook_messages (
+  id text NOT NULL,
+  tenant_id uuid NOT NULL,
+  event_type text NOT NULL,
+  body text NOT NULL,
+  job_id uuid,
+  created_at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+  CONSTRAINT webhook_messages_pkey PRIMARY KEY (id),
+  CONSTRAINT webhook_messages_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES tenants(id) ON DELETE CASCADE
+);
+
+CREATE INDEX webhook_messages_tenant_idx ON public.webhook_messages USING btree (tenant_id, created_at);
+
 CREATE TABLE workers (
   id text NOT NULL,
   host text NOT NULL,
@@ -690,6 +805,169 @@ BEGIN
     run_at => now(), max_attempts => 5, job_key => p_id::text, priority => p_priority);
 END $function$;
 
+CREATE OR REPLACE FUNCTION public.conveyor_downstream_acquire(p_key text, p_holder uuid, p_rate double precision, p_burst double precision, p_concurrency integer, p_hold_ms integer)
+ RETURNS TABLE(granted boolean, wait_ms integer, reason text)
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  d downstreams%ROWTYPE;
+  v_now timestamptz := clock_timestamp();
+  v_busy integer;
+  v_tokens double precision;
+BEGIN
+  INSERT INTO downstreams (key, tokens, concurrency) VALUES (p_key, p_burst, p_concurrency) ON CONFLICT DO NOTHING;
+  SELECT * INTO d FROM downstreams WHERE key = p_key FOR UPDATE;
+  -- (Each statement below sees what committed before this lock was granted.)
+  DELETE FROM downstream_slots WHERE key = p_key AND (expires_at < v_now OR holder = p_holder);
+  DELETE FROM downstream_waiters WHERE key = p_key AND holder = p_holder;
+  UPDATE downstreams SET concurrency = p_concurrency, updated_at = v_now WHERE key = p_key;
+
+  IF d.blocked_until > v_now THEN
+    RETURN QUERY SELECT false, ceil(extract(epoch FROM d.blocked_until - v_now) * 1000 + random() * 250)::integer,
+                        'retry_after'::text;
+    RETURN;
+  END IF;
+
+  IF d.circuit = 'open' AND d.retry_at > v_now THEN
+    -- One waiting job is named to probe when the circuit half-opens; the rest park.
+    IF d.probe_holder IS NULL OR d.probe_holder = p_holder
+       OR NOT EXISTS (SELECT 1 FROM jobs WHERE id = d.probe_holder AND status IN ('queued', 'retrying', 'running')) THEN
+      UPDATE downstreams SET probe_holder = p_holder WHERE key = p_key;
+      RETURN QUERY SELECT false, ceil(extract(epoch FROM d.retry_at - v_now) * 1000)::integer, 'circuit_open'::text;
+      RETURN;
+    END IF;
+    INSERT INTO downstream_waiters (key, holder) VALUES (p_key, p_holder);
+    RETURN QUERY SELECT false, NULL::integer, 'circuit_open'::text;
+    RETURN;
+  ELSIF d.circuit = 'open' THEN
+    -- The open period is over: this call is the one probe.
+    UPDATE downstreams SET circuit = 'half_open', probe_holder = p_holder WHERE key = p_key;
+  ELSIF d.circuit = 'half_open' AND d.probe_holder IS DISTINCT FROM p_holder
+        AND EXISTS (SELECT 1 FROM downstream_slots WHERE key = p_key AND holder = d.probe_holder) THEN
+    INSERT INTO downstream_waiters (key, holder) VALUES (p_key, p_holder);
+    RETURN QUERY SELECT false, NULL::integer, 'circuit_half_open'::text;
+    RETURN;
+  ELSIF d.circuit = 'half_open' THEN
+    -- The probe was lost (its holder crashed): this call probes instead.
+    UPDATE downstreams SET probe_holder = p_holder WHERE key = p_key;
+  END IF;
+
+  SELECT count(*) INTO v_busy FROM downstream_slots WHERE key = p_key;
+  IF v_busy >= p_concurrency THEN
+    INSERT INTO downstream_waiters (key, holder) VALUES (p_key, p_holder);
+    RETURN QUERY SELECT false, NULL::integer, 'concurrency'::text;
+    RETURN;
+  END IF;
+
+  v_tokens := least(p_burst, d.tokens + p_rate * extract(epoch FROM v_now - d.refilled_at));
+  IF v_tokens < 1 THEN
+    UPDATE downstreams SET tokens = v_tokens, refilled_at = v_now WHERE key = p_key;
+    -- Spread over a few refills, so the deferred do not all come back at once.
+    RETURN QUERY SELECT false, ceil(((1 - v_tokens) + random() * 4) / p_rate * 1000)::integer, 'rate_limit'::text;
+    RETURN;
+  END IF;
+  UPDATE downstreams SET tokens = v_tokens - 1, refilled_at = v_now WHERE key = p_key;
+  INSERT INTO downstream_slots (key, holder, expires_at)
+    VALUES (p_key, p_holder, v_now + make_interval(secs => p_hold_ms / 1000.0));
+  RETURN QUERY SELECT true, 0, NULL::text;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.conveyor_downstream_release(p_key text, p_holder uuid, p_outcome text, p_retry_after_ms integer, p_failures integer, p_failure_rate double precision, p_min_attempts integer, p_window_ms integer, p_open_ms integer)
+ RETURNS text
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  d downstreams%ROWTYPE;
+  v_now timestamptz := clock_timestamp();
+  v_busy integer;
+  v_opened boolean := false;
+  v_closed boolean := false;
+BEGIN
+  SELECT * INTO d FROM downstreams WHERE key = p_key FOR UPDATE;
+  IF NOT FOUND THEN RETURN 'closed'; END IF;
+  DELETE FROM downstream_slots WHERE key = p_key AND holder = p_holder;
+  IF v_now - d.window_started_at > make_interval(secs => p_window_ms / 1000.0) THEN
+    d.window_started_at := v_now; d.window_attempts := 0; d.window_failures := 0;
+  END IF;
+  IF p_outcome = 'success' THEN
+    d.consecutive_failures := 0;
+    d.window_attempts := d.window_attempts + 1;
+    d.failing_since := NULL;
+    d.last_success_at := v_now;
+    IF d.circuit <> 'closed' THEN
+      d.circuit := 'closed'; d.opened_at := NULL; d.retry_at := NULL; d.probe_holder := NULL;
+      v_closed := true;
+    END IF;
+  ELSIF p_outcome = 'failure' THEN
+    d.consecutive_failures := d.consecutive_failures + 1;
+    d.window_attempts := d.window_attempts + 1;
+    d.window_failures := d.window_failures + 1;
+    d.failing_since := coalesce(d.failing_since, v_now);
+    d.last_failure_at := v_now;
+    IF d.circuit = 'half_open'
+       OR (d.circuit = 'closed' AND (d.consecutive_failures >= p_failures
+           OR (d.window_attempts >= p_min_attempts AND d.window_failures >= d.window_attempts * p_failure_rate))) THEN
+      d.circuit := 'open';
+      d.opened_at := CASE WHEN d.opened_at IS NULL OR d.probe_holder IS NULL THEN v_now ELSE d.opened_at END;
+      d.retry_at := v_now + make_interval(secs => p_open_ms / 1000.0);
+      d.probe_holder := NULL;
+      v_opened := true;
+    END IF;
+  ELSIF d.circuit = 'half_open' AND d.probe_holder = p_holder THEN
+    -- A probe that said nothing about health (rate limited): another may probe.
+    d.probe_holder := NULL;
+  END IF;
+  IF p_retry_after_ms > 0 THEN
+    d.blocked_until := greatest(coalesce(d.blocked_until, v_now), v_now + make_interval(secs => p_retry_after_ms / 1000.0));
+  END IF;
+  UPDATE downstreams SET
+    circuit = d.circuit, opened_at = d.opened_at, retry_at = d.retry_at, probe_holder = d.probe_holder,
+    consecutive_failures = d.consecutive_failures, window_started_at = d.window_started_at,
+    window_attempts = d.window_attempts, window_failures = d.window_failures,
+    failing_since = d.failing_since, last_success_at = d.last_success_at, last_failure_at = d.last_failure_at,
+    blocked_until = d.blocked_until, updated_at = v_now
+  WHERE key = p_key;
+
+  IF v_opened THEN
+    -- The oldest waiter probes when the circuit half-opens.
+    PERFORM conveyor_downstream_wake(p_key, 1, d.retry_at);
+  ELSIF d.circuit = 'closed' THEN
+    SELECT count(*) INTO v_busy FROM downstream_slots WHERE key = p_key;
+    PERFORM conveyor_downstream_wake(p_key, greatest(d.concurrency - v_busy, 0),
+                                     greatest(now(), coalesce(d.blocked_until, now())));
+  END IF;
+  RETURN d.circuit;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.conveyor_downstream_wake(p_key text, p_max integer, p_at timestamp with time zone)
+ RETURNS integer
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  v_n integer := 0;
+  v_queue text;
+BEGIN
+  IF p_max <= 0 THEN RETURN 0; END IF;
+  DELETE FROM downstream_waiters w WHERE w.key = p_key
+    AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = w.holder AND j.status IN ('queued', 'retrying', 'running'));
+  FOR v_queue IN
+    WITH picked AS (
+      SELECT w.holder FROM downstream_waiters w JOIN jobs j ON j.id = w.holder
+       WHERE w.key = p_key AND j.status IN ('queued', 'retrying') AND j.admitted_at IS NULL
+       ORDER BY w.since LIMIT p_max
+    ), gone AS (
+      DELETE FROM downstream_waiters w USING picked WHERE w.key = p_key AND w.holder = picked.holder
+    )
+    UPDATE jobs j SET run_at = p_at, updated_at = now()
+      FROM picked WHERE j.id = picked.holder AND j.status IN ('queued', 'retrying') AND j.admitted_at IS NULL
+    RETURNING j.queue
+  LOOP
+    v_n := v_n + 1;
+    IF p_at <= now() THEN PERFORM pg_notify('conveyor_admit', v_queue); END IF;
+  END LOOP;
+  RETURN v_n;
+END $function$;
+
 CREATE OR REPLACE FUNCTION public.conveyor_job_admit_new()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -866,6 +1144,87 @@ BEGIN
   RETURN NULL;
 END $function$;
 
+CREATE OR REPLACE FUNCTION public.conveyor_webhook_deliver(p_message text, p_endpoint uuid, p_created_by uuid DEFAULT NULL::uuid)
+ RETURNS uuid
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  v_job uuid := gen_random_uuid();
+  v_delivery uuid;
+  v_tenant uuid;
+  v_old uuid;
+  v_parked boolean;
+  v_input jsonb;
+BEGIN
+  SELECT tenant_id INTO v_tenant FROM webhook_endpoints WHERE id = p_endpoint;
+  SELECT id, job_id INTO v_delivery, v_old FROM webhook_deliveries
+   WHERE message_id = p_message AND endpoint_id = p_endpoint FOR UPDATE;
+  IF v_delivery IS NOT NULL AND EXISTS (SELECT 1 FROM jobs WHERE id = v_old
+       AND status IN ('scheduled', 'queued', 'running', 'retrying')) THEN
+    RETURN NULL;
+  END IF;
+  IF v_delivery IS NULL THEN
+    v_delivery := gen_random_uuid();
+    INSERT INTO webhook_deliveries (id, tenant_id, message_id, endpoint_id, job_id)
+    VALUES (v_delivery, v_tenant, p_message, p_endpoint, v_job);
+  ELSE
+    UPDATE webhook_deliveries SET job_id = v_job, round_start = attempts WHERE id = v_delivery;
+  END IF;
+  v_parked := EXISTS (SELECT 1 FROM downstream_waiters WHERE key = 'webhook:' || p_endpoint::text);
+  v_input := jsonb_build_object('deliveryId', v_delivery);
+  INSERT INTO jobs (id, tenant_id, type, queue, priority, status, input, input_hash, max_attempts,
+                    created_by_id, replay_of_id, run_at, updated_at)
+  VALUES (v_job, v_tenant, 'webhook_delivery', 'webhooks', 0, 'queued', v_input,
+          encode(sha256(convert_to('webhook_delivery:' || v_input::text, 'UTF8')), 'hex'),
+          1000, p_created_by, v_old,
+          CASE WHEN v_parked THEN now() + interval '60 seconds' ELSE now() END, now());
+  IF v_parked THEN
+    INSERT INTO downstream_waiters (key, holder) VALUES ('webhook:' || p_endpoint::text, v_job);
+  END IF;
+  RETURN v_job;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.conveyor_webhook_emit(p_tenant uuid, p_event text, p_data jsonb, p_job uuid, p_endpoint uuid DEFAULT NULL::uuid)
+ RETURNS text
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  v_id text;
+  v_at timestamptz := clock_timestamp();
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM webhook_endpoints
+                  WHERE tenant_id = p_tenant AND disabled_at IS NULL
+                    AND (p_endpoint IS NULL AND p_event = ANY (events) OR id = p_endpoint)) THEN
+    RETURN NULL;
+  END IF;
+  v_id := 'msg_' || replace(gen_random_uuid()::text, '-', '');
+  INSERT INTO webhook_messages (id, tenant_id, event_type, body, job_id, created_at)
+  VALUES (v_id, p_tenant, p_event,
+          jsonb_build_object('type', p_event,
+                             'timestamp', to_char(v_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                             'data', p_data)::text,
+          p_job, v_at);
+  PERFORM conveyor_webhook_deliver(v_id, e.id)
+    FROM webhook_endpoints e
+   WHERE e.tenant_id = p_tenant AND e.disabled_at IS NULL
+     AND (p_endpoint IS NULL AND p_event = ANY (e.events) OR e.id = p_endpoint);
+  RETURN v_id;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.conveyor_webhook_job_ended()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  PERFORM conveyor_webhook_emit(NEW.tenant_id, 'job.' || NEW.status::text,
+    jsonb_build_object('jobId', NEW.id, 'type', NEW.type, 'status', NEW.status, 'attempts', NEW.attempts,
+                       'error', CASE WHEN NEW.status = 'succeeded' THEN NULL
+                                     ELSE jsonb_build_object('class', NEW.error_class, 'message', NEW.error_message) END,
+                       'createdAt', NEW.created_at, 'finishedAt', NEW.finished_at),
+    NEW.id);
+  RETURN NULL;
+END $function$;
+
 CREATE TRIGGER jobs_admit_new BEFORE INSERT ON public.jobs FOR EACH ROW EXECUTE FUNCTION conveyor_job_admit_new();
 CREATE TRIGGER jobs_bump_seq BEFORE UPDATE ON public.jobs FOR EACH ROW EXECUTE FUNCTION conveyor_job_bump_seq();
 CREATE TRIGGER jobs_cancel_waiting AFTER UPDATE OF cancel_requested_at ON public.jobs FOR EACH ROW WHEN (((new.cancel_requested_at IS NOT NULL) AND (old.cancel_requested_at IS NULL) AND (new.waiting_since IS NOT NULL))) EXECUTE FUNCTION conveyor_cancel_waiting();
@@ -875,3 +1234,4 @@ CREATE TRIGGER jobs_notify AFTER INSERT OR UPDATE ON public.jobs FOR EACH ROW EX
 CREATE TRIGGER jobs_record_transition AFTER INSERT OR UPDATE OF status ON public.jobs FOR EACH ROW EXECUTE FUNCTION conveyor_job_record_transition();
 CREATE TRIGGER jobs_scheduled_wake AFTER INSERT ON public.jobs FOR EACH ROW WHEN ((new.status = 'scheduled'::job_status)) EXECUTE FUNCTION conveyor_scheduler_wake();
 CREATE TRIGGER jobs_slot_freed AFTER UPDATE OF status, admitted_at ON public.jobs FOR EACH ROW WHEN (((old.admitted_at IS NOT NULL) AND (old.status = ANY (ARRAY['queued'::job_status, 'retrying'::job_status, 'running'::job_status])) AND ((new.admitted_at IS NULL) OR (new.status <> ALL (ARRAY['queued'::job_status, 'retrying'::job_status, 'running'::job_status]))))) EXECUTE FUNCTION conveyor_job_slot_freed();
+CREATE TRIGGER jobs_webhook_ended AFTER UPDATE OF status ON public.jobs FOR EACH ROW WHEN (((new.status = ANY (ARRAY['succeeded'::job_status, 'failed'::job_status, 'cancelled'::job_status])) AND (old.status IS DISTINCT FROM new.status) AND (new.type <> 'webhook_delivery'::text) AND (new.parent_id IS NULL))) EXECUTE FUNCTION conveyor_webhook_job_ended();

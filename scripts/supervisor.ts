@@ -35,13 +35,16 @@ type WorkerPool = { queues: string; concurrency: number };
 
 /**
  * The default fleet: one pool per queue, so a flood of bulk work never takes
- * the slots of a user who is waiting. WORKER_CONCURRENCY sizes each pool.
+ * the slots of a user who is waiting, and a slow webhook endpoint never takes
+ * an export's. WORKER_CONCURRENCY sizes the first two, WEBHOOK_CONCURRENCY the third.
  */
 function workerPools(): WorkerPool[] {
   const concurrency = env().WORKER_CONCURRENCY;
   return [
     { queues: "interactive", concurrency },
     { queues: "bulk", concurrency },
+    // Deliveries mostly wait on the network: a pool of their own, wider.
+    { queues: "webhooks", concurrency: env().WEBHOOK_CONCURRENCY },
   ];
 }
 

@@ -68,6 +68,7 @@ export function configuredQueues(): { name: QueueName; tenantCap: number; window
   return [
     { name: "interactive", tenantCap: e.QUEUE_INTERACTIVE_TENANT_CAP, window: e.QUEUE_INTERACTIVE_WINDOW },
     { name: "bulk", tenantCap: e.QUEUE_BULK_TENANT_CAP, window: e.QUEUE_BULK_WINDOW },
+    { name: "webhooks", tenantCap: e.QUEUE_WEBHOOKS_TENANT_CAP, window: e.QUEUE_WEBHOOKS_WINDOW },
   ];
 }
 

@@ -5,7 +5,7 @@
  * workers run. A link that expired or was revoked, or whose file is gone,
  * answers 410 — never another file.
  */
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import { recordAudit } from "../audit";
 import { tenantScope } from "../auth/authorize";
@@ -15,10 +15,9 @@ import { AppError, notFound, parseOrThrow } from "../errors";
 import { parseIdOr404 } from "../ids";
 import { maintenanceLocks, withMaintenanceLock } from "../maintenance";
 import { storage } from "../storage";
+import { hashLink, LINK_PREFIX } from "./link-token";
 import { sweepPartFiles } from "./parts";
 import { downloadableFile, findDownloadableExport, openAndCount, type ExportDownload } from "./service";
-
-const LINK_PREFIX = "dl_";
 
 export type ExportLinkDto = {
   id: string;
@@ -29,8 +28,6 @@ export type ExportLinkDto = {
   /** Only in the answer that creates it. */
   url?: string;
 };
-
-const hashLink = (token: string) => createHash("sha256").update(token).digest("hex");
 
 export const createLinkSchema = z
   .object({

@@ -3,6 +3,7 @@
  * into parts gathered into a zip for a large one (./parts.ts).
  */
 import { defineTask } from "../jobs/task";
+import { announceExportReady } from "./announce";
 import { attemptFileKey, EXPORT_RETRY, recordExportFile, type ExportResult } from "./files";
 import { assembleParts, fanOutIfLarge, type PartsCheckpoint } from "./parts";
 import { exportRequestSchema, exportRunInput, scheduledExportSchema, type ScheduledExport } from "./schema";
@@ -44,5 +45,6 @@ export const exportTask = defineTask({
   // The file becomes downloadable in the same transaction that marks the job succeeded.
   async commit(tx, job, result) {
     for (const f of result.files) await recordExportFile(tx, job, f);
+    await announceExportReady(tx, job);
   },
 });

@@ -1,9 +1,20 @@
+import { DeferredError } from "../downstream";
+
 /**
  * Error classes a handler can throw to say how a failure should be treated.
  * Anything else is `retryable`.
  */
 export type ErrorClass =
-  "permanent" | "retryable" | "rate_limited" | "timeout" | "cancelled" | "lease_lost" | "shutdown" | "crashed";
+  | "permanent"
+  | "retryable"
+  | "rate_limited"
+  | "timeout"
+  | "cancelled"
+  | "lease_lost"
+  | "shutdown"
+  | "crashed"
+  /** The downstream guard held the call back: the job waits without spending an attempt. */
+  | "deferred";
 
 /** Retrying cannot help (bad input, authorization, a 4xx from a downstream): dead-letter at once. */
 export class PermanentError extends Error {
@@ -11,6 +22,18 @@ export class PermanentError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = "PermanentError";
+  }
+}
+
+/** Worth retrying, no sooner than `retryAfterMs` when given (a task's own retry schedule). */
+export class RetryableError extends Error {
+  readonly errorClass = "retryable" as const;
+  constructor(
+    message: string,
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+    this.name = "RetryableError";
   }
 }
 
@@ -48,6 +71,10 @@ export function classifyError(err: unknown, signal?: AbortSignal): Classified {
   const e = err instanceof Error ? err : new Error(String(err));
   const stack = e.stack ?? null;
   if (e instanceof PermanentError) return { errorClass: "permanent", message: e.message, stack };
+  if (e instanceof DeferredError)
+    return { errorClass: "deferred", message: e.message, stack: null, retryAfterMs: e.delayMs };
+  if (e instanceof RetryableError && e.retryAfterMs !== undefined)
+    return { errorClass: "retryable", message: e.message, stack, retryAfterMs: e.retryAfterMs };
   if (e instanceof RateLimitedError)
     return { errorClass: "rate_limited", message: e.message, stack, retryAfterMs: e.retryAfterMs };
   return { errorClass: "retryable", message: e.message || e.name, stack };

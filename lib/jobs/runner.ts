@@ -8,6 +8,7 @@
  */
 import { v7 as uuidv7 } from "uuid";
 import { bookkeepingPool, inTransaction } from "../db";
+import { acquire } from "../downstream";
 import { guardAttempt, type AttemptGuard } from "./attempt-guard";
 import { hashInput } from "./enqueue";
 import { classifyError, type Classified } from "./errors";
@@ -157,6 +158,7 @@ function contextFor(
     progress: (u) => progress.update(u),
     lastCheckpoint: claimed.checkpoint ?? null,
     idempotencyKey: `job:${claimed.id}`,
+    downstream: (key, limits) => acquire(key, claimed.id, limits, client),
     async checkpoint(value) {
       if (!(await saveCheckpoint(client, claimed.id, token, value))) staleFence();
     },
@@ -198,9 +200,10 @@ function childRow(child: ChildJob): ChildRow {
   };
 }
 
-/** A failed attempt: its next state from the task's policy; a shutdown's attempt does not count against the budget. */
+/** A failed attempt: its next state from the task's policy; a shutdown's or a deferral's does not count against the budget. */
 async function recordFailure(def: TaskDefinition, c: ClaimedJob, failure: Classified): Promise<RunOutcome> {
-  const interrupted = failure.errorClass === "shutdown";
+  // Neither a shutdown nor a deferral (the downstream guard held the call back) spends an attempt.
+  const interrupted = failure.errorClass === "shutdown" || failure.errorClass === "deferred";
   const next = nextStateAfterFailure(def, c.attempt, c.maxAttempts + (interrupted ? 1 : 0), failure);
   const status = await failJob(bookkeepingPool(), {
     jobId: c.id,

@@ -6,11 +6,16 @@
  */
 import type { z } from "zod";
 import type { SqlClient } from "../db";
+import type { DownstreamLimits, Permit } from "../downstream";
 
 export type { SqlClient } from "../db";
 
-/** interactive: somebody is waiting (their own export request); bulk: export parts, schedules, replays. */
-export const QUEUES = ["interactive", "bulk"] as const;
+/**
+ * interactive: somebody is waiting (their own export request); bulk: export
+ * parts, schedules, replays; webhooks: deliveries to tenants' endpoints (their
+ * own pool, so a slow endpoint never takes an export's slot).
+ */
+export const QUEUES = ["interactive", "bulk", "webhooks"] as const;
 export type QueueName = (typeof QUEUES)[number];
 
 export type RetryPolicy = {
@@ -72,6 +77,13 @@ export type JobContext<I> = {
    * results. Never returns.
    */
   waitForChildren(children: ChildJob[], checkpoint: unknown): Promise<never>;
+  /**
+   * A permit to call downstream `key` (lib/downstream: rate limit, concurrency,
+   * Retry-After, circuit breaker, fleet-wide). Release it with the call's
+   * outcome. When the call may not happen now it throws a DeferredError: let it
+   * propagate, and the job waits without spending an attempt.
+   */
+  downstream(key: string, limits: DownstreamLimits): Promise<Permit>;
 };
 
 /** A child job a handler fans out into (see `waitForChildren`). */

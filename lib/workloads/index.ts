@@ -8,7 +8,8 @@ import { registerWorkloads } from "../jobs/registry";
 import type { Workload } from "../jobs/task";
 import { exportsWorkload } from "../exports";
 import { probeWorkload } from "../probe";
+import { webhooksWorkload } from "../webhooks";
 
-export const workloads: readonly Workload[] = [exportsWorkload, probeWorkload];
+export const workloads: readonly Workload[] = [exportsWorkload, probeWorkload, webhooksWorkload];
 
 registerWorkloads(workloads);
