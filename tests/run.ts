@@ -139,6 +139,9 @@ async function main(): Promise<number> {
         METRICS_TOKEN: "e2e-metrics-token-not-for-production",
         // The overview's rollup, often enough for a test to see its own jobs counted.
         STATS_ROLLUP_MS: "2000",
+        // Webhook specs deliver to a receiver on the loopback, and retries come in milliseconds.
+        WEBHOOK_ALLOW_PRIVATE: "1",
+        WEBHOOK_RETRY_SCALE: "0.001",
         CONVEYOR_DATA_DIR: path.join(tmpdir(), `conveyor-e2e-${suffix}`),
       });
       results.push(`e2e: ${code === 0 ? "passed" : "FAILED"}`);
