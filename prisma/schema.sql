@@ -818,7 +818,12 @@ BEGIN
   INSERT INTO downstreams (key, tokens, concurrency) VALUES (p_key, p_burst, p_concurrency) ON CONFLICT DO NOTHING;
   SELECT * INTO d FROM downstreams WHERE key = p_key FOR UPDATE;
   -- (Each statement below sees what committed before this lock was granted.)
-  DELETE FROM downstream_slots WHERE key = p_key AND (expires_at < v_now OR holder = p_holder);
+  -- Slots of holders gone: expired, this holder's own earlier run, or a job no longer running under a
+  -- live lease (its worker crashed: the slot is free once the lease runs out, not only at expires_at).
+  DELETE FROM downstream_slots s WHERE s.key = p_key
+     AND (s.expires_at < v_now OR s.holder = p_holder
+          OR NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = s.holder AND j.status = 'running'
+                           AND (j.lease_expires_at IS NULL OR j.lease_expires_at > v_now)));
   DELETE FROM downstream_waiters WHERE key = p_key AND holder = p_holder;
   UPDATE downstreams SET concurrency = p_concurrency, updated_at = v_now WHERE key = p_key;
 
@@ -1170,7 +1175,10 @@ BEGIN
   ELSE
     UPDATE webhook_deliveries SET job_id = v_job, round_start = attempts WHERE id = v_delivery;
   END IF;
-  v_parked := EXISTS (SELECT 1 FROM downstream_waiters WHERE key = 'webhook:' || p_endpoint::text);
+  -- Parks behind a line, or while the endpoint's circuit is open: no run is spent finding that out.
+  v_parked := EXISTS (SELECT 1 FROM downstream_waiters WHERE key = 'webhook:' || p_endpoint::text)
+           OR EXISTS (SELECT 1 FROM downstreams WHERE key = 'webhook:' || p_endpoint::text
+                        AND circuit = 'open' AND retry_at > now() AND probe_holder IS NOT NULL);
   v_input := jsonb_build_object('deliveryId', v_delivery);
   INSERT INTO jobs (id, tenant_id, type, queue, priority, status, input, input_hash, max_attempts,
                     created_by_id, replay_of_id, run_at, updated_at)

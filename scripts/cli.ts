@@ -5,6 +5,9 @@
  *   tenant create --slug <slug> --name <name>
  *   schedules list --email <e-mail> [--tenant <slug>]
  *   schedules pause|resume|trigger <id> --email <e-mail>
+ *   webhooks list --email <e-mail> [--tenant <slug>]
+ *   webhooks test|enable|disable <endpoint id> --email <e-mail>
+ *   webhooks recover <endpoint id> --since <ISO time> --email <e-mail>
  * `user create` prints a one-time link that sets the password: the way to make
  * the first platform admin of a database that has no demo data.
  */
@@ -15,6 +18,7 @@ import { createApiTokenForEmail } from "@/lib/auth/tokens";
 import { closeDb, db } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import { listSchedules, pauseSchedule, triggerSchedule, type ScheduleDto } from "@/lib/schedules/service";
+import { listEndpoints, recoverEndpoint, sendTestEvent, updateEndpoint } from "@/lib/webhooks/service";
 import "@/lib/workloads";
 import { openDatabase } from "./database";
 
@@ -24,7 +28,10 @@ const usage = `usage:
   npm run cli -- tenant create --slug <slug> --name <name>
   npm run cli -- schedules list --email <e-mail> [--tenant <slug>]
   npm run cli -- schedules pause|resume|trigger <schedule id> --email <e-mail>
-The schedules commands act as the user with that e-mail, in their tenant (--tenant: a platform admin's filter,
+  npm run cli -- webhooks list --email <e-mail> [--tenant <slug>]
+  npm run cli -- webhooks test|enable|disable <endpoint id> --email <e-mail>
+  npm run cli -- webhooks recover <endpoint id> --since <ISO time> --email <e-mail>
+The schedules and webhooks commands act as the user with that e-mail, in their tenant (--tenant: a platform admin's filter,
 or which of a user's tenants).`;
 
 type Values = Record<string, string | boolean | undefined>;
@@ -58,7 +65,15 @@ async function actingAs(values: Values): Promise<Principal> {
 }
 
 /** The commands that take a schedule's id after their name. */
-const TAKES_ID = new Set(["schedules pause", "schedules resume", "schedules trigger"]);
+const TAKES_ID = new Set([
+  "schedules pause",
+  "schedules resume",
+  "schedules trigger",
+  "webhooks test",
+  "webhooks enable",
+  "webhooks disable",
+  "webhooks recover",
+]);
 
 /** The one positional argument after the command: a schedule's id. */
 const idArg = (args: string[]): string => {
@@ -186,6 +201,53 @@ const commands: Record<string, (values: Values, args: string[]) => Promise<void>
         (out.cancelled ? `, ${out.cancelled} open run(s) cancelled` : ""),
     );
   },
+
+  async "webhooks list"(values) {
+    const principal = await actingAs(values);
+    const endpoints = await listEndpoints(
+      principal,
+      principal.isPlatformAdmin && typeof values.tenant === "string" ? { tenant: values.tenant } : {},
+    );
+    if (!endpoints.length) {
+      console.error("No webhook endpoints.");
+      return;
+    }
+    console.log(
+      table(
+        ["ID", ...(principal.isPlatformAdmin ? ["TENANT"] : []), "URL", "EVENTS", "STATE", "24H OK", "PENDING", "DEAD"],
+        endpoints.map((e) => [
+          e.id,
+          ...(principal.isPlatformAdmin ? [e.tenant] : []),
+          e.url,
+          e.events.join(","),
+          e.disabled ? `disabled: ${e.disabledReason ?? ""}` : `circuit ${e.health.circuit}`,
+          e.health.successRate24h === null ? "-" : `${Math.round(e.health.successRate24h * 100)}%`,
+          String(e.health.pending),
+          String(e.health.dead),
+        ]),
+      ),
+    );
+  },
+
+  async "webhooks test"(values, args) {
+    const out = await sendTestEvent(await actingAs(values), idArg(args));
+    console.log(`ping ${out.messageId} queued (delivery ${out.deliveryId})`);
+  },
+
+  async "webhooks enable"(values, args) {
+    const e = await updateEndpoint(await actingAs(values), idArg(args), { disabled: false });
+    console.log(`${e.id} enabled`);
+  },
+
+  async "webhooks disable"(values, args) {
+    const e = await updateEndpoint(await actingAs(values), idArg(args), { disabled: true });
+    console.log(`${e.id} disabled`);
+  },
+
+  async "webhooks recover"(values, args) {
+    const out = await recoverEndpoint(await actingAs(values), idArg(args), { since: need(values, "since") });
+    console.log(`${out.replayed} failed deliveries replayed`);
+  },
 };
 
 async function main(): Promise<number> {
@@ -202,6 +264,7 @@ async function main(): Promise<number> {
         admin: { type: "boolean" },
         "read-only": { type: "boolean" },
         "expires-in-days": { type: "string" },
+        since: { type: "string" },
         help: { type: "boolean" },
       },
     });

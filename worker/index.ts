@@ -11,7 +11,7 @@ import { parseArgs } from "node:util";
 import { run, type WorkerEvents } from "graphile-worker";
 import { Admitter, applyQueueConfig } from "@/lib/admission/admitter";
 import { closeDb } from "@/lib/db";
-import { databaseUrl, env } from "@/lib/env";
+import { databaseUrl, env, resetEnvCache } from "@/lib/env";
 import { reap } from "@/lib/jobs/reaper";
 import { periodicTasks } from "@/lib/jobs/registry";
 import { QUEUES, type PeriodicTask, type QueueName } from "@/lib/jobs/task";
@@ -36,6 +36,11 @@ async function main(): Promise<void> {
   const concurrency = values.concurrency ? Number(values.concurrency) : env().WORKER_CONCURRENCY;
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
     throw new Error(`--concurrency must be an integer from 1 to 64 (got ${values.concurrency})`);
+  }
+  // The process's connection pools are sized by its concurrency (lib/db.ts reads WORKER_CONCURRENCY).
+  if (concurrency !== env().WORKER_CONCURRENCY) {
+    process.env.WORKER_CONCURRENCY = String(concurrency);
+    resetEnvCache();
   }
   const queues = (values.queues ?? env().WORKER_QUEUES)
     .split(",")

@@ -67,11 +67,13 @@ function describe(r: SendResult): string {
   return `HTTP ${r.statusCode}`;
 }
 
+/** Disables an endpoint; its parked deliveries run now, find it disabled, and go to the dead-letter queue (recoverable). */
 async function disable(endpointId: string, reason: string): Promise<void> {
   await pool().query(
-    `UPDATE webhook_endpoints SET disabled_at = now(), disabled_reason = $2, updated_at = now()
-      WHERE id = $1 AND disabled_at IS NULL`,
-    [endpointId, reason],
+    `WITH e AS (UPDATE webhook_endpoints SET disabled_at = now(), disabled_reason = $2, updated_at = now()
+                 WHERE id = $1 AND disabled_at IS NULL RETURNING id)
+     SELECT conveyor_downstream_wake($3, 100000, now()) FROM e`,
+    [endpointId, reason, endpointKey(endpointId)],
   );
 }
 
