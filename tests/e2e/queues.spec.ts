@@ -37,7 +37,7 @@ test("the admission API answers each caller as it should", async () => {
     expect(await status("root@conveyor.test", "get", url), url).toBe(200);
   }
   const view = await (await tokens["oscar@acme.test"]!.get("/api/v1/ops/queues")).json();
-  expect(view.queues.map((q: { name: string }) => q.name)).toEqual(["interactive", "bulk"]);
+  expect(view.queues.map((q: { name: string }) => q.name)).toEqual(["interactive", "bulk", "webhooks"]);
   for (const q of view.queues)
     expect(q.tenants.map((t: { tenant: { slug: string } }) => t.tenant.slug)).toEqual(["acme"]);
   const rootView = await (await tokens["root@conveyor.test"]!.get("/api/v1/ops/queues")).json();
