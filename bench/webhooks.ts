@@ -82,7 +82,12 @@ const fmt = (n: number) => `${n.toFixed(0)} ms`;
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { events: { type: "string", default: "1000" }, rate: { type: "string", default: "50" } },
+    options: {
+      events: { type: "string", default: "1000" },
+      rate: { type: "string", default: "50" },
+      // Which bad endpoints join the second run (a diagnosis aid): both, slow or failing.
+      bad: { type: "string", default: "both" },
+    },
   });
   const events = Number(values.events);
   const rate = Number(values.rate);
@@ -124,6 +129,22 @@ async function main(): Promise<void> {
       }
       return ids;
     };
+    /** Where one run's healthy deliveries spent their time: waiting to be admitted, to start, running. */
+    const breakdown = async (ids: Set<string>, endpointId: string) => {
+      const [b] = await q<{ admit: number; start: number; run: number; runs: number }>(
+        `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM j.admitted_at - j.created_at) * 1000) AS admit,
+                percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM j.started_at - j.admitted_at) * 1000) AS start,
+                percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM j.finished_at - j.started_at) * 1000) AS run,
+                avg((SELECT count(*) FROM job_attempts a WHERE a.job_id = j.id))::float8 AS runs
+           FROM webhook_messages m JOIN webhook_deliveries d ON d.message_id = m.id JOIN jobs j ON j.id = d.job_id
+          WHERE m.job_id = ANY($1::uuid[]) AND d.endpoint_id = $2`,
+        [[...ids], endpointId],
+      );
+      console.log(
+        `  healthy deliveries p50: created → admitted ${fmt(b!.admit)}, admitted → started ${fmt(b!.start)}, ` +
+          `running ${fmt(b!.run)}; ${b!.runs.toFixed(2)} runs each`,
+      );
+    };
     const healthyLatencies = async (ids: Set<string>, label: string) => {
       const deadline = Date.now() + 10 * 60_000;
       for (;;) {
@@ -141,11 +162,13 @@ async function main(): Promise<void> {
     };
     try {
       const healthyId = await createEndpoint(urls.healthy);
-      await healthyLatencies(await fire(50), "warm-up");
-      const alone = await healthyLatencies(await fire(events), "healthy endpoint alone");
+      await healthyLatencies(await fire(200), "warm-up");
+      const aloneIds = await fire(events);
+      const alone = await healthyLatencies(aloneIds, "healthy endpoint alone");
+      await breakdown(aloneIds, healthyId);
 
-      const slowId = await createEndpoint(urls.slow);
-      const failingId = await createEndpoint(urls.failing);
+      const slowId = values.bad === "failing" ? "00000000-0000-0000-0000-000000000000" : await createEndpoint(urls.slow);
+      const failingId = values.bad === "slow" ? "00000000-0000-0000-0000-000000000000" : await createEndpoint(urls.failing);
       failingUntil = Date.now() + 40_000;
       // Sample the failing endpoint's circuit while the run goes on.
       const openings = new Map<string, { from: Date; until: Date }>();
@@ -165,9 +188,11 @@ async function main(): Promise<void> {
           await sleep(50);
         }
       })();
-      const withBad = await healthyLatencies(await fire(events), "with slow and failing endpoints");
+      const badIds = await fire(events);
+      const withBad = await healthyLatencies(badIds, "with slow and failing endpoints");
+      await breakdown(badIds, healthyId);
       // Let the failing endpoint reach its 410.
-      const deadline = Date.now() + 120_000;
+      const deadline = Date.now() + (values.bad === "slow" ? 0 : 120_000);
       while (Date.now() < deadline) {
         const [e] = await q<{ d: boolean }>(
           `SELECT disabled_at IS NOT NULL AS d FROM webhook_endpoints WHERE id = $1`,

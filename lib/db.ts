@@ -17,10 +17,12 @@ const store = globalThis as unknown as { [globalKey]?: Handles };
 function handles(): Handles {
   let h = store[globalKey];
   if (!h) {
-    // Room for every job slot's COPY stream plus its heartbeats and progress writes.
+    // Room for every job slot's COPY stream plus its heartbeats and progress writes, capped:
+    // `npm start` runs four processes against one server (100 connections by default), and a
+    // wide pool (webhooks) mostly waits on the network, not on Postgres.
     const pool = new pg.Pool({
       connectionString: databaseUrl(),
-      max: Math.max(10, env().WORKER_CONCURRENCY * 2 + 4),
+      max: Math.max(10, Math.min(16, env().WORKER_CONCURRENCY * 2 + 4)),
       // Surface an exhausted pool as an error instead of waiting forever.
       connectionTimeoutMillis: 30_000,
       keepAlive: true,
@@ -62,7 +64,7 @@ export function bookkeepingPool(): pg.Pool {
   if (!h.bookkeeping) {
     h.bookkeeping = new pg.Pool({
       connectionString: databaseUrl(),
-      max: Math.max(4, env().WORKER_CONCURRENCY + 2),
+      max: Math.max(4, Math.min(10, env().WORKER_CONCURRENCY + 2)),
       connectionTimeoutMillis: 30_000,
       keepAlive: true,
       options: "-c synchronous_commit=off",
