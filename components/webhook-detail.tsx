@@ -388,7 +388,9 @@ function LastAnswer({ delivery: d }: { delivery: Pick<DeliveryDto, "lastStatusCo
   return (
     <span className="flex flex-col gap-0.5">
       {d.lastStatusCode !== null && <span>HTTP {d.lastStatusCode}</span>}
-      {d.lastError && <span className="max-w-xs text-xs break-words text-red-800">{d.lastError}</span>}
+      {d.lastError && d.lastError !== `HTTP ${d.lastStatusCode}` && (
+        <span className="max-w-xs text-xs break-words text-red-800">{d.lastError}</span>
+      )}
     </span>
   );
 }
