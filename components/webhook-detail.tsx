@@ -335,7 +335,12 @@ function Deliveries({ id }: { id: string }) {
             <tbody>
               {deliveries.map((d) => (
                 <Fragment key={d.id}>
-                  <tr data-testid="delivery-row" data-delivery-id={d.id} className="border-t border-slate-100">
+                  <tr
+                    data-testid="delivery-row"
+                    data-delivery-id={d.id}
+                    data-message-id={d.messageId}
+                    className="border-t border-slate-100"
+                  >
                     <td className={td}>
                       <Button
                         variant="link"

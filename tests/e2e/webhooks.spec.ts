@@ -47,6 +47,16 @@ function signatureOf(secret: string, r: Received): string {
   return `v1,${mac}`;
 }
 
+/** Presses "Send test event" on an endpoint's page: the webhook-id of the message sent. */
+async function sendTestEvent(page: Page): Promise<string> {
+  const notice = page.getByTestId("webhook-notice");
+  const before = (await notice.count()) ? await notice.textContent() : null;
+  await page.getByRole("button", { name: "Send test event" }).click();
+  await expect(notice).toContainText("Test event sent");
+  if (before) await expect(notice).not.toHaveText(before);
+  return /webhook-id (\S+?)\)/.exec((await notice.textContent()) ?? "")![1]!;
+}
+
 /** The page is no wider than the viewport (tables scroll inside their card). */
 async function expectNoPageScroll(page: Page, what: string): Promise<void> {
   const [scroll, viewport] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
@@ -114,19 +124,19 @@ test.describe("as ada (Acme member)", () => {
       // Its page: a test event is delivered, signed with the secret.
       await page.getByRole("link", { name: url }).click();
       await expect(page.getByRole("heading", { name: url, level: 1 })).toBeVisible();
-      await page.getByRole("button", { name: "Send test event" }).click();
-      await expect(page.getByTestId("webhook-notice")).toContainText("Test event sent");
+      // (Acme's other jobs may deliver job.succeeded here meanwhile: the test events are found by their webhook-id.)
       const deliveries = page.getByRole("region", { name: "Deliveries" });
-      const first = deliveries.getByTestId("delivery-row").first();
+      const pingId = await sendTestEvent(page);
+      const first = deliveries.locator(`[data-message-id="${pingId}"]`);
       await expect(first.getByTestId("delivery-status")).toHaveText("delivered");
       await expect(first).toContainText("ping");
       await expect(first.getByTestId("delivery-requests")).toHaveText("1");
       await expect(first.getByTestId("delivery-last")).toHaveText("HTTP 200");
       const firstId = await first.getAttribute("data-delivery-id");
-      const ping = receiver.received.find((r) => r.path === path)!;
+      expect(firstId).toBeTruthy();
+      const ping = receiver.received.find((r) => r.path === path && r.headers["webhook-id"] === pingId)!;
       expect(ping).toBeTruthy();
       expect(String(ping.headers["webhook-signature"])).toBe(signatureOf(secret, ping));
-      await expect(first).toContainText(String(ping.headers["webhook-id"]));
 
       await first.getByRole("button", { name: "ping" }).click();
       const detail = deliveries.getByTestId("delivery-detail");
@@ -143,14 +153,13 @@ test.describe("as ada (Acme member)", () => {
       await expectNoPageScroll(page, "an endpoint's page with a delivery open");
       await page.setViewportSize({ width: 1280, height: 720 });
       await expect(page.getByRole("region", { name: "Health" }).getByTestId("success-rate")).toContainText(
-        "100% of 1 request(s)",
+        /^100% of \d+ request\(s\)/,
       );
 
       // The receiver fails: the next delivery shows its failed requests and their answers; Replay says it is under way.
       receiver.state.failing = true;
-      await page.getByRole("button", { name: "Send test event" }).click();
-      await expect(deliveries.getByTestId("delivery-row")).toHaveCount(2);
-      const failing = deliveries.getByTestId("delivery-row").first();
+      const failingId = await sendTestEvent(page);
+      const failing = deliveries.locator(`[data-message-id="${failingId}"]`);
       await expect(failing.getByTestId("delivery-last")).toHaveText("HTTP 500");
       await expect(failing.getByTestId("delivery-status")).toHaveText("pending");
       await failing.getByRole("button", { name: "ping" }).click();
@@ -171,7 +180,7 @@ test.describe("as ada (Acme member)", () => {
       await deliveries.getByLabel("Status").selectOption("failed");
       await expect(deliveries.getByText("No failed deliveries.")).toBeVisible();
       await deliveries.getByLabel("Status").selectOption("delivered");
-      await expect(deliveries.getByTestId("delivery-row")).toHaveCount(2);
+      await expect(deliveries.getByTestId("delivery-row").filter({ hasText: "ping" })).toHaveCount(2);
       await deliveries.getByLabel("Status").selectOption("");
 
       // Rotate: the new secret once; during the overlap both secrets sign. Replay sends the first message again.
