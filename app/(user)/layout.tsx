@@ -19,6 +19,7 @@ const NAV: { href: string; label: string; for: "everyone" | "operators" | "admin
   { href: "/ops/queues", label: "Queues", for: "operators" },
   { href: "/ops/dead-letters", label: "Dead letters", for: "operators" },
   { href: "/ops/schedules", label: "All schedules", for: "operators" },
+  { href: "/ops/webhooks", label: "Webhooks", for: "operators" },
   { href: "/ops/stuck", label: "Stuck", for: "operators" },
   { href: "/ops/audit", label: "Audit", for: "operators" },
   { href: "/ops/people", label: "People", for: "operators" },

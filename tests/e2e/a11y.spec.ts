@@ -41,6 +41,30 @@ test.describe("as ada (member)", () => {
     await expectAccessible(page, "/settings");
   });
 
+  test("webhooks, a new endpoint's secret, and an endpoint's page with a delivery open", async ({ page }) => {
+    await page.goto("/settings/webhooks");
+    await expect(page.getByRole("heading", { name: "Webhooks", level: 1 })).toBeVisible();
+    const form = page.getByRole("form", { name: "New endpoint" });
+    await form.getByLabel("URL").fill(`https://hooks.example.com/a11y-${Date.now()}`);
+    await form.getByRole("button", { name: "Add endpoint" }).click();
+    await expect(page.getByTestId("new-secret")).toBeVisible();
+    await expect(page.getByText(/^Loading/)).toHaveCount(0);
+    await expectAccessible(page, "/settings/webhooks");
+
+    const href = await page.getByTestId("new-secret").getByRole("link", { name: "Open it" }).getAttribute("href");
+    const id = href!.split("/").at(-1)!;
+    try {
+      await page.goto(href!);
+      await page.getByRole("button", { name: "Send test event" }).click();
+      await page.getByTestId("delivery-row").first().getByRole("button", { name: "ping" }).click();
+      await expect(page.getByTestId("delivery-detail")).toBeVisible();
+      await expect(page.getByText(/^Loading/)).toHaveCount(0);
+      await expectAccessible(page, "an endpoint's page");
+    } finally {
+      await page.request.delete(`/api/v1/webhooks/endpoints/${id}`);
+    }
+  });
+
   test("schedules, a schedule's page with its editor open, and a scheduled export", async ({ page }) => {
     const res = await page.request.post("/api/v1/schedules", {
       data: {
@@ -89,6 +113,7 @@ test.describe("as oscar (operator)", () => {
     "/ops/queues",
     "/ops/audit",
     "/ops/schedules",
+    "/ops/webhooks",
   ]) {
     test(`the console: ${path}`, async ({ page }) => {
       await page.goto(path);

@@ -1,4 +1,5 @@
 import type { Metadata } from "next";
+import Link from "next/link";
 import { PasswordForm } from "@/components/password-form";
 import { TokensPanel } from "@/components/tokens-panel";
 import { MIN_PASSWORD_LENGTH } from "@/lib/auth/password";
@@ -19,6 +20,18 @@ export default function SettingsPage() {
           expiry.
         </p>
         <TokensPanel />
+      </section>
+      <section aria-labelledby="webhooks-heading" className="space-y-4">
+        <h2 id="webhooks-heading" className="text-xl font-semibold">
+          Webhooks
+        </h2>
+        <p className="text-sm text-slate-600">
+          Signed HTTP calls to your URLs when an export is ready or a job ends:{" "}
+          <Link href="/settings/webhooks" className="text-indigo-700 underline">
+            Manage webhooks
+          </Link>
+          .
+        </p>
       </section>
       <section aria-labelledby="password-heading" className="space-y-4">
         <h2 id="password-heading" className="text-xl font-semibold">

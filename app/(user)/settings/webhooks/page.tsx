@@ -1,0 +1,38 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { redirect } from "next/navigation";
+import { WebhookForm } from "@/components/webhook-form";
+import { WebhookList } from "@/components/webhook-list";
+import { sessionPrincipal } from "@/lib/http/principal";
+
+export const metadata: Metadata = { title: "Webhooks" };
+
+export default async function WebhooksPage() {
+  const principal = await sessionPrincipal();
+  if (!principal) redirect("/login");
+  return (
+    <div className="space-y-6">
+      <div>
+        <p className="text-sm">
+          <Link href="/settings" className="text-indigo-700 underline">
+            Settings
+          </Link>
+        </p>
+        <h1 className="text-2xl font-semibold">Webhooks</h1>
+        <p className="text-sm text-slate-600">
+          Conveyor calls your URLs when an export is ready or a job ends. Each request is signed with the
+          endpoint&apos;s secret (<code>webhook-signature</code>), retried with backoff when it fails, and held back
+          while an endpoint keeps failing.
+        </p>
+      </div>
+      {principal.tenantId ? (
+        <WebhookForm />
+      ) : (
+        <p className="text-sm text-slate-600">
+          An endpoint belongs to a tenant: platform admins follow every tenant&apos;s under Webhooks in the console.
+        </p>
+      )}
+      <WebhookList isAdmin={principal.isPlatformAdmin} />
+    </div>
+  );
+}

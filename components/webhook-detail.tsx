@@ -1,0 +1,505 @@
+"use client";
+
+import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import Link from "next/link";
+import { useRouter } from "next/navigation";
+import { Fragment, useState, type FormEvent, type ReactNode } from "react";
+import { ApiError } from "@/lib/client/api";
+import { formatCount, formatTime } from "@/lib/client/format";
+import { localInputToIso } from "@/lib/client/schedules";
+import {
+  deleteEndpoint,
+  DELIVERY_STATUSES,
+  fetchDeliveries,
+  fetchDelivery,
+  fetchEndpoint,
+  firstKiB,
+  prettyJson,
+  recoverEndpoint,
+  replayDelivery,
+  rotateSecret,
+  sendTestEvent,
+  updateEndpoint,
+  webhookKeys,
+  type AttemptDto,
+  type DeliveryDto,
+  type DeliveryStatus,
+} from "@/lib/client/webhooks";
+import { SecretOnce } from "./webhook-form";
+import { EndpointHealth, EndpointState } from "./webhook-list";
+import { Alert } from "./ui/alert";
+import { Button } from "./ui/button";
+import { useConfirm } from "./ui/confirm-dialog";
+import { LoadMore } from "./ui/load-more";
+import { fieldClass as field, Select } from "./ui/select";
+
+const card = "rounded-lg border border-slate-200 bg-white p-5 shadow-sm";
+const th = "px-4 py-2";
+const td = "px-4 py-2 align-top";
+const pre = "max-h-80 overflow-auto rounded bg-slate-50 p-3 font-mono text-xs whitespace-pre-wrap break-all";
+
+function Row({ label, children }: { label: string; children: ReactNode }) {
+  return (
+    <div className="grid grid-cols-3 gap-4 py-2">
+      <dt className="text-sm text-slate-600">{label}</dt>
+      <dd className="col-span-2 text-sm">{children}</dd>
+    </div>
+  );
+}
+
+const deliveryStyles: Record<DeliveryStatus, string> = {
+  pending: "bg-amber-100 text-amber-800",
+  delivered: "bg-emerald-100 text-emerald-800",
+  failed: "bg-red-100 text-red-800",
+  cancelled: "bg-slate-200 text-slate-600",
+};
+
+function DeliveryBadge({ status }: { status: DeliveryStatus }) {
+  return (
+    <span
+      data-testid="delivery-status"
+      className={`inline-block rounded px-2 py-0.5 text-xs font-medium ${deliveryStyles[status]}`}
+    >
+      {status}
+    </span>
+  );
+}
+
+/**
+ * An endpoint's page: its URL, events and health; send a test event, rotate
+ * its secret, disable or enable it, delete it, replay what failed since a
+ * time; and its deliveries, live.
+ */
+export function WebhookDetail({ id }: { id: string }) {
+  const qc = useQueryClient();
+  const router = useRouter();
+  const { confirm, dialog } = useConfirm();
+  const [notice, setNotice] = useState<string | null>(null);
+  const [rotated, setRotated] = useState<{ secret: string; previousSecretExpiresAt: string } | null>(null);
+  const query = useQuery({
+    queryKey: webhookKeys.detail(id),
+    queryFn: () => fetchEndpoint(id),
+    refetchInterval: 2_000,
+  });
+  const refresh = () => void qc.invalidateQueries({ queryKey: webhookKeys.all });
+  const test = useMutation({
+    mutationFn: () => sendTestEvent(id),
+    onSuccess: (r) => {
+      setNotice(`Test event sent (webhook-id ${r.messageId}): it appears in the deliveries below.`);
+      refresh();
+    },
+  });
+  const rotate = useMutation({
+    mutationFn: () => rotateSecret(id),
+    onSuccess: (r) => {
+      setRotated(r);
+      setNotice(null);
+      refresh();
+    },
+  });
+  const toggle = useMutation({
+    mutationFn: (disabled: boolean) => updateEndpoint(id, { disabled }),
+    onSuccess: (e) => {
+      qc.setQueryData(webhookKeys.detail(id), e);
+      setNotice(e.disabled ? "Disabled: nothing is sent to it until it is enabled." : "Enabled.");
+      refresh();
+    },
+  });
+  const remove = useMutation({
+    mutationFn: () => deleteEndpoint(id),
+    onSuccess: () => {
+      qc.removeQueries({ queryKey: webhookKeys.detail(id) });
+      void qc.invalidateQueries({ queryKey: webhookKeys.lists() });
+      router.push("/settings/webhooks");
+    },
+  });
+
+  if (query.isPending) return <p className="text-sm text-slate-600">Loading the endpoint…</p>;
+  if (query.isError) return <Alert tone="error">Could not load the endpoint: {query.error.message}</Alert>;
+  const e = query.data;
+  const error = test.error ?? rotate.error ?? toggle.error ?? remove.error;
+  const busy = test.isPending || rotate.isPending || toggle.isPending || remove.isPending;
+
+  return (
+    <div className="space-y-6">
+      {dialog}
+      <p className="text-sm">
+        <Link href="/settings/webhooks" className="text-indigo-700 underline">
+          Webhooks
+        </Link>
+      </p>
+      <div className="flex flex-wrap items-center gap-3">
+        <h1 className="min-w-0 text-2xl font-semibold break-all">{e.url}</h1>
+        <EndpointState endpoint={e} />
+      </div>
+      <div className="flex flex-wrap gap-2">
+        <Button variant="primary" disabled={busy || e.disabled} onClick={() => test.mutate()}>
+          Send test event
+        </Button>
+        <Button
+          disabled={busy}
+          onClick={async () => {
+            const ok = await confirm({
+              title: "Rotate the signing secret?",
+              message:
+                "A new secret signs every request from now on; the current one keeps signing too (a second signature) for 24 hours, so receivers can switch over.",
+              confirmLabel: "Rotate secret",
+            });
+            if (ok) rotate.mutate();
+          }}
+        >
+          Rotate secret
+        </Button>
+        <Button variant={e.disabled ? "primary" : "warning"} disabled={busy} onClick={() => toggle.mutate(!e.disabled)}>
+          {e.disabled ? "Enable" : "Disable"}
+        </Button>
+        <Button
+          variant="danger"
+          disabled={busy}
+          onClick={async () => {
+            const ok = await confirm({
+              title: "Delete this endpoint?",
+              message:
+                "Nothing is sent to it any more; its waiting deliveries are cancelled and its delivery history goes with it. This cannot be undone.",
+              confirmLabel: "Delete endpoint",
+              variant: "danger",
+            });
+            if (ok) remove.mutate();
+          }}
+        >
+          Delete
+        </Button>
+      </div>
+      {error && <Alert tone="error">{error.message}</Alert>}
+      {notice && !error && (
+        <Alert tone="success" testId="webhook-notice">
+          {notice}
+        </Alert>
+      )}
+      {rotated && (
+        <SecretOnce secret={rotated.secret}>
+          <p className="mt-2" data-testid="rotation-note">
+            The old secret keeps signing too for 24 h, until {formatTime(rotated.previousSecretExpiresAt)}.
+          </p>
+        </SecretOnce>
+      )}
+
+      <div className="grid gap-6 md:grid-cols-2">
+        <section aria-label="Settings" className={card}>
+          <h2 className="mb-2 font-semibold">Settings</h2>
+          <dl className="divide-y divide-slate-100">
+            <Row label="Events">
+              <ul>
+                {e.events.map((ev) => (
+                  <li key={ev}>
+                    <code className="text-xs">{ev}</code>
+                  </li>
+                ))}
+              </ul>
+            </Row>
+            {e.description && <Row label="Description">{e.description}</Row>}
+            <Row label="Rate limit">{formatCount(e.rateLimitPerSecond)} requests per second</Row>
+            <Row label="Tenant">{e.tenant}</Row>
+            {e.disabled && (
+              <Row label="Disabled">
+                <span data-testid="disabled-detail">
+                  {formatTime(e.disabledAt)}
+                  {e.disabledReason ? `: ${e.disabledReason}` : ""}
+                </span>
+              </Row>
+            )}
+            {e.previousSecretExpiresAt && (
+              <Row label="Old secret">signs too until {formatTime(e.previousSecretExpiresAt)}</Row>
+            )}
+            <Row label="Created">{formatTime(e.createdAt)}</Row>
+          </dl>
+        </section>
+        <section aria-label="Health" className={card}>
+          <h2 className="mb-2 font-semibold">Health</h2>
+          <EndpointHealth health={e.health} />
+        </section>
+      </div>
+
+      <RecoverForm id={id} disabled={e.disabled} onDone={refresh} />
+      <Deliveries id={id} />
+    </div>
+  );
+}
+
+/** Replays every failed delivery created since a time (the reader's clock). */
+function RecoverForm({ id, disabled, onDone }: { id: string; disabled: boolean; onDone: () => void }) {
+  const mutation = useMutation({
+    mutationFn: (since: string) => recoverEndpoint(id, since),
+    onSuccess: onDone,
+  });
+  const error = mutation.error instanceof ApiError ? mutation.error : null;
+  const sinceError = error?.fields.find((f) => f.path === "since")?.message;
+  const onSubmit = (ev: FormEvent<HTMLFormElement>) => {
+    ev.preventDefault();
+    const data = new FormData(ev.currentTarget);
+    mutation.mutate(localInputToIso(String(data.get("since") ?? "")));
+  };
+  return (
+    <form onSubmit={onSubmit} aria-label="Recover failed deliveries" className={card}>
+      <h2 className="font-semibold">Recover failed deliveries</h2>
+      <p className="mb-3 text-sm text-slate-600">
+        Sends again every delivery that failed for good since a time (your clock), each with its own webhook-id.
+      </p>
+      <div className="flex flex-wrap items-end gap-4">
+        <label className="text-sm font-medium">
+          Failed since
+          <input
+            type="datetime-local"
+            name="since"
+            step={1}
+            required
+            className={field}
+            aria-invalid={Boolean(sinceError)}
+            aria-describedby={sinceError ? "recover-since-error" : undefined}
+          />
+          {sinceError && (
+            <span id="recover-since-error" className="mt-1 block text-xs font-normal text-red-700">
+              {sinceError}
+            </span>
+          )}
+        </label>
+        <Button type="submit" disabled={mutation.isPending || disabled}>
+          {mutation.isPending ? "Recovering…" : "Recover failed since…"}
+        </Button>
+        {mutation.error && !sinceError && (
+          <Alert tone="error" inline>
+            {mutation.error.message}
+          </Alert>
+        )}
+        {mutation.data && !mutation.error && (
+          <Alert tone={mutation.data.replayed ? "success" : "neutral"} inline testId="recover-result">
+            {formatCount(mutation.data.replayed)} failed delivery(ies) sent again.
+          </Alert>
+        )}
+      </div>
+    </form>
+  );
+}
+
+/** An endpoint's deliveries, newest first, filtered by status, paged, refreshed every two seconds. */
+function Deliveries({ id }: { id: string }) {
+  const [status, setStatus] = useState<DeliveryStatus | "">("");
+  const [open, setOpen] = useState<string | null>(null);
+  const list = useInfiniteQuery({
+    queryKey: webhookKeys.deliveries(id, status || null),
+    queryFn: ({ pageParam }) => fetchDeliveries(id, status || null, pageParam),
+    initialPageParam: undefined as string | undefined,
+    getNextPageParam: (last) => last.nextCursor ?? undefined,
+    refetchInterval: 2_000,
+  });
+  const deliveries = list.data?.pages.flatMap((p) => p.deliveries) ?? [];
+  return (
+    <section aria-labelledby="deliveries-heading" className="rounded-lg border border-slate-200 bg-white shadow-sm">
+      <div className="flex flex-wrap items-end gap-4 border-b border-slate-200 px-5 py-3">
+        <h2 id="deliveries-heading" className="text-lg font-semibold">
+          Deliveries
+        </h2>
+        <Select
+          label="Status"
+          className="ml-auto"
+          value={status}
+          onChange={(ev) => setStatus(ev.target.value as DeliveryStatus | "")}
+          any="all"
+          options={DELIVERY_STATUSES}
+        />
+      </div>
+      {list.isPending ? (
+        <p className="px-5 py-6 text-sm text-slate-600">Loading deliveries…</p>
+      ) : list.isError ? (
+        <Alert tone="error" className="m-5">
+          Could not load the deliveries: {list.error.message}
+        </Alert>
+      ) : deliveries.length === 0 ? (
+        <p className="px-5 py-6 text-sm text-slate-600">
+          {status ? `No ${status} deliveries.` : "No deliveries yet: send a test event to see one."}
+        </p>
+      ) : (
+        <div className="relative overflow-x-auto">
+          <table className="w-full text-left text-sm">
+            <thead className="bg-slate-50 text-xs text-slate-600 uppercase">
+              <tr>
+                <th className={th}>Event</th>
+                <th className={th}>Webhook-id</th>
+                <th className={th}>Status</th>
+                <th className={th}>Requests</th>
+                <th className={th}>Last answer</th>
+                <th className={th}>Next attempt</th>
+                <th className={th}>Created</th>
+              </tr>
+            </thead>
+            <tbody>
+              {deliveries.map((d) => (
+                <Fragment key={d.id}>
+                  <tr
+                    data-testid="delivery-row"
+                    data-delivery-id={d.id}
+                    data-message-id={d.messageId}
+                    className="border-t border-slate-100"
+                  >
+                    <td className={td}>
+                      <Button
+                        variant="link"
+                        aria-expanded={open === d.id}
+                        aria-controls={`delivery-${d.id}`}
+                        onClick={() => setOpen(open === d.id ? null : d.id)}
+                      >
+                        <code>{d.eventType}</code>
+                      </Button>
+                    </td>
+                    <td className={td}>
+                      <code className="text-xs break-all">{d.messageId}</code>
+                    </td>
+                    <td className={td}>
+                      <DeliveryBadge status={d.status} />
+                    </td>
+                    <td className={td} data-testid="delivery-requests">
+                      {formatCount(d.requests)}
+                    </td>
+                    <td className={td} data-testid="delivery-last">
+                      <LastAnswer delivery={d} />
+                    </td>
+                    <td className={td}>
+                      {d.status === "pending" && d.nextAttemptAt ? formatTime(d.nextAttemptAt) : "—"}
+                    </td>
+                    <td className={`${td} whitespace-nowrap`}>{formatTime(d.createdAt)}</td>
+                  </tr>
+                  {open === d.id && (
+                    <tr id={`delivery-${d.id}`} className="border-t border-slate-100 bg-slate-50/50">
+                      <td colSpan={7} className="px-4 py-3">
+                        <DeliveryDetail id={d.id} />
+                      </td>
+                    </tr>
+                  )}
+                </Fragment>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <div className="px-5 py-3 empty:hidden">
+        <LoadMore query={list} />
+      </div>
+    </section>
+  );
+}
+
+function LastAnswer({ delivery: d }: { delivery: Pick<DeliveryDto, "lastStatusCode" | "lastError"> }) {
+  if (d.lastStatusCode === null && !d.lastError) return <span className="text-slate-600">—</span>;
+  return (
+    <span className="flex flex-col gap-0.5">
+      {d.lastStatusCode !== null && <span>HTTP {d.lastStatusCode}</span>}
+      {d.lastError && d.lastError !== `HTTP ${d.lastStatusCode}` && (
+        <span className="max-w-xs text-xs break-words text-red-800">{d.lastError}</span>
+      )}
+    </span>
+  );
+}
+
+function Headers({ headers }: { headers: Record<string, string> | null }) {
+  if (!headers || Object.keys(headers).length === 0) return <p className="text-xs text-slate-600">none</p>;
+  return (
+    <pre className={pre}>
+      {Object.entries(headers)
+        .map(([k, v]) => `${k}: ${v}`)
+        .join("\n")}
+    </pre>
+  );
+}
+
+/** One delivery: the message sent, every request and its answer, and Replay. */
+function DeliveryDetail({ id }: { id: string }) {
+  const qc = useQueryClient();
+  const query = useQuery({
+    queryKey: webhookKeys.delivery(id),
+    queryFn: () => fetchDelivery(id),
+    refetchInterval: 2_000,
+  });
+  const replay = useMutation({
+    mutationFn: () => replayDelivery(id),
+    onSuccess: () => void qc.invalidateQueries({ queryKey: webhookKeys.all }),
+  });
+  if (query.isPending) return <p className="text-sm text-slate-600">Loading the delivery…</p>;
+  if (query.isError) return <Alert tone="error">Could not load the delivery: {query.error.message}</Alert>;
+  const d = query.data;
+  return (
+    <div className="space-y-4" data-testid="delivery-detail">
+      <div className="flex flex-wrap items-center gap-3">
+        <h3 className="font-semibold">
+          <code>{d.eventType}</code> · <code className="text-xs break-all">{d.messageId}</code>
+        </h3>
+        <Button onClick={() => replay.mutate()} disabled={replay.isPending}>
+          Replay
+        </Button>
+        {replay.error && (
+          <Alert tone="error" inline>
+            {replay.error.message}
+          </Alert>
+        )}
+        {replay.isSuccess && !replay.error && (
+          <Alert tone="success" inline testId="replay-result">
+            Sent again: a new request goes out with the same webhook-id.
+          </Alert>
+        )}
+      </div>
+      <div>
+        <h4 className="mb-1 text-sm font-medium">Message</h4>
+        <pre className={pre} data-testid="message-body">
+          {prettyJson(d.body)}
+        </pre>
+      </div>
+      <div>
+        <h4 className="mb-1 text-sm font-medium">Requests ({formatCount(d.attempts.length)})</h4>
+        {d.attempts.length === 0 ? (
+          <p className="text-sm text-slate-600">None sent yet.</p>
+        ) : (
+          <ol className="space-y-3">
+            {d.attempts.map((a) => (
+              <Attempt key={a.id} attempt={a} />
+            ))}
+          </ol>
+        )}
+      </div>
+    </div>
+  );
+}
+
+function Attempt({ attempt: a }: { attempt: AttemptDto }) {
+  return (
+    <li data-testid="attempt" className="space-y-2 rounded border border-slate-200 bg-white p-3">
+      <p className="flex flex-wrap gap-x-4 gap-y-1 text-sm">
+        <span>{formatTime(a.startedAt)}</span>
+        <span>{formatCount(a.durationMs)} ms</span>
+        <span data-testid="attempt-status">{a.statusCode !== null ? `HTTP ${a.statusCode}` : "no answer"}</span>
+        <span className="text-slate-600">{a.outcome}</span>
+      </p>
+      {a.error && (
+        <p data-testid="attempt-error" className="text-sm break-words text-red-800">
+          {a.error}
+        </p>
+      )}
+      <details>
+        <summary className="cursor-pointer text-sm">Request headers</summary>
+        <Headers headers={a.requestHeaders} />
+      </details>
+      <details>
+        <summary className="cursor-pointer text-sm">Response headers</summary>
+        <Headers headers={a.responseHeaders} />
+      </details>
+      <div>
+        <h5 className="text-sm">Response body</h5>
+        {a.responseBody ? (
+          <pre className={pre} data-testid="attempt-body">
+            {firstKiB(a.responseBody)}
+          </pre>
+        ) : (
+          <p className="text-xs text-slate-600">empty</p>
+        )}
+      </div>
+    </li>
+  );
+}
