@@ -49,8 +49,8 @@ export type CallOutcome = "success" | "failure" | "neutral";
 
 export type DeferReason = "retry_after" | "circuit_open" | "circuit_half_open" | "concurrency" | "rate_limit";
 
-/** A parked job is looked at again after this long even if nothing woke it. */
-export const PARK_BACKSTOP_MS = 60_000;
+/** A parked job is looked at again after this long even if nothing woke it (the sweep wakes it sooner). */
+export const PARK_BACKSTOP_MS = 600_000;
 
 /**
  * The downstream may not be called now. Thrown out of a handler, the engine
@@ -170,16 +170,23 @@ export async function downstreamStates(
 }
 
 /**
- * Wakes parked jobs a lost wake-up left behind: for each key with waiters and
- * a closed circuit, as many as it has free slots. Cheap when nobody waits.
+ * Wakes parked jobs a lost wake-up left behind: for each key with waiters, as
+ * many as it has free slots when nothing holds it back; one when it is held
+ * (Retry-After, open circuit) but the job named to go first is gone. Cheap
+ * when nobody waits.
  */
 export async function sweepWaiters(client: SqlClient = pool()): Promise<number> {
   const { rows } = await client.query<{ n: number }>(
     `SELECT coalesce(sum(conveyor_downstream_wake(d.key,
-              d.concurrency - (SELECT count(*)::int FROM downstream_slots s WHERE s.key = d.key AND s.expires_at > now()),
-              greatest(now(), coalesce(d.blocked_until, now())))), 0)::int AS n
+              CASE WHEN d.circuit = 'closed' AND coalesce(d.blocked_until, now()) <= now()
+                   THEN d.concurrency - (SELECT count(*)::int FROM downstream_slots s
+                                          WHERE s.key = d.key AND s.expires_at > now())
+                   WHEN d.probe_holder IS NULL OR NOT EXISTS (
+                          SELECT 1 FROM jobs j WHERE j.id = d.probe_holder AND j.status IN ('queued', 'retrying', 'running'))
+                   THEN 1 ELSE 0 END,
+              now())), 0)::int AS n
        FROM downstreams d
-      WHERE d.circuit = 'closed' AND EXISTS (SELECT 1 FROM downstream_waiters w WHERE w.key = d.key)`,
+      WHERE EXISTS (SELECT 1 FROM downstream_waiters w WHERE w.key = d.key)`,
   );
   return rows[0]?.n ?? 0;
 }
