@@ -247,7 +247,7 @@ async function main(): Promise<void> {
         [slowId],
       );
       console.log(
-        `slow endpoint: ${slow.hits.length} requests answered so far for ${s!.n} deliveries (at most 8 at once)`,
+        `slow endpoint: ${slow.hits.length} requests answered so far for ${s!.n} deliveries (at most WEBHOOK_ENDPOINT_CONCURRENCY at once)`,
       );
       // Where the healthy endpoint's deliveries spent their time, and how many runs each endpoint cost.
       const [w] = await q<{ wait: number; run: number }>(

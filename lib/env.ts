@@ -63,7 +63,7 @@ const envSchema = z.object({
   /** Deliveries the webhooks worker pool sends at once. */
   WEBHOOK_CONCURRENCY: intFrom(16, 1, 256),
   /** Requests in flight to one endpoint at once. */
-  WEBHOOK_ENDPOINT_CONCURRENCY: intFrom(8, 1, 256),
+  WEBHOOK_ENDPOINT_CONCURRENCY: intFrom(4, 1, 256),
   /** A delivery not answered within this long failed, in ms. */
   WEBHOOK_TIMEOUT_MS: intFrom(15_000, 100, 120_000),
   /** Multiplies the retry schedule (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h): 0.001 makes it milliseconds, for tests. */

@@ -827,23 +827,26 @@ BEGIN
   DELETE FROM downstream_waiters WHERE key = p_key AND holder = p_holder;
   UPDATE downstreams SET concurrency = p_concurrency, updated_at = v_now WHERE key = p_key;
 
-  IF d.blocked_until > v_now THEN
-    RETURN QUERY SELECT false, ceil(extract(epoch FROM d.blocked_until - v_now) * 1000 + random() * 250)::integer,
-                        'retry_after'::text;
-    RETURN;
-  END IF;
-
-  IF d.circuit = 'open' AND d.retry_at > v_now THEN
-    -- One waiting job is named to probe when the circuit half-opens; the rest park.
+  -- Held back (a Retry-After in force, or the circuit open): one waiting job is named to go
+  -- first when the hold ends (a timed wait); the rest park in line, so a held downstream costs
+  -- one run per delivery at most, not one per delivery per retry.
+  IF d.blocked_until > v_now OR (d.circuit = 'open' AND d.retry_at > v_now) THEN
     IF d.probe_holder IS NULL OR d.probe_holder = p_holder
        OR NOT EXISTS (SELECT 1 FROM jobs WHERE id = d.probe_holder AND status IN ('queued', 'retrying', 'running')) THEN
       UPDATE downstreams SET probe_holder = p_holder WHERE key = p_key;
-      RETURN QUERY SELECT false, ceil(extract(epoch FROM d.retry_at - v_now) * 1000)::integer, 'circuit_open'::text;
+      RETURN QUERY SELECT false,
+        ceil(extract(epoch FROM greatest(coalesce(d.blocked_until, v_now),
+                                         CASE WHEN d.circuit = 'open' THEN d.retry_at ELSE v_now END) - v_now) * 1000
+             + random() * 50)::integer,
+        CASE WHEN d.circuit = 'open' THEN 'circuit_open' ELSE 'retry_after' END;
       RETURN;
     END IF;
     INSERT INTO downstream_waiters (key, holder) VALUES (p_key, p_holder);
-    RETURN QUERY SELECT false, NULL::integer, 'circuit_open'::text;
+    RETURN QUERY SELECT false, NULL::integer, CASE WHEN d.circuit = 'open' THEN 'circuit_open' ELSE 'retry_after' END;
     RETURN;
+  ELSIF d.circuit = 'closed' AND d.probe_holder IS NOT NULL THEN
+    -- The hold is over; whoever was named to go first no longer needs to be.
+    UPDATE downstreams SET probe_holder = NULL WHERE key = p_key;
   ELSIF d.circuit = 'open' THEN
     -- The open period is over: this call is the one probe.
     UPDATE downstreams SET circuit = 'half_open', probe_holder = p_holder WHERE key = p_key;
@@ -936,6 +939,11 @@ BEGIN
   IF v_opened THEN
     -- The oldest waiter probes when the circuit half-opens.
     PERFORM conveyor_downstream_wake(p_key, 1, d.retry_at);
+  ELSIF d.circuit = 'closed' AND d.blocked_until > v_now THEN
+    -- Held by a Retry-After: the oldest waiter goes first when it ends (unless one is named).
+    IF d.probe_holder IS NULL THEN
+      PERFORM conveyor_downstream_wake(p_key, 1, d.blocked_until);
+    END IF;
   ELSIF d.circuit = 'closed' THEN
     SELECT count(*) INTO v_busy FROM downstream_slots WHERE key = p_key;
     PERFORM conveyor_downstream_wake(p_key, greatest(d.concurrency - v_busy, 0),
@@ -1149,12 +1157,21 @@ BEGIN
   RETURN NULL;
 END $function$;
 
+CREATE OR REPLACE FUNCTION public.conveyor_uuid_v7()
+ RETURNS uuid
+ LANGUAGE sql
+AS $function$
+  SELECT encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid())
+           PLACING substring(int8send(floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint) FROM 3)
+           FROM 1 FOR 6), 52, 1), 53, 1), 'hex')::uuid
+$function$;
+
 CREATE OR REPLACE FUNCTION public.conveyor_webhook_deliver(p_message text, p_endpoint uuid, p_created_by uuid DEFAULT NULL::uuid)
  RETURNS uuid
  LANGUAGE plpgsql
 AS $function$
 DECLARE
-  v_job uuid := gen_random_uuid();
+  v_job uuid := conveyor_uuid_v7();
   v_delivery uuid;
   v_tenant uuid;
   v_old uuid;
@@ -1169,7 +1186,7 @@ BEGIN
     RETURN NULL;
   END IF;
   IF v_delivery IS NULL THEN
-    v_delivery := gen_random_uuid();
+    v_delivery := conveyor_uuid_v7();
     INSERT INTO webhook_deliveries (id, tenant_id, message_id, endpoint_id, job_id)
     VALUES (v_delivery, v_tenant, p_message, p_endpoint, v_job);
   ELSE
@@ -1178,14 +1195,15 @@ BEGIN
   -- Parks behind a line, or while the endpoint's circuit is open: no run is spent finding that out.
   v_parked := EXISTS (SELECT 1 FROM downstream_waiters WHERE key = 'webhook:' || p_endpoint::text)
            OR EXISTS (SELECT 1 FROM downstreams WHERE key = 'webhook:' || p_endpoint::text
-                        AND circuit = 'open' AND retry_at > now() AND probe_holder IS NOT NULL);
+                        AND (circuit = 'open' AND retry_at > now() OR blocked_until > now())
+                        AND probe_holder IS NOT NULL);
   v_input := jsonb_build_object('deliveryId', v_delivery);
   INSERT INTO jobs (id, tenant_id, type, queue, priority, status, input, input_hash, max_attempts,
                     created_by_id, replay_of_id, run_at, updated_at)
   VALUES (v_job, v_tenant, 'webhook_delivery', 'webhooks', 0, 'queued', v_input,
           encode(sha256(convert_to('webhook_delivery:' || v_input::text, 'UTF8')), 'hex'),
           1000, p_created_by, v_old,
-          CASE WHEN v_parked THEN now() + interval '60 seconds' ELSE now() END, now());
+          CASE WHEN v_parked THEN now() + interval '10 minutes' ELSE now() END, now());
   IF v_parked THEN
     INSERT INTO downstream_waiters (key, holder) VALUES ('webhook:' || p_endpoint::text, v_job);
   END IF;

@@ -90,8 +90,9 @@ export async function replayOne(tx: Tx, principal: Principal, original: JobModel
     data: {
       tenantId: original.tenantId,
       type: original.type,
-      // Replays are bulk work: a batch of them never delays a user's own request.
-      queue: "bulk",
+      // Replays are bulk work: a batch of them never delays a user's own request. Work of
+      // another queue with its own pool (webhook deliveries) stays there.
+      queue: original.queue === "interactive" ? "bulk" : original.queue,
       priority: original.priority,
       status: "queued",
       input: original.input as Prisma.InputJsonValue,

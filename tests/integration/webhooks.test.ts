@@ -15,6 +15,9 @@ import { POST as createEndpointRoute } from "@/app/api/v1/webhooks/endpoints/rou
 import { GET as endpointRoute } from "@/app/api/v1/webhooks/endpoints/[id]/route";
 import { createApiTokenForEmail } from "@/lib/auth/tokens";
 import { pool } from "@/lib/db";
+import { forgetDownstream } from "@/lib/downstream";
+import { replayJob } from "@/lib/jobs/actions";
+import { listDeadLetters } from "@/lib/jobs/dead-letters";
 import { enqueueJob } from "@/lib/jobs/enqueue";
 import { requestExport } from "@/lib/exports/service";
 import { judgeAddress } from "@/lib/webhooks/address";
@@ -244,6 +247,36 @@ describe("webhooks", () => {
       await waitFor(async () => (await getDelivery(fx.p.ada, b.deliveryId)).status === "delivered");
       assert.equal(rx.received.at(-1)!.headers["webhook-id"], b.messageId);
       await assert.rejects(recoverEndpoint(fx.p.ada, endpoint.id, { since: "yesterday" }), isCode("invalid_input"));
+    } finally {
+      rx.close();
+    }
+  });
+
+  test("a dead delivery replayed from the dead-letter queue is delivered, on the webhooks queue, with its webhook-id", async () => {
+    const rx = new Receiver();
+    const url = await rx.start();
+    try {
+      let ok = false;
+      rx.answer = () => ({ status: ok ? 200 : 500 });
+      const { endpoint } = await createEndpoint(fx.p.ada, { url, events: ["job.succeeded"], rateLimitPerSecond: 100 });
+      const { deliveryId, messageId } = await sendTestEvent(fx.p.ada, endpoint.id);
+      const dead = await waitFor(async () => {
+        const d = await getDelivery(fx.p.ada, deliveryId);
+        return d.status === "failed" && d;
+      }, 30_000);
+      const listed = await listDeadLetters(fx.p.oscar, { type: "webhook_delivery" });
+      assert.ok(
+        listed.jobs.some((j) => j.id === dead.jobId),
+        "the dead delivery is in the dead-letter view",
+      );
+      ok = true;
+      await forgetDownstream(`webhook:${endpoint.id}`); // its open circuit would hold the replay back ~1.5 s
+      const replay = await replayJob(fx.p.oscar, dead.jobId);
+      assert.equal(replay.queue, "webhooks");
+      await waitFor(async () => (await getDelivery(fx.p.ada, deliveryId)).status === "delivered");
+      const after = await getDelivery(fx.p.ada, deliveryId);
+      assert.equal(after.jobId, replay.id, "the replay carries the delivery now");
+      assert.equal(rx.received.at(-1)!.headers["webhook-id"], messageId);
     } finally {
       rx.close();
     }

@@ -242,6 +242,14 @@ BEGIN
   RETURN d.circuit;
 END $$;
 
+-- A time-ordered UUID (version 7), as the application makes (uuid v7): job ids sort by creation,
+-- which the dead-letter view's keyset relies on. (Postgres 18 has uuidv7(); 15 does not.)
+CREATE FUNCTION "conveyor_uuid_v7"() RETURNS uuid LANGUAGE sql VOLATILE AS $$
+  SELECT encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid())
+           PLACING substring(int8send(floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint) FROM 3)
+           FROM 1 FOR 6), 52, 1), 53, 1), 'hex')::uuid
+$$;
+
 -- Endpoints: where a tenant's systems want to be told.
 CREATE TABLE "webhook_endpoints" (
     "id" UUID NOT NULL,
@@ -358,7 +366,7 @@ END $$;
 CREATE FUNCTION "conveyor_webhook_deliver"(p_message text, p_endpoint uuid, p_created_by uuid DEFAULT NULL)
 RETURNS uuid LANGUAGE plpgsql AS $$
 DECLARE
-  v_job uuid := gen_random_uuid();
+  v_job uuid := conveyor_uuid_v7();
   v_delivery uuid;
   v_tenant uuid;
   v_old uuid;
@@ -373,7 +381,7 @@ BEGIN
     RETURN NULL;
   END IF;
   IF v_delivery IS NULL THEN
-    v_delivery := gen_random_uuid();
+    v_delivery := conveyor_uuid_v7();
     INSERT INTO webhook_deliveries (id, tenant_id, message_id, endpoint_id, job_id)
     VALUES (v_delivery, v_tenant, p_message, p_endpoint, v_job);
   ELSE
