@@ -167,8 +167,10 @@ async function main(): Promise<void> {
       const alone = await healthyLatencies(aloneIds, "healthy endpoint alone");
       await breakdown(aloneIds, healthyId);
 
-      const slowId = values.bad === "failing" ? "00000000-0000-0000-0000-000000000000" : await createEndpoint(urls.slow);
-      const failingId = values.bad === "slow" ? "00000000-0000-0000-0000-000000000000" : await createEndpoint(urls.failing);
+      const slowId =
+        values.bad === "failing" ? "00000000-0000-0000-0000-000000000000" : await createEndpoint(urls.slow);
+      const failingId =
+        values.bad === "slow" ? "00000000-0000-0000-0000-000000000000" : await createEndpoint(urls.failing);
       failingUntil = Date.now() + 40_000;
       // Sample the failing endpoint's circuit while the run goes on.
       const openings = new Map<string, { from: Date; until: Date }>();

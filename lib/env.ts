@@ -61,9 +61,9 @@ const envSchema = z.object({
   /** Webhook deliveries of all tenants admitted or running at once. */
   QUEUE_WEBHOOKS_WINDOW: intFrom(64, 1, 100_000),
   /** Deliveries the webhooks worker pool sends at once. */
-  WEBHOOK_CONCURRENCY: intFrom(16, 1, 256),
+  WEBHOOK_CONCURRENCY: intFrom(16, 1, 64),
   /** Requests in flight to one endpoint at once. */
-  WEBHOOK_ENDPOINT_CONCURRENCY: intFrom(4, 1, 256),
+  WEBHOOK_ENDPOINT_CONCURRENCY: intFrom(8, 1, 256),
   /** A delivery not answered within this long failed, in ms. */
   WEBHOOK_TIMEOUT_MS: intFrom(15_000, 100, 120_000),
   /** Multiplies the retry schedule (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h): 0.001 makes it milliseconds, for tests. */

@@ -120,7 +120,8 @@ async function main(): Promise<void> {
   const runner = await run({
     connectionString: databaseUrl(),
     concurrency,
-    maxPoolSize: Math.max(10, concurrency + 2),
+    // Capped like lib/db.ts's pools: npm start's processes share one server's connections.
+    maxPoolSize: Math.max(10, Math.min(16, concurrency + 2)),
     taskList,
     events,
     noHandleSignals: true,

@@ -67,12 +67,19 @@ function describe(r: SendResult): string {
   return `HTTP ${r.statusCode}`;
 }
 
-/** Disables an endpoint; its parked deliveries run now, find it disabled, and go to the dead-letter queue (recoverable). */
+/**
+ * Disables an endpoint. Its parked deliveries go to the dead-letter queue at
+ * once, in this statement (recoverable once it is enabled again); the others
+ * find it disabled when they run.
+ */
 async function disable(endpointId: string, reason: string): Promise<void> {
   await pool().query(
     `WITH e AS (UPDATE webhook_endpoints SET disabled_at = now(), disabled_reason = $2, updated_at = now()
-                 WHERE id = $1 AND disabled_at IS NULL RETURNING id)
-     SELECT conveyor_downstream_wake($3, 100000, now()) FROM e`,
+                 WHERE id = $1 AND disabled_at IS NULL RETURNING id),
+          w AS (DELETE FROM downstream_waiters WHERE key = $3 AND EXISTS (SELECT 1 FROM e) RETURNING holder)
+     UPDATE jobs SET status = 'failed', error_class = 'permanent', error_message = 'The endpoint is disabled: ' || $2,
+            finished_at = now(), updated_at = now()
+      WHERE id IN (SELECT holder FROM w) AND status IN ('queued', 'retrying') AND admitted_at IS NULL`,
     [endpointId, reason, endpointKey(endpointId)],
   );
 }
@@ -142,6 +149,8 @@ async function deliver(ctx: JobContext<z.infer<typeof inputSchema>>) {
   const retryAfter =
     result.statusCode === 429 || result.statusCode === 503 ? retryAfterMs(result.headers?.["retry-after"]) : null;
   const message = describe(result);
+  // The slot is given back as soon as the answer is in: the record below needs no slot.
+  await permit.release(outcome, retryAfter ?? 0);
   // The request happened: record it whatever became of this attempt's lease.
   const { rows: counted } = await pool().query<{ attempts: number }>(
     `WITH a AS (
@@ -168,7 +177,6 @@ async function deliver(ctx: JobContext<z.infer<typeof inputSchema>>) {
       outcome === "success" ? null : message,
     ],
   );
-  await permit.release(outcome, retryAfter ?? 0);
 
   if (outcome === "success") return { statusCode: result.statusCode, requests: counted[0]!.attempts };
   if (result.statusCode === 410) {
