@@ -4,7 +4,7 @@
  *  - DATABASE_URL unset: an embedded Postgres under .data/pg (port EMBEDDED_PG_PORT)
  *  - migrations (Prisma + graphile-worker), demo seed when the database is empty
  *  - `next build` when the build is missing or older than the sources
- *  - the Next.js server and two worker processes (interactive and bulk pools); Ctrl-C stops everything
+ *  - the Next.js server and three worker processes (interactive, bulk and webhooks pools); Ctrl-C stops everything
  * `npm run dev` does the same with `next dev` (no build).
  */
 import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
