@@ -25,7 +25,7 @@ import {
   type DeliveryDto,
   type DeliveryStatus,
 } from "@/lib/client/webhooks";
-import { SecretOnce } from "./webhook-form";
+import { SecretOnce, WebhookForm } from "./webhook-form";
 import { EndpointHealth, EndpointState } from "./webhook-list";
 import { Alert } from "./ui/alert";
 import { Button } from "./ui/button";
@@ -76,6 +76,7 @@ export function WebhookDetail({ id }: { id: string }) {
   const { confirm, dialog } = useConfirm();
   const [notice, setNotice] = useState<string | null>(null);
   const [rotated, setRotated] = useState<{ secret: string; previousSecretExpiresAt: string } | null>(null);
+  const [editing, setEditing] = useState(false);
   const query = useQuery({
     queryKey: webhookKeys.detail(id),
     queryFn: () => fetchEndpoint(id),
@@ -150,6 +151,9 @@ export function WebhookDetail({ id }: { id: string }) {
         >
           Rotate secret
         </Button>
+        <Button disabled={busy || editing} onClick={() => setEditing(true)}>
+          Edit
+        </Button>
         <Button variant={e.disabled ? "primary" : "warning"} disabled={busy} onClick={() => toggle.mutate(!e.disabled)}>
           {e.disabled ? "Enable" : "Disable"}
         </Button>
@@ -184,6 +188,15 @@ export function WebhookDetail({ id }: { id: string }) {
         </SecretOnce>
       )}
 
+      {editing && (
+        <WebhookForm
+          endpoint={e}
+          onDone={() => {
+            setEditing(false);
+            refresh();
+          }}
+        />
+      )}
       <div className="grid gap-6 md:grid-cols-2">
         <section aria-label="Settings" className={card}>
           <h2 className="mb-2 font-semibold">Settings</h2>

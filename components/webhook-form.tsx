@@ -6,6 +6,7 @@ import { useId, useState, type FormEvent } from "react";
 import { ApiError } from "@/lib/client/api";
 import {
   createEndpoint,
+  updateEndpoint,
   webhookKeys,
   WEBHOOK_EVENTS,
   type EndpointDto,
@@ -33,16 +34,22 @@ export function SecretOnce({ secret, children }: { secret: string; children?: Re
   );
 }
 
-/** Adds a webhook endpoint: its URL, the events it receives, a description and a rate limit; then shows its secret once. */
-export function WebhookForm() {
+/**
+ * Adds a webhook endpoint: its URL, the events it receives, a description and
+ * a rate limit; then shows its secret once. Given `endpoint`, edits that one
+ * instead (same fields, its values filled in; `onDone` after saving or Cancel).
+ */
+export function WebhookForm({ endpoint, onDone }: { endpoint?: EndpointDto; onDone?: () => void } = {}) {
   const qc = useQueryClient();
   const id = useId();
   const [created, setCreated] = useState<{ endpoint: EndpointDto; secret: string } | null>(null);
   const mutation = useMutation({
-    mutationFn: createEndpoint,
+    mutationFn: async (body: Parameters<typeof createEndpoint>[0]) =>
+      endpoint ? { endpoint: await updateEndpoint(endpoint.id, body), secret: null } : createEndpoint(body),
     onSuccess: (r) => {
-      setCreated(r);
+      if (r.secret) setCreated({ endpoint: r.endpoint, secret: r.secret });
       void qc.invalidateQueries({ queryKey: webhookKeys.all });
+      if (endpoint) onDone?.();
     },
   });
   const error = mutation.error instanceof ApiError ? mutation.error : null;
@@ -60,10 +67,10 @@ export function WebhookForm() {
       {
         url: String(data.get("url") ?? "").trim(),
         events: data.getAll("events").map(String) as WebhookEvent[],
-        ...(description ? { description } : {}),
+        ...(description || endpoint ? { description } : {}),
         ...(rate ? { rateLimitPerSecond: Number(rate) } : {}),
       },
-      { onSuccess: () => form.reset() },
+      { onSuccess: () => (endpoint ? undefined : form.reset()) },
     );
   };
 
@@ -82,11 +89,11 @@ export function WebhookForm() {
     <div className="space-y-4">
       <form
         onSubmit={onSubmit}
-        aria-label="New endpoint"
+        aria-label={endpoint ? "Edit endpoint" : "New endpoint"}
         noValidate
         className="space-y-5 rounded-lg border border-slate-200 bg-white p-5 shadow-sm"
       >
-        <h2 className="text-lg font-semibold">New endpoint</h2>
+        <h2 className="text-lg font-semibold">{endpoint ? "Edit endpoint" : "New endpoint"}</h2>
         <label className="block max-w-xl text-sm font-medium">
           URL
           <input
@@ -95,6 +102,7 @@ export function WebhookForm() {
             required
             maxLength={2048}
             placeholder="https://example.com/webhooks/conveyor"
+            defaultValue={endpoint?.url}
             spellCheck={false}
             autoComplete="off"
             className={field}
@@ -108,7 +116,12 @@ export function WebhookForm() {
           <div className="mt-1 flex flex-wrap gap-x-5 gap-y-2">
             {WEBHOOK_EVENTS.map((ev) => (
               <label key={ev} className="inline-flex items-center gap-2 text-sm">
-                <input type="checkbox" name="events" value={ev} defaultChecked={ev === "job.succeeded"} />
+                <input
+                  type="checkbox"
+                  name="events"
+                  value={ev}
+                  defaultChecked={endpoint ? endpoint.events.includes(ev) : ev === "job.succeeded"}
+                />
                 <code>{ev}</code>
               </label>
             ))}
@@ -122,6 +135,7 @@ export function WebhookForm() {
               name="description"
               maxLength={500}
               placeholder="e.g. Billing service"
+              defaultValue={endpoint?.description}
               className={field}
               aria-invalid={Boolean(fieldError("description"))}
               aria-describedby={describedBy("description")}
@@ -136,7 +150,7 @@ export function WebhookForm() {
               min={1}
               max={1000}
               step={1}
-              defaultValue={10}
+              defaultValue={endpoint?.rateLimitPerSecond ?? 10}
               className={field}
               aria-invalid={Boolean(fieldError("rateLimitPerSecond"))}
               aria-describedby={describedBy("rateLimitPerSecond")}
@@ -146,8 +160,19 @@ export function WebhookForm() {
         </div>
         <div className="flex flex-wrap items-center gap-4">
           <Button type="submit" variant="primary" size="md" disabled={mutation.isPending}>
-            {mutation.isPending ? "Adding…" : "Add endpoint"}
+            {endpoint
+              ? mutation.isPending
+                ? "Saving…"
+                : "Save changes"
+              : mutation.isPending
+                ? "Adding…"
+                : "Add endpoint"}
           </Button>
+          {endpoint && (
+            <Button type="button" size="md" onClick={onDone}>
+              Cancel
+            </Button>
+          )}
           {unshown && (
             <Alert tone="error" inline>
               {error.message}

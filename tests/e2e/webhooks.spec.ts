@@ -156,6 +156,24 @@ test.describe("as ada (Acme member)", () => {
         /^100% of \d+ request\(s\)/,
       );
 
+      // Edit: the form holds its values; a bad rate limit is refused by the field; saved values show.
+      await page.getByRole("button", { name: "Edit", exact: true }).click();
+      const edit = page.getByRole("form", { name: "Edit endpoint" });
+      await expect(edit.getByLabel("URL")).toHaveValue(url);
+      await expect(edit.getByLabel("job.succeeded")).toBeChecked();
+      await edit.getByLabel("Rate limit (requests per second)").fill("0");
+      await edit.getByRole("button", { name: "Save changes" }).click();
+      await expect(edit.getByLabel("Rate limit (requests per second)")).toHaveAttribute("aria-invalid", "true");
+      await edit.getByLabel("Rate limit (requests per second)").fill("25");
+      await edit.getByLabel("Description (optional)").fill("e2e receiver, edited");
+      await edit.getByLabel("job.failed").check();
+      await edit.getByRole("button", { name: "Save changes" }).click();
+      await expect(edit).toHaveCount(0);
+      const settings = page.getByRole("region", { name: "Settings" });
+      await expect(settings).toContainText("25 requests per second");
+      await expect(settings).toContainText("e2e receiver, edited");
+      await expect(settings).toContainText("job.failed");
+
       // The receiver fails: the next delivery shows its failed requests and their answers; Replay says it is under way.
       receiver.state.failing = true;
       const failingId = await sendTestEvent(page);

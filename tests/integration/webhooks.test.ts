@@ -167,6 +167,8 @@ describe("webhooks", () => {
       for (let i = 0; i < 8; i++) ids.push((await sendTestEvent(fx.p.ada, endpoint.id)).deliveryId);
       await waitFor(async () => (await getEndpoint(fx.p.ada, endpoint.id)).health.circuit === "open");
       const openedAt = Date.now();
+      // Requests whose permits were granted before the circuit opened may still be landing (in flight).
+      await sleep(250);
       const before = rx.received.length;
       assert.ok(before >= 5 && before <= 8 + 5, `requests before the circuit opened: ${before}`);
       await sleep(700);
