@@ -80,6 +80,15 @@ export function classifyError(err: unknown, signal?: AbortSignal): Classified {
   return { errorClass: "retryable", message: e.message || e.name, stack };
 }
 
+/** A Retry-After header (seconds, or an HTTP date) in ms from `now`; null when absent or unreadable. */
+export function parseRetryAfter(value: string | null | undefined, now = Date.now()): number | null {
+  if (!value) return null;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? null : Math.max(0, date - now);
+}
+
 /**
  * The error a handler should throw for a downstream HTTP answer: 429 is
  * rate-limited (honouring Retry-After, in seconds or as an HTTP date), other
@@ -88,14 +97,7 @@ export function classifyError(err: unknown, signal?: AbortSignal): Classified {
 export function errorForHttpStatus(status: number, what: string, retryAfter?: string | null, now = Date.now()): Error {
   const message = `${what} answered HTTP ${status}`;
   if (status === 429) {
-    let ms = 60_000;
-    if (retryAfter) {
-      const seconds = Number(retryAfter);
-      const date = Date.parse(retryAfter);
-      if (Number.isFinite(seconds)) ms = Math.max(0, seconds * 1000);
-      else if (!Number.isNaN(date)) ms = Math.max(0, date - now);
-    }
-    return new RateLimitedError(message, ms);
+    return new RateLimitedError(message, parseRetryAfter(retryAfter, now) ?? 60_000);
   }
   if (status >= 400 && status < 500 && status !== 408) return new PermanentError(message);
   return new Error(message);

@@ -11,7 +11,7 @@ import { z } from "zod";
 import { pool } from "../db";
 import type { CallOutcome } from "../downstream";
 import { env } from "../env";
-import { PermanentError, RetryableError } from "../jobs/errors";
+import { parseRetryAfter, PermanentError, RetryableError } from "../jobs/errors";
 import { defineTask, type JobContext } from "../jobs/task";
 import { send, type SendResult } from "./http";
 import { signatureHeaders } from "./signing";
@@ -44,15 +44,6 @@ type Row = {
   body: string;
   failing_too_long: boolean;
 };
-
-/** Retry-After in seconds or as an HTTP date, in ms (null: absent or unreadable). */
-export function retryAfterMs(value: string | undefined, now = Date.now()): number | null {
-  if (!value) return null;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? null : Math.max(0, date - now);
-}
 
 /** What a request's answer means for the endpoint's health. */
 export function outcomeOf(r: Pick<SendResult, "statusCode">): CallOutcome {
@@ -147,7 +138,7 @@ async function deliver(ctx: JobContext<z.infer<typeof inputSchema>>) {
   }
   const outcome = outcomeOf(result);
   const retryAfter =
-    result.statusCode === 429 || result.statusCode === 503 ? retryAfterMs(result.headers?.["retry-after"]) : null;
+    result.statusCode === 429 || result.statusCode === 503 ? parseRetryAfter(result.headers?.["retry-after"]) : null;
   const message = describe(result);
   // The slot is given back as soon as the answer is in: the record below needs no slot.
   await permit.release(outcome, retryAfter ?? 0);
