@@ -227,13 +227,18 @@ async function releaseBuffered(tx: pg.PoolClient): Promise<number> {
       LIMIT ${BATCH} FOR UPDATE OF s SKIP LOCKED`,
   );
   if (!rows.length) return 0;
+  // Checked again in a statement of its own: a schedule locked after another process committed
+  // its batch is re-read by the lock, but the NOT EXISTS above still saw the older snapshot, in
+  // which the run that batch just made (the previous buffered one) did not exist yet.
   const context = await runContext(
     tx,
     rows.map((r) => r.id),
   );
-  const runs = rows.flatMap((s) => runRow(s, s.bufferedFor!, context.get(s.id)!.last) ?? []);
+  const free = rows.filter((s) => context.get(s.id)!.open.length === 0);
+  if (!free.length) return 0;
+  const runs = free.flatMap((s) => runRow(s, s.bufferedFor!, context.get(s.id)!.last) ?? []);
   const made = await insertScheduledRuns(tx, runs);
-  await tx.query("UPDATE schedules SET buffered_for = NULL WHERE id = ANY($1::uuid[])", [rows.map((r) => r.id)]);
+  await tx.query("UPDATE schedules SET buffered_for = NULL WHERE id = ANY($1::uuid[])", [free.map((r) => r.id)]);
   return made.length;
 }
 
