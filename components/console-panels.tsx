@@ -3,7 +3,7 @@
 import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { useState, type FormEvent } from "react";
-import { consoleKeys, fetchAudit, fetchStuckJobs, fetchWorkers } from "@/lib/client/api";
+import { consoleKeys, fetchAudit, fetchStuckJobs } from "@/lib/client/api";
 import { formatTime } from "@/lib/client/format";
 import { LoadMore } from "./ui/load-more";
 import { Alert } from "./ui/alert";
@@ -52,47 +52,6 @@ export function StuckJobsPanel() {
             </td>
             <td className={td}>{formatTime(j.since)}</td>
             <td className={td}>{j.suggestion}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
-  );
-}
-
-export function WorkersPanel() {
-  const workers = useQuery({ queryKey: consoleKeys.workers, queryFn: fetchWorkers, refetchInterval: 3_000 });
-  if (workers.isPending) return <p className="text-sm text-slate-500">Loading…</p>;
-  if (workers.isError) return <Alert tone="error">{workers.error.message}</Alert>;
-  return (
-    <table className={`${card} w-full text-left text-sm`}>
-      <thead className="bg-slate-50 text-xs uppercase text-slate-500">
-        <tr>
-          <th className={th}>Worker</th>
-          <th className={th}>State</th>
-          <th className={th}>Queues</th>
-          <th className={th}>Running</th>
-          <th className={th}>Last heartbeat</th>
-          <th className={th}>Started</th>
-        </tr>
-      </thead>
-      <tbody>
-        {workers.data.workers.map((w) => (
-          <tr key={w.id} data-testid="worker" className="border-t border-slate-100">
-            <td className={td}>
-              <span className="font-mono text-xs">{w.id}</span>
-              <p className="text-xs text-slate-500">
-                {w.host} · pid {w.pid} · v{w.version}
-              </p>
-            </td>
-            <td className={td} data-testid="worker-state">
-              {w.state}
-            </td>
-            <td className={td}>{w.queues.join(", ")}</td>
-            <td className={td}>
-              {w.runningJobs} of {w.concurrency}
-            </td>
-            <td className={td}>{formatTime(w.heartbeatAt)}</td>
-            <td className={td}>{formatTime(w.startedAt)}</td>
           </tr>
         ))}
       </tbody>

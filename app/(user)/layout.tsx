@@ -1,9 +1,9 @@
-import Link from "next/link";
 import { redirect } from "next/navigation";
 import type { ReactNode } from "react";
 import { signOut } from "@/lib/http/auth";
 import { isOperator } from "@/lib/auth/authorize";
 import { sessionPrincipal } from "@/lib/http/principal";
+import { MainNav } from "@/components/main-nav";
 
 async function logout() {
   "use server";
@@ -30,33 +30,36 @@ const NAV: { href: string; label: string; for: "everyone" | "operators" | "admin
 export default async function UserLayout({ children }: { children: ReactNode }) {
   const principal = await sessionPrincipal();
   if (!principal) redirect("/login");
+  const items = NAV.filter(
+    (n) => n.for === "everyone" || (n.for === "admins" ? principal.isPlatformAdmin : isOperator(principal)),
+  ).map(({ href, label }) => ({ href, label }));
+  const who = `${principal.email}${principal.tenantSlug ? ` · ${principal.tenantSlug} (${principal.role})` : ""}${
+    principal.isPlatformAdmin ? " · platform admin" : ""
+  }`;
   return (
     <div>
+      <a
+        href="#main"
+        className="sr-only focus:not-sr-only focus:absolute focus:left-2 focus:top-2 focus:z-50 focus:rounded focus:bg-white focus:px-3 focus:py-2 focus:shadow"
+      >
+        Skip to content
+      </a>
       <header className="border-b border-slate-200 bg-white">
-        <nav aria-label="Main" className="mx-auto flex max-w-6xl flex-wrap items-center gap-x-6 gap-y-2 px-6 py-3">
-          <Link href="/exports" className="text-lg font-semibold text-indigo-700">
-            Conveyor
-          </Link>
-          {NAV.filter(
-            (n) => n.for === "everyone" || (n.for === "admins" ? principal.isPlatformAdmin : isOperator(principal)),
-          ).map((n) => (
-            <Link key={n.href} href={n.href} className="text-sm text-slate-700 hover:text-slate-900">
-              {n.label}
-            </Link>
-          ))}
-          <span className="ml-auto text-sm text-slate-500" data-testid="whoami">
-            {principal.email}
-            {principal.tenantSlug ? ` · ${principal.tenantSlug} (${principal.role})` : ""}
-            {principal.isPlatformAdmin ? " · platform admin" : ""}
-          </span>
-          <form action={logout}>
-            <button type="submit" className="text-sm text-slate-600 underline hover:text-slate-900">
-              Sign out
-            </button>
-          </form>
-        </nav>
+        <MainNav
+          items={items}
+          who={who}
+          signOut={
+            <form action={logout}>
+              <button type="submit" className="text-sm text-slate-600 underline hover:text-slate-900">
+                Sign out
+              </button>
+            </form>
+          }
+        />
       </header>
-      <main className="mx-auto max-w-6xl px-6 py-8">{children}</main>
+      <main id="main" tabIndex={-1} className="mx-auto max-w-6xl px-4 py-6 sm:px-6 sm:py-8">
+        {children}
+      </main>
     </div>
   );
 }

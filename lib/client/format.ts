@@ -27,8 +27,53 @@ export function formatDuration(ms: number): string {
   return `${Math.floor(m / 60)}h ${m % 60}m`;
 }
 
-export function formatTime(iso: string | null): string {
-  return iso ? new Date(iso).toLocaleString() : "—";
+/**
+ * The absolute time, with its zone: "1 Dec 2026, 14:05:09 CET". The one format
+ * for a moment in time; <Time> shows it on hover beside a relative time.
+ */
+export function formatTime(iso: string | null, timeZone?: string): string {
+  if (!iso) return "—";
+  return new Intl.DateTimeFormat("en-GB", {
+    day: "numeric",
+    month: "short",
+    year: "numeric",
+    hour: "2-digit",
+    minute: "2-digit",
+    second: "2-digit",
+    timeZoneName: "short",
+    ...(timeZone ? { timeZone } : {}),
+  }).format(new Date(iso));
+}
+
+const relative = new Intl.RelativeTimeFormat("en", { numeric: "auto" });
+
+/** "5 minutes ago", "in 2 hours", "just now": how far `iso` is from `now`. */
+export function formatRelative(iso: string, now = Date.now()): string {
+  const diff = new Date(iso).getTime() - now;
+  const abs = Math.abs(diff);
+  if (abs < 10_000) return "just now";
+  const steps: [Intl.RelativeTimeFormatUnit, number][] = [
+    ["second", 60_000],
+    ["minute", 3_600_000],
+    ["hour", 86_400_000],
+    ["day", 30 * 86_400_000],
+    ["month", 365 * 86_400_000],
+  ];
+  const unitMs: Record<string, number> = {
+    second: 1000,
+    minute: 60_000,
+    hour: 3_600_000,
+    day: 86_400_000,
+    month: 30 * 86_400_000,
+    year: 365 * 86_400_000,
+  };
+  const unit = steps.find(([, limit]) => abs < limit)?.[0] ?? "year";
+  return relative.format(Math.trunc(diff / unitMs[unit]!), unit);
+}
+
+/** The browser's time zone ("Europe/Berlin"), for filters that say which zone they mean. */
+export function localZone(): string {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone;
 }
 
 /** Percent done (0–100), or null when the total is unknown. */

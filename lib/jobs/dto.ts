@@ -62,6 +62,8 @@ export type JobDto = {
   childIndex: number | null;
   /** The dead job this one replays. */
   replayOfId: string | null;
+  /** Who asked for it (an e-mail; null for a schedule's run, a part, or a deleted user). */
+  requestedBy: string | null;
   /** A schedule's run: its schedule (null once deleted) and the occurrence it runs. */
   scheduleId: string | null;
   scheduledFor: string | null;
@@ -97,7 +99,10 @@ export function toFileDto(file: ExportFileModel, now = new Date()): JobFileDto {
 }
 
 /** A job row, optionally with who asked to cancel it (the relation, when the query included it). */
-export type JobRowForDto = JobModel & { cancelRequestedBy?: { email: string } | null };
+export type JobRowForDto = JobModel & {
+  cancelRequestedBy?: { email: string } | null;
+  createdBy?: { email: string } | null;
+};
 
 /** `pauses`: the active pause scopes, to tell a paused job from one waiting its turn. */
 export function toJobDto(job: JobRowForDto, files: ExportFileModel[] = [], pauses: PauseScope[] = []): JobDto {
@@ -142,6 +147,7 @@ export function toJobDto(job: JobRowForDto, files: ExportFileModel[] = [], pause
     parentId: job.parentId,
     childIndex: job.childIndex,
     replayOfId: job.replayOfId,
+    requestedBy: job.createdBy?.email ?? null,
     result:
       job.status === "succeeded" || job.status === "expired"
         ? { rows: stored?.rows, files: files.map((f) => toFileDto(f)) }

@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import { WorkersPanel } from "@/components/console-panels";
+import { WorkersPanel } from "@/components/workers-panel";
 import { consolePagePrincipal } from "@/lib/http/principal";
 
 export const metadata: Metadata = { title: "Workers" };
