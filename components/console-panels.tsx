@@ -1,10 +1,21 @@
 "use client";
 
-import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
+import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useState, type FormEvent } from "react";
-import { consoleKeys, fetchAudit, fetchStuckJobs } from "@/lib/client/api";
-import { formatTime } from "@/lib/client/format";
+import {
+  consoleKeys,
+  fetchAudit,
+  fetchStuckJobs,
+  jobKeys,
+  resumePause,
+  runJobAction,
+  type JobAction,
+  type StuckJobDto,
+} from "@/lib/client/api";
+import { formatTime, jobTitle } from "@/lib/client/format";
+import { useConfirm } from "./ui/confirm-dialog";
+import { Time } from "./ui/time";
 import { LoadMore } from "./ui/load-more";
 import { Alert } from "./ui/alert";
 import { Button } from "./ui/button";
@@ -13,49 +24,192 @@ const card = "rounded-lg border border-slate-200 bg-white shadow-sm";
 const th = "px-4 py-2 font-medium";
 const td = "px-4 py-2 align-top";
 
-const KIND_LABEL: Record<string, string> = {
+const KIND_LABEL: Record<StuckJobDto["kind"], string> = {
+  paused: "held by a pause",
+  waiting_parent: "waiting for its parts",
   lease_expired: "lease expired",
   no_heartbeat: "no heartbeat",
-  queued_too_long: "queued too long",
+  queued_too_long: "long wait",
   retrying_repeatedly: "retrying again and again",
 };
 
-export function StuckJobsPanel() {
+/** Kinds in the order an operator deals with them: what a click fixes first. */
+const KIND_ORDER: StuckJobDto["kind"][] = [
+  "paused",
+  "waiting_parent",
+  "lease_expired",
+  "no_heartbeat",
+  "queued_too_long",
+  "retrying_repeatedly",
+];
+
+type StuckGroup = { key: string; kind: StuckJobDto["kind"]; jobs: StuckJobDto[]; first: StuckJobDto };
+
+/** Jobs of one kind held by the same pause (or of the same queue and type) are one group, with one action. */
+function groupStuck(jobs: StuckJobDto[]): StuckGroup[] {
+  const groups = new Map<string, StuckGroup>();
+  for (const j of jobs) {
+    const key = `${j.kind}|${j.pause?.id ?? ""}|${j.kind === "waiting_parent" ? "" : `${j.queue}|${j.type}`}|${
+      j.kind === "queued_too_long" ? String(j.admitted) : ""
+    }`;
+    const g = groups.get(key) ?? { key, kind: j.kind, jobs: [], first: j };
+    g.jobs.push(j);
+    groups.set(key, g);
+  }
+  return [...groups.values()].sort((a, b) => KIND_ORDER.indexOf(a.kind) - KIND_ORDER.indexOf(b.kind));
+}
+
+const SHOWN = 8;
+
+export function StuckJobsPanel({ isAdmin }: { isAdmin: boolean }) {
+  const qc = useQueryClient();
+  const { confirm, dialog } = useConfirm();
+  const [done, setDone] = useState<{ tone: "success" | "neutral"; text: string } | null>(null);
   const stuck = useQuery({ queryKey: consoleKeys.stuck, queryFn: fetchStuckJobs, refetchInterval: 5_000 });
+  const refresh = () => {
+    void qc.invalidateQueries({ queryKey: consoleKeys.stuck });
+    void qc.invalidateQueries({ queryKey: jobKeys.all });
+  };
+  const resume = useMutation({
+    mutationFn: resumePause,
+    onSuccess: () => {
+      setDone({ tone: "success", text: "Pause resumed: its jobs start now." });
+      refresh();
+    },
+  });
+  const act = useMutation({
+    mutationFn: (v: { action: JobAction; ids: string[] }) => runJobAction(v),
+    onSuccess: (r) => {
+      setDone(
+        r.affected > 0
+          ? {
+              tone: "success",
+              text: `${r.action === "cancel" ? "Cancelled" : "Retried"} ${r.affected} of ${r.matched} jobs.`,
+            }
+          : {
+              tone: "neutral",
+              text: `Nothing changed: none of the ${r.matched} jobs could be ${r.action === "cancel" ? "cancelled" : "retried"} any more.`,
+            },
+      );
+      refresh();
+    },
+  });
   if (stuck.isPending) return <p className="text-sm text-slate-500">Loading…</p>;
   if (stuck.isError) return <Alert tone="error">{stuck.error.message}</Alert>;
-  if (stuck.data.jobs.length === 0) return <p className={`${card} p-5 text-sm text-slate-500`}>Nothing is stuck.</p>;
+  const groups = groupStuck(stuck.data.jobs);
+  const busy = resume.isPending || act.isPending;
+  const error = resume.error ?? act.error;
+  const cancelGroup = async (g: StuckGroup) => {
+    const ok = await confirm({
+      title: `Cancel ${g.jobs.length} ${g.jobs.length === 1 ? "job" : "jobs"}?`,
+      message: `${g.jobs.length === 1 ? "It" : "They"} will not run. This cannot be undone.`,
+      confirmLabel: `Cancel ${g.jobs.length}`,
+      variant: "danger",
+    });
+    if (ok) act.mutate({ action: "cancel", ids: g.jobs.map((j) => j.id) });
+  };
   return (
-    <table className={`${card} w-full text-left text-sm`}>
-      <thead className="bg-slate-50 text-xs uppercase text-slate-500">
-        <tr>
-          <th className={th}>Job</th>
-          <th className={th}>Why</th>
-          <th className={th}>Since</th>
-          <th className={th}>What to do</th>
-        </tr>
-      </thead>
-      <tbody>
-        {stuck.data.jobs.map((j) => (
-          <tr key={`${j.kind}-${j.id}`} data-testid="stuck-job" className="border-t border-slate-100">
-            <td className={td}>
-              <Link href={`/jobs/${j.id}`} className="text-indigo-700 underline">
-                {j.type}
-              </Link>{" "}
-              <span className="text-xs text-slate-500">
-                {j.queue} · {j.status} · attempt {j.attempts}/{j.maxAttempts}
-              </span>
-            </td>
-            <td className={td}>
-              <span className="font-medium">{KIND_LABEL[j.kind] ?? j.kind}</span>
-              <p className="text-xs text-slate-600">{j.detail}</p>
-            </td>
-            <td className={td}>{formatTime(j.since)}</td>
-            <td className={td}>{j.suggestion}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <div className="space-y-4">
+      {dialog}
+      {done && <Alert tone={done.tone}>{done.text}</Alert>}
+      {error && <Alert tone="error">{error.message}</Alert>}
+      {groups.length === 0 ? (
+        <p className={`${card} p-5 text-sm text-slate-500`}>Nothing is stuck.</p>
+      ) : (
+        <ul className="space-y-3">
+          {groups.map((g) => {
+            const p = g.first.pause;
+            return (
+              <li key={g.key} data-testid="stuck-group" data-kind={g.kind} className={`${card} p-4`}>
+                <div className="flex flex-wrap items-baseline gap-x-3 gap-y-1">
+                  <span className="text-lg font-semibold tabular-nums" data-testid="stuck-count">
+                    {g.jobs.length}
+                  </span>
+                  <span className="font-medium">{KIND_LABEL[g.kind]}</span>
+                  <span className="text-sm text-slate-600">
+                    {g.kind === "waiting_parent" ? "parents" : `${g.first.type} on ${g.first.queue}`}
+                  </span>
+                  {p && (
+                    <span className="text-xs text-slate-500">
+                      paused <Time iso={p.since} />
+                    </span>
+                  )}
+                </div>
+                <p className="mt-1 text-sm text-slate-700">{g.first.detail}</p>
+                <p className="mt-1 text-sm text-slate-600">{g.first.suggestion}</p>
+                <div className="mt-3 flex flex-wrap gap-2">
+                  {p && (
+                    <Button
+                      variant="primary"
+                      disabled={busy}
+                      onClick={async () => {
+                        const ok = await confirm({
+                          title: "Resume this pause?",
+                          message: `Everything it holds${p.queue ? ` on ${p.queue}` : ""}${
+                            p.type ? ` of type ${p.type}` : ""
+                          } starts, not only these jobs.`,
+                          confirmLabel: "Resume",
+                        });
+                        if (ok) resume.mutate(p.id);
+                      }}
+                    >
+                      Resume the pause
+                    </Button>
+                  )}
+                  {p && (
+                    <Link href={`/ops/queues#pause-${p.id}`} className="self-center text-sm text-indigo-700 underline">
+                      See the pause
+                    </Link>
+                  )}
+                  {g.kind === "retrying_repeatedly" && (
+                    <Button
+                      disabled={busy}
+                      onClick={() => act.mutate({ action: "retry_now", ids: g.jobs.map((j) => j.id) })}
+                    >
+                      Retry now
+                    </Button>
+                  )}
+                  {g.kind === "queued_too_long" && !g.first.admitted && (
+                    <Link href="/ops/queues" className="self-center text-sm text-indigo-700 underline">
+                      Queues and caps
+                    </Link>
+                  )}
+                  {isAdmin &&
+                    (g.kind === "lease_expired" || g.kind === "no_heartbeat" || g.first.admitted) &&
+                    g.kind !== "retrying_repeatedly" && (
+                      <Link href="/ops/workers" className="self-center text-sm text-indigo-700 underline">
+                        Workers
+                      </Link>
+                    )}
+                  <Button variant={p ? "secondary" : "danger"} disabled={busy} onClick={() => void cancelGroup(g)}>
+                    Cancel {g.jobs.length === 1 ? "it" : `all ${g.jobs.length}`}
+                  </Button>
+                </div>
+                <ul className="mt-3 divide-y divide-slate-100 border-t border-slate-100 text-sm">
+                  {g.jobs.slice(0, SHOWN).map((j) => (
+                    <li key={j.id} data-testid="stuck-job" className="flex flex-wrap items-baseline gap-x-3 py-1.5">
+                      <Link href={`/jobs/${j.id}`} className="text-indigo-700 underline">
+                        {jobTitle(j)}
+                      </Link>
+                      <span className="font-mono text-xs text-slate-500">{j.id.slice(0, 8)}</span>
+                      <span className="text-xs text-slate-500">
+                        {j.status} · attempt {j.attempts}/{j.maxAttempts} · since <Time iso={j.since} />
+                      </span>
+                      {g.kind === "retrying_repeatedly" && (
+                        <span className="w-full text-xs text-slate-600">{j.detail}</span>
+                      )}
+                    </li>
+                  ))}
+                </ul>
+                {g.jobs.length > SHOWN && (
+                  <p className="mt-1 text-xs text-slate-500">and {g.jobs.length - SHOWN} more</p>
+                )}
+              </li>
+            );
+          })}
+        </ul>
+      )}
+    </div>
   );
 }
 

@@ -3,6 +3,8 @@
 import { useQuery } from "@tanstack/react-query";
 import { fetchJobHistory, historyKeys } from "@/lib/client/api";
 import { formatDuration, formatTime } from "@/lib/client/format";
+import { TableBox, td, th, theadClass } from "./ui/table";
+import { Time } from "./ui/time";
 
 /** An attempt's outcome in words: a run that fanned out "waiting" for its parts, or "waited" once they ended. */
 function outcomeText(outcome: string, later: boolean): string {
@@ -17,15 +19,15 @@ export function JobAttempts({ jobId, seq }: { jobId: string; seq: number }) {
   return (
     <section aria-label="Attempts" className="rounded-lg border border-slate-200 bg-white p-5 shadow-sm">
       <h2 className="mb-3 font-semibold">Attempts</h2>
-      <table className="w-full text-sm">
-        <thead className="text-left text-xs uppercase text-slate-500">
+      <TableBox label="Attempts of this job" className="shadow-none">
+        <thead className={theadClass}>
           <tr>
-            <th className="py-1 pr-3">Attempt</th>
-            <th className="py-1 pr-3">Outcome</th>
-            <th className="py-1 pr-3">Worker</th>
-            <th className="py-1 pr-3">Started</th>
-            <th className="py-1 pr-3">Duration</th>
-            <th className="py-1">Error</th>
+            <th className={th}>Attempt</th>
+            <th className={th}>Outcome</th>
+            <th className={th}>Worker</th>
+            <th className={th}>Started</th>
+            <th className={th}>Duration</th>
+            <th className={th}>Error</th>
           </tr>
         </thead>
         <tbody>
@@ -35,19 +37,22 @@ export function JobAttempts({ jobId, seq }: { jobId: string; seq: number }) {
               data-testid="attempt-row"
               className="border-t border-slate-100 align-top"
             >
-              <td className="py-2 pr-3">
+              <td className={td}>
                 {a.attempt}
                 {a.resume > 0 && <span className="text-xs text-slate-500"> resumed</span>}
               </td>
-              <td className="py-2 pr-3">{outcomeText(a.outcome, i < data.attempts.length - 1)}</td>
-              <td className="py-2 pr-3 font-mono text-xs break-all">{a.workerId ?? "—"}</td>
-              <td className="py-2 pr-3">{formatTime(a.startedAt)}</td>
-              <td className="py-2 pr-3">{a.durationMs === null ? "—" : formatDuration(a.durationMs)}</td>
-              <td className="py-2">
+              <td className={td}>{outcomeText(a.outcome, i < data.attempts.length - 1)}</td>
+              <td className={`${td} min-w-40 font-mono text-xs break-all`}>{a.workerId ?? "—"}</td>
+              <td className={td}>
+                <Time iso={a.startedAt} />
+              </td>
+              <td className={td}>{a.durationMs === null ? "—" : formatDuration(a.durationMs)}</td>
+              <td className={`${td} min-w-64`}>
                 {a.error && (
                   <details>
-                    <summary className="cursor-pointer text-red-700">
-                      {a.error.class}: {a.error.message}
+                    <summary className="cursor-pointer text-red-700" data-testid="attempt-error">
+                      <span className="font-medium">{a.error.class ?? "error"}</span>: {a.error.message}
+                      {a.error.stack ? <span className="text-xs text-slate-500"> (stack trace)</span> : null}
                     </summary>
                     {a.error.stack && (
                       <pre className="mt-1 max-w-xl overflow-x-auto text-xs whitespace-pre-wrap text-slate-600">
@@ -60,9 +65,9 @@ export function JobAttempts({ jobId, seq }: { jobId: string; seq: number }) {
             </tr>
           ))}
         </tbody>
-      </table>
-      <p className="mt-3 text-xs text-slate-500">
-        Timeline: {data.transitions.map((t) => `${t.to} ${new Date(t.at).toLocaleTimeString()}`).join(" → ")}
+      </TableBox>
+      <p className="mt-3 text-xs text-slate-500" title={`Times in ${Intl.DateTimeFormat().resolvedOptions().timeZone}`}>
+        Timeline: {data.transitions.map((t) => `${t.to} ${formatTime(t.at).split(", ")[1] ?? ""}`).join(" → ")}
       </p>
     </section>
   );

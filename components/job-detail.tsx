@@ -3,7 +3,8 @@
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { fetchJob, jobKeys, type JobDto } from "@/lib/client/api";
-import { cancelText, formatBytes, formatCount, formatTime, isHeld, progressText } from "@/lib/client/format";
+import { cancelText, formatBytes, formatCount, formatTime, isHeld, jobTitle, progressText } from "@/lib/client/format";
+import type { JobFileDto, JobRelations } from "@/lib/jobs/dto";
 import { useJobEvents } from "@/lib/client/live";
 import { isTerminal } from "@/lib/jobs/dto";
 import { JobActions } from "./job-actions";
@@ -14,17 +15,49 @@ import { ExportLinks } from "./export-links";
 import { JobProgress } from "./job-progress";
 import { Alert } from "./ui/alert";
 import { StatusBadge } from "./ui/status-badge";
+import { Time } from "./ui/time";
+import { PauseBadge, PauseNotice } from "./pause-notice";
 
 function Row({ label, children }: { label: string; children: React.ReactNode }) {
   return (
-    <div className="grid grid-cols-3 gap-4 py-2">
+    <div className="grid gap-1 py-2 sm:grid-cols-3 sm:gap-4">
       <dt className="text-sm text-slate-500">{label}</dt>
-      <dd className="col-span-2 text-sm">{children}</dd>
+      <dd className="min-w-0 text-sm sm:col-span-2">{children}</dd>
     </div>
   );
 }
 
-export function JobDetail({ initial, canOperate }: { initial: JobDto; canOperate: boolean }) {
+function JobLink({ job, testId }: { job: JobDto; testId?: string }) {
+  return (
+    <span className="inline-flex flex-wrap items-center gap-2">
+      <Link href={`/jobs/${job.id}`} className="text-indigo-700 underline" data-testid={testId}>
+        {jobTitle(job)}
+      </Link>
+      <StatusBadge status={job.status} testId={testId ? `${testId}-status` : "related-status"} />
+    </span>
+  );
+}
+
+const NO_RELATIONS: JobRelations = { parent: null, replayOf: null, replays: [] };
+
+/** What a finished export's file is: complete, partial (N of M parts), or empty (no rows matched). */
+function fileLabel(job: JobDto, f: JobFileDto) {
+  if (f.partial) {
+    const c = job.progress.children;
+    return c ? `Download partial (${c.done} of ${c.total} parts)` : "Download partial";
+  }
+  return "Download";
+}
+
+export function JobDetail({
+  initial,
+  canOperate,
+  relations = NO_RELATIONS,
+}: {
+  initial: JobDto;
+  canOperate: boolean;
+  relations?: JobRelations;
+}) {
   const { data: job } = useQuery({
     queryKey: jobKeys.detail(initial.id),
     queryFn: () => fetchJob(initial.id),
@@ -36,22 +69,80 @@ export function JobDetail({ initial, canOperate }: { initial: JobDto; canOperate
 
   return (
     <div className="space-y-6">
-      <div className="flex items-center gap-3">
-        <h1 className="text-2xl font-semibold">Job {job.type}</h1>
+      <nav aria-label="Breadcrumb" className="text-sm text-slate-600">
+        <ol className="flex flex-wrap items-center gap-1">
+          <li>
+            {canOperate ? (
+              <Link href="/ops/jobs" className="underline">
+                Jobs
+              </Link>
+            ) : (
+              <Link href="/exports" className="underline">
+                Exports
+              </Link>
+            )}
+          </li>
+          {relations.parent && (
+            <li>
+              <span aria-hidden="true">› </span>
+              <Link href={`/jobs/${relations.parent.id}`} className="underline" data-testid="breadcrumb-parent">
+                {jobTitle(relations.parent)}
+              </Link>
+            </li>
+          )}
+          <li aria-current="page">
+            <span aria-hidden="true">› </span>
+            {jobTitle(job)}
+          </li>
+        </ol>
+      </nav>
+      <div className="flex flex-wrap items-center gap-3">
+        <h1 className="text-2xl font-semibold" data-testid="job-title">
+          {jobTitle(job)}
+        </h1>
         <StatusBadge status={job.status} />
-        <div className="ml-auto">
+        <PauseBadge pause={job.pause} />
+        <div className="w-full sm:ml-auto sm:w-auto">
           <JobActions job={job} canOperate={canOperate} />
         </div>
       </div>
+      <p className="-mt-4 text-sm text-slate-600" data-testid="job-requester">
+        {job.requestedBy
+          ? `Requested by ${job.requestedBy}`
+          : job.scheduleId
+            ? "Made by its schedule"
+            : job.parentId
+              ? "Part of a split export"
+              : job.replayOfId
+                ? "A replay"
+                : "Requested by a deleted user or the system"}{" "}
+        · <Time iso={job.createdAt} />
+      </p>
+      <PauseNotice pause={job.pause} canOperate={canOperate} />
       <section aria-label="Progress" className="rounded-lg border border-slate-200 bg-white p-5 shadow-sm">
         <JobProgress job={job} label="Job progress" />
-        {progressText(job) && <p className="mt-2 text-sm text-slate-600">{progressText(job)}</p>}
+        {progressText(job) && (
+          <p className="mt-2 text-sm text-slate-600" data-testid="job-progress-message">
+            {progressText(job)}
+          </p>
+        )}
         {cancelText(job) && <p className="mt-2 text-sm text-slate-700">{cancelText(job)}</p>}
       </section>
       {job.status === "cancelled" ? (
         <Alert tone="neutral" title="Cancelled" testId="job-outcome">
           {job.cancelRequested?.by ? `By ${job.cancelRequested.by}. ` : ""}
           {job.cancelRequested?.reason ?? job.error?.message ?? ""}
+        </Alert>
+      ) : job.status === "expired" ? (
+        <Alert tone="neutral" title="Expired" testId="job-outcome">
+          {job.result?.files[0] ? (
+            <>
+              Its files were deleted <Time iso={job.result.files[0].expiresAt} />, when the time they are kept ran out.
+              Request it again for a fresh file.
+            </>
+          ) : (
+            "It waited longer than it may and never ran. Request it again."
+          )}
         </Alert>
       ) : job.error ? (
         <Alert
@@ -65,10 +156,15 @@ export function JobDetail({ initial, canOperate }: { initial: JobDto; canOperate
       {job.result && job.result.files.length > 0 && (
         <section aria-label="Files" className="rounded-lg border border-slate-200 bg-white p-5 shadow-sm">
           <h2 className="mb-3 font-semibold">Files</h2>
+          {job.result.rows === 0 && (
+            <p className="mb-3 text-sm text-slate-700" data-testid="no-rows">
+              No rows matched: the file holds only the header. Check the filters and request it again.
+            </p>
+          )}
           <ul className="space-y-3">
             {job.result.files.map((f) => (
               <li key={f.id} className="flex flex-wrap items-center gap-4 text-sm">
-                <span className="font-mono">{f.name}</span>
+                <span className="break-all font-mono">{f.name}</span>
                 {f.partial && (
                   <span className="rounded bg-amber-100 px-2 py-0.5 text-xs text-amber-800">
                     partial: only the finished parts
@@ -80,15 +176,21 @@ export function JobDetail({ initial, canOperate }: { initial: JobDto; canOperate
                   sha256 {f.sha256.slice(0, 16)}…
                 </span>
                 <span className="text-slate-500">
-                  {f.expired ? "expired" : `expires ${formatTime(f.expiresAt)}`} · downloaded {f.downloadCount}×
+                  {f.expired ? "expired " : "expires "}
+                  <Time iso={f.expiresAt} /> · downloaded {f.downloadCount}×
                 </span>
                 {!f.expired && (
                   <a
                     href={f.downloadUrl}
                     download
-                    className="rounded bg-emerald-700 px-3 py-1 text-xs font-medium text-white hover:bg-emerald-800"
+                    data-testid="download"
+                    className={
+                      f.partial
+                        ? "rounded border border-amber-400 bg-amber-50 px-3 py-1 text-xs font-medium text-amber-900 hover:bg-amber-100"
+                        : "rounded bg-emerald-700 px-3 py-1 text-xs font-medium text-white hover:bg-emerald-800"
+                    }
                   >
-                    Download
+                    {fileLabel(job, f)}
                   </a>
                 )}
               </li>
@@ -99,12 +201,40 @@ export function JobDetail({ initial, canOperate }: { initial: JobDto; canOperate
       )}
       {job.type === "export" && <JobParts jobId={job.id} status={job.status} />}
       <JobAttempts jobId={job.id} seq={job.seq} />
-      {canOperate && <JobOpsPanel jobId={job.id} status={job.status} attempts={job.attempts} />}
+      {canOperate && (
+        <JobOpsPanel jobId={job.id} status={job.status} attempts={job.attempts} replayOfId={job.replayOfId} />
+      )}
       <section aria-label="Details" className="rounded-lg border border-slate-200 bg-white p-5 shadow-sm">
         <dl className="divide-y divide-slate-100">
           <Row label="Job id">
-            <span className="font-mono">{job.id}</span>
+            <span className="break-all font-mono">{job.id}</span>
           </Row>
+          {job.requestedBy && <Row label="Requested by">{job.requestedBy}</Row>}
+          {relations.parent && (
+            <Row label="Part of">
+              <JobLink job={relations.parent} testId="parent-link" />
+            </Row>
+          )}
+          {relations.replayOf && (
+            <Row label="Replay of">
+              <JobLink job={relations.replayOf} testId="replay-of-link" />
+            </Row>
+          )}
+          {relations.replays.length > 0 && (
+            <Row label="Replays">
+              <ul className="space-y-1">
+                {relations.replays.map((r) => (
+                  <li key={r.id}>
+                    <JobLink job={r} testId="replay-link" />{" "}
+                    <span className="text-xs text-slate-500">
+                      {r.requestedBy ? `by ${r.requestedBy}, ` : ""}
+                      <Time iso={r.createdAt} />
+                    </span>
+                  </li>
+                ))}
+              </ul>
+            </Row>
+          )}
           <Row label="Queue">{job.queue}</Row>
           <Row label="Attempts">
             {job.attempts} of {job.maxAttempts}
@@ -116,12 +246,24 @@ export function JobDetail({ initial, canOperate }: { initial: JobDto; canOperate
               </Link>
             </Row>
           )}
-          <Row label="Requested">{formatTime(job.createdAt)}</Row>
-          {job.status === "scheduled" && <Row label="Starts at">{formatTime(job.runAt)}</Row>}
-          <Row label="Started">{formatTime(job.startedAt)}</Row>
-          <Row label="Finished">{formatTime(job.finishedAt)}</Row>
+          <Row label="Requested">
+            <Time iso={job.createdAt} mode="absolute" />
+          </Row>
+          {job.status === "scheduled" && (
+            <Row label="Starts at">
+              <Time iso={job.runAt} mode="absolute" />
+            </Row>
+          )}
+          <Row label="Started">
+            <Time iso={job.startedAt} mode="absolute" />
+          </Row>
+          <Row label="Finished">
+            <Time iso={job.finishedAt} mode="absolute" />
+          </Row>
           <Row label="Input">
-            <pre className="text-xs whitespace-pre-wrap">{JSON.stringify(job.input, null, 2)}</pre>
+            <pre className="overflow-x-auto text-xs whitespace-pre-wrap break-all">
+              {JSON.stringify(job.input, null, 2)}
+            </pre>
           </Row>
         </dl>
       </section>

@@ -2,7 +2,7 @@
 
 import { useQuery } from "@tanstack/react-query";
 import { fetchOpsJob } from "@/lib/client/api";
-import { formatTime } from "@/lib/client/format";
+import { Time } from "./ui/time";
 import { Alert } from "./ui/alert";
 
 const card = "rounded-lg border border-slate-200 bg-white p-5 shadow-sm";
@@ -10,7 +10,17 @@ const card = "rounded-lg border border-slate-200 bg-white p-5 shadow-sm";
 /**
  * What operators see beyond the job itself: every operator action taken on it.
  */
-export function JobOpsPanel({ jobId, status, attempts }: { jobId: string; status: string; attempts: number }) {
+export function JobOpsPanel({
+  jobId,
+  status,
+  attempts,
+  replayOfId = null,
+}: {
+  jobId: string;
+  status: string;
+  attempts: number;
+  replayOfId?: string | null;
+}) {
   // Refetched when the job changes state, not on every progress write.
   const { data, error } = useQuery({
     queryKey: ["ops-job", jobId, status, attempts],
@@ -28,8 +38,11 @@ export function JobOpsPanel({ jobId, status, attempts }: { jobId: string; status
           <ul className="space-y-1 text-sm">
             {data.audit.map((a) => (
               <li key={a.id} data-testid="job-audit-entry">
-                <span className="text-slate-500">{formatTime(a.at)}</span>{" "}
+                <span className="text-slate-500">
+                  <Time iso={a.at} />
+                </span>{" "}
                 <span className="font-medium">{a.action}</span> by {a.actor ?? "a deleted user"}
+                {replayOfId && a.action.endsWith("replay") ? " (on the job this one replays)" : ""}
               </li>
             ))}
           </ul>

@@ -6,6 +6,7 @@ import { fetchJobParts, type JobDto } from "@/lib/client/api";
 import { isTerminal } from "@/lib/jobs/dto";
 import { formatCount, percentDone } from "@/lib/client/format";
 import { StatusBadge } from "./ui/status-badge";
+import { PauseBadge } from "./pause-notice";
 
 /**
  * The parts of a split export, one tile each with its state and progress:
@@ -41,10 +42,14 @@ export function JobParts({ jobId, status }: { jobId: string; status: JobDto["sta
                 <Link href={`/jobs/${part.id}`} className="text-indigo-700 underline">
                   Part {i + 1}
                 </Link>
-                <StatusBadge status={part.status} testId="part-status" />
+                {part.pause ? (
+                  <PauseBadge pause={part.pause} />
+                ) : (
+                  <StatusBadge status={part.status} testId="part-status" />
+                )}
               </div>
               <div className="h-1.5 rounded bg-slate-100" aria-hidden>
-                <div className="h-1.5 rounded bg-indigo-500" style={{ width: `${percent}%` }} />
+                <div className="h-1.5 rounded bg-sky-500" style={{ width: `${percent}%` }} />
               </div>
               <p className="text-xs text-slate-500">
                 {formatCount(part.progress.done)} rows{part.attempts > 1 ? ` · attempt ${part.attempts}` : ""}

@@ -5,7 +5,11 @@ import type { JobDto } from "@/lib/client/api";
 import { formatCount, formatDuration, formatTime, percentDone, rateAndEta, waitingText } from "@/lib/client/format";
 import { ProgressBar } from "./ui/progress-bar";
 
-/** Progress bar with percent, rows, rate and ETA; re-renders each second while running. */
+/**
+ * Progress bar with percent, rows, rate and ETA; re-renders each second while
+ * running. A finished job shows what it did, never a rate or an ETA; one that
+ * failed or was cancelled shows where it stopped.
+ */
 export function JobProgress({ job, label }: { job: JobDto; label: string }) {
   const [now, setNow] = useState(() => Date.now());
   const active = job.status === "running" || job.status === "queued" || job.status === "retrying";
@@ -17,23 +21,40 @@ export function JobProgress({ job, label }: { job: JobDto; label: string }) {
   const percent = percentDone(job);
   const { rate, etaMs } = rateAndEta(job, now);
   const unit = job.progress.unit ?? "items";
+  const stopped = job.status === "failed" || job.status === "cancelled";
   // A job that ended without knowing its total shows an empty bar, not a busy one.
   const shown = percent ?? (active && job.status !== "queued" ? null : 0);
   const hasCount = job.progress.done > 0 || job.progress.total !== null;
+  const count = `${formatCount(job.progress.done)}${job.progress.total !== null ? ` of ${formatCount(job.progress.total)}` : ""} ${unit}`;
+  let text: string;
+  if (stopped) {
+    text = `${job.status === "failed" ? "Failed" : "Cancelled"}${hasCount ? ` after ${count}` : " before it started"}`;
+  } else if (job.status === "succeeded") {
+    text = `100% · ${hasCount ? count : "done"}${
+      job.startedAt && job.finishedAt
+        ? ` in ${formatDuration(new Date(job.finishedAt).getTime() - new Date(job.startedAt).getTime())}`
+        : ""
+    }`;
+  } else if (hasCount) {
+    text = `${percent !== null ? `${percent}% · ` : ""}${count}${rate !== null ? ` · ${formatCount(rate)} ${unit}/s` : ""}${
+      etaMs !== null && job.status === "running" ? ` · ${formatDuration(etaMs)} left` : ""
+    }`;
+  } else if (job.status === "queued" || job.status === "retrying") {
+    text = waitingText(job, now);
+  } else if (job.status === "scheduled") {
+    text = `Scheduled for ${formatTime(job.runAt)}`;
+  } else {
+    text = job.status;
+  }
   return (
     <div className="min-w-48 space-y-1">
-      <ProgressBar percent={job.status === "queued" ? 0 : shown} label={label} />
+      <ProgressBar
+        percent={job.status === "queued" ? 0 : shown}
+        label={label}
+        tone={job.status === "failed" ? "failed" : stopped ? "stopped" : "active"}
+      />
       <p className="text-xs text-slate-600" data-testid="progress-text">
-        {percent !== null ? `${percent}% · ` : ""}
-        {hasCount
-          ? `${formatCount(job.progress.done)}${job.progress.total !== null ? ` of ${formatCount(job.progress.total)}` : ""} ${unit}`
-          : job.status === "queued" || job.status === "retrying"
-            ? waitingText(job, now)
-            : job.status === "scheduled"
-              ? `Scheduled for ${formatTime(job.runAt)}`
-              : job.status}
-        {hasCount && rate !== null ? ` · ${formatCount(rate)} ${unit}/s` : ""}
-        {etaMs !== null && job.status === "running" ? ` · ${formatDuration(etaMs)} left` : ""}
+        {text}
       </p>
     </div>
   );

@@ -15,8 +15,12 @@ import {
   XAxis,
   YAxis,
 } from "recharts";
-import { consoleKeys, fetchOverview, type SeriesPoint } from "@/lib/client/api";
+import { consoleKeys, fetchOverview, fetchPauses, type PauseDto, type SeriesPoint } from "@/lib/client/api";
 import { formatCount, formatDuration, formatTime } from "@/lib/client/format";
+import { statusColor } from "@/lib/client/status";
+import { StatusBadge } from "./ui/status-badge";
+import { TableBox, th as tableTh, theadClass } from "./ui/table";
+import { Time } from "./ui/time";
 import { Alert } from "./ui/alert";
 import { Button } from "./ui/button";
 import { QueueSelect } from "./ui/select";
@@ -49,43 +53,121 @@ function Stat({ label, value, hint }: { label: string; value: string; hint?: str
   );
 }
 
+/** The pauses that hold a queue and type (a pause with no queue or type holds every one). */
+function pausesOf(pauses: PauseDto[], queue: string, type: string): PauseDto[] {
+  return pauses.filter((p) => (p.queue === null || p.queue === queue) && (p.type === null || p.type === type));
+}
+
+function pauseWords(p: PauseDto): string {
+  const scope = [
+    p.queue ? `queue ${p.queue}` : "every queue",
+    p.type ? `type ${p.type}` : null,
+    p.tenant ? `tenant ${p.tenant.slug}` : null,
+  ]
+    .filter(Boolean)
+    .join(" · ");
+  return `${scope} paused by ${p.createdBy ?? "a deleted user"}${p.reason ? `: ${p.reason}` : ""}`;
+}
+
+/** The charts' numbers as a table: the text alternative for screen readers and for reading exact values. */
+function SeriesTable({ data }: { data: (SeriesPoint & { label: string })[] }) {
+  return (
+    <TableBox label="Finished attempts and runtime, as a table" className="max-h-72 overflow-y-auto shadow-none">
+      <thead className={theadClass}>
+        <tr>
+          <th className={tableTh}>Time</th>
+          <th className={tableTh}>Succeeded</th>
+          <th className={tableTh}>Failed</th>
+          <th className={tableTh}>p50</th>
+          <th className={tableTh}>p99</th>
+        </tr>
+      </thead>
+      <tbody>
+        {data.map((p) => (
+          <tr key={p.at} className="border-t border-slate-100 tabular-nums">
+            <td className="px-3 py-1">{p.label}</td>
+            <td className="px-3 py-1">{formatCount(p.succeeded)}</td>
+            <td className="px-3 py-1">{formatCount(p.failed)}</td>
+            <td className="px-3 py-1">{ms(p.p50Ms)}</td>
+            <td className="px-3 py-1">{ms(p.p99Ms)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </TableBox>
+  );
+}
+
 function Charts({ points, range }: { points: SeriesPoint[]; range: "hour" | "day" }) {
+  const [asTable, setAsTable] = useState(false);
   const data = points.map((p) => ({
     ...p,
     label: new Date(p.at).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }),
   }));
+  const total = points.reduce((a, p) => a + p.succeeded + p.failed, 0);
+  const failed = points.reduce((a, p) => a + p.failed, 0);
   return (
-    <div className="grid gap-4 lg:grid-cols-2">
-      <figure className={`${card} p-4`} data-testid="chart-throughput">
-        <figcaption className="mb-2 text-sm font-medium">
-          Finished attempts per {range === "hour" ? "minute" : "15 minutes"}
-        </figcaption>
-        <ResponsiveContainer width="100%" height={220}>
-          <BarChart data={data}>
-            <CartesianGrid strokeDasharray="3 3" vertical={false} />
-            <XAxis dataKey="label" fontSize={11} minTickGap={24} />
-            <YAxis fontSize={11} allowDecimals={false} />
-            <Tooltip />
-            <Legend />
-            <Bar dataKey="succeeded" stackId="a" fill="#4f46e5" isAnimationActive={false} />
-            <Bar dataKey="failed" stackId="a" fill="#dc2626" isAnimationActive={false} />
-          </BarChart>
-        </ResponsiveContainer>
-      </figure>
-      <figure className={`${card} p-4`} data-testid="chart-runtime">
-        <figcaption className="mb-2 text-sm font-medium">Runtime (ms), p50 and p99</figcaption>
-        <ResponsiveContainer width="100%" height={220}>
-          <LineChart data={data}>
-            <CartesianGrid strokeDasharray="3 3" vertical={false} />
-            <XAxis dataKey="label" fontSize={11} minTickGap={24} />
-            <YAxis fontSize={11} />
-            <Tooltip />
-            <Legend />
-            <Line dataKey="p50Ms" name="p50" stroke="#4f46e5" dot={{ r: 2 }} connectNulls isAnimationActive={false} />
-            <Line dataKey="p99Ms" name="p99" stroke="#f59e0b" dot={{ r: 2 }} connectNulls isAnimationActive={false} />
-          </LineChart>
-        </ResponsiveContainer>
-      </figure>
+    <div className="space-y-2">
+      <p className="text-sm text-slate-600" data-testid="chart-summary">
+        Last {range}: {formatCount(total)} attempts finished, {formatCount(failed)} failed.{" "}
+        <button
+          type="button"
+          className="text-indigo-700 underline"
+          aria-pressed={asTable}
+          onClick={() => setAsTable((v) => !v)}
+        >
+          {asTable ? "Show as charts" : "Show as a table"}
+        </button>
+      </p>
+      {asTable ? (
+        <SeriesTable data={data} />
+      ) : (
+        <div className="grid gap-4 lg:grid-cols-2" aria-hidden={false}>
+          <figure className={`${card} p-4`} data-testid="chart-throughput">
+            <figcaption className="mb-2 text-sm font-medium">
+              Finished attempts per {range === "hour" ? "minute" : "15 minutes"}
+            </figcaption>
+            <ResponsiveContainer width="100%" height={220}>
+              <BarChart data={data}>
+                <CartesianGrid strokeDasharray="3 3" vertical={false} />
+                <XAxis dataKey="label" fontSize={11} minTickGap={24} />
+                <YAxis fontSize={11} allowDecimals={false} />
+                <Tooltip />
+                <Legend />
+                <Bar dataKey="succeeded" stackId="a" fill={statusColor("succeeded")} isAnimationActive={false} />
+                <Bar dataKey="failed" stackId="a" fill={statusColor("failed")} isAnimationActive={false} />
+              </BarChart>
+            </ResponsiveContainer>
+          </figure>
+          <figure className={`${card} p-4`} data-testid="chart-runtime">
+            <figcaption className="mb-2 text-sm font-medium">Runtime (ms), p50 and p99</figcaption>
+            <ResponsiveContainer width="100%" height={220}>
+              <LineChart data={data}>
+                <CartesianGrid strokeDasharray="3 3" vertical={false} />
+                <XAxis dataKey="label" fontSize={11} minTickGap={24} />
+                <YAxis fontSize={11} />
+                <Tooltip />
+                <Legend />
+                <Line
+                  dataKey="p50Ms"
+                  name="p50"
+                  stroke={statusColor("running")}
+                  dot={{ r: 2 }}
+                  connectNulls
+                  isAnimationActive={false}
+                />
+                <Line
+                  dataKey="p99Ms"
+                  name="p99"
+                  stroke="#f59e0b"
+                  dot={{ r: 2 }}
+                  connectNulls
+                  isAnimationActive={false}
+                />
+              </LineChart>
+            </ResponsiveContainer>
+          </figure>
+        </div>
+      )}
     </div>
   );
 }
@@ -98,6 +180,8 @@ export function OverviewPanel({ isAdmin }: { isAdmin: boolean }) {
     queryFn: () => fetchOverview(filters),
     refetchInterval: 10_000,
   });
+  const pausesQuery = useQuery({ queryKey: ["pauses", "active"], queryFn: fetchPauses, refetchInterval: 10_000 });
+  const pauses = pausesQuery.data?.pauses ?? [];
 
   const onFilter = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();
@@ -120,6 +204,27 @@ export function OverviewPanel({ isAdmin }: { isAdmin: boolean }) {
         </Button>
       </form>
 
+      {pauses.length > 0 && (
+        <section
+          aria-label="Active pauses"
+          data-testid="overview-pauses"
+          className="rounded-lg border border-amber-300 bg-amber-50 p-4 text-sm text-amber-900"
+        >
+          <h2 className="font-semibold">
+            {pauses.length === 1 ? "1 pause holds jobs back" : `${pauses.length} pauses hold jobs back`}
+          </h2>
+          <ul className="mt-1 space-y-1">
+            {pauses.map((p) => (
+              <li key={p.id} data-testid="overview-pause">
+                {pauseWords(p)} · since <Time iso={p.createdAt} />{" "}
+                <Link href={`/ops/queues#pause-${p.id}`} className="font-medium text-indigo-700 underline">
+                  See it and resume
+                </Link>
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
       {overview.isPending ? <p className="text-sm text-slate-500">Loading…</p> : null}
       {overview.isError ? <Alert tone="error">{overview.error.message}</Alert> : null}
       {overview.data ? (
@@ -166,73 +271,76 @@ export function OverviewPanel({ isAdmin }: { isAdmin: boolean }) {
           {overview.data.rows.length === 0 ? (
             <p className={`${card} p-5 text-sm text-slate-500`}>No jobs in this scope yet.</p>
           ) : (
-            <div className="overflow-x-auto">
-              <table className={`${card} w-full text-left text-sm`}>
-                <thead className="bg-slate-50 text-xs uppercase text-slate-500">
-                  <tr>
-                    <th className={th}>Queue · type</th>
-                    <th className={th}>Queued</th>
-                    <th className={th}>Scheduled</th>
-                    <th className={th}>Running</th>
-                    <th className={th}>Retrying</th>
-                    <th className={th}>Dead</th>
-                    <th className={th}>Oldest queued</th>
-                    <th className={th}>/min 5m · 1h</th>
-                    <th className={th}>Failures 5m · 1h</th>
-                    <th className={th}>p50 · p99 (1h)</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {overview.data.rows.map((r) => (
-                    <tr key={`${r.queue}-${r.type}`} data-testid="overview-row" className="border-t border-slate-100">
-                      <td className="px-3 py-2">
+            <TableBox label="Queues and types">
+              <thead className={theadClass}>
+                <tr>
+                  <th className={th}>Queue · type</th>
+                  <th className={th}>Queued</th>
+                  <th className={th}>Scheduled</th>
+                  <th className={th}>Running</th>
+                  <th className={th}>Retrying</th>
+                  <th className={th}>Dead</th>
+                  <th className={th}>Oldest queued</th>
+                  <th className={th}>/min 5m · 1h</th>
+                  <th className={th}>Failures 5m · 1h</th>
+                  <th className={th}>p50 · p99 (1h)</th>
+                </tr>
+              </thead>
+              <tbody>
+                {overview.data.rows.map((r) => (
+                  <tr key={`${r.queue}-${r.type}`} data-testid="overview-row" className="border-t border-slate-100">
+                    <td className="px-3 py-2">
+                      <Link
+                        className="text-indigo-700 underline"
+                        href={`/ops/jobs?${new URLSearchParams({
+                          queue: r.queue,
+                          type: r.type,
+                          ...(filters.tenant ? { tenant: filters.tenant } : {}),
+                        })}`}
+                      >
+                        {r.queue} · {r.type}
+                      </Link>
+                      {pausesOf(pauses, r.queue, r.type).map((p) => (
+                        <span key={p.id} className="ml-2">
+                          <StatusBadge status="paused" label="paused" testId="row-paused" title={pauseWords(p)} />
+                        </span>
+                      ))}
+                    </td>
+                    <td className={td}>{formatCount(r.queued)}</td>
+                    <td className={td}>{formatCount(r.scheduled)}</td>
+                    <td className={td}>{formatCount(r.running)}</td>
+                    <td className={td}>{formatCount(r.retrying)}</td>
+                    <td className={td}>
+                      {r.dead ? (
                         <Link
-                          className="text-indigo-700 underline"
+                          className="text-red-700 underline"
                           href={`/ops/jobs?${new URLSearchParams({
                             queue: r.queue,
                             type: r.type,
+                            status: "failed",
                             ...(filters.tenant ? { tenant: filters.tenant } : {}),
                           })}`}
                         >
-                          {r.queue} · {r.type}
+                          {formatCount(r.dead)}
                         </Link>
-                      </td>
-                      <td className={td}>{formatCount(r.queued)}</td>
-                      <td className={td}>{formatCount(r.scheduled)}</td>
-                      <td className={td}>{formatCount(r.running)}</td>
-                      <td className={td}>{formatCount(r.retrying)}</td>
-                      <td className={td}>
-                        {r.dead ? (
-                          <Link
-                            className="text-red-700 underline"
-                            href={`/ops/jobs?${new URLSearchParams({
-                              queue: r.queue,
-                              type: r.type,
-                              status: "failed",
-                              ...(filters.tenant ? { tenant: filters.tenant } : {}),
-                            })}`}
-                          >
-                            {formatCount(r.dead)}
-                          </Link>
-                        ) : (
-                          0
-                        )}
-                      </td>
-                      <td className={td}>{age(r.oldestQueuedAt)}</td>
-                      <td className={td}>
-                        {r.last5m.perMinute} · {r.last1h.perMinute}
-                      </td>
-                      <td className={td}>
-                        {rate(r.last5m.failureRate)} · {rate(r.last1h.failureRate)}
-                      </td>
-                      <td className={td}>
-                        {ms(r.p50Ms)} · {ms(r.p99Ms)}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+                      ) : (
+                        0
+                      )}
+                    </td>
+                    <td className={td}>{age(r.oldestQueuedAt)}</td>
+                    <td className={td}>
+                      {r.last5m.perMinute} · {r.last1h.perMinute}
+                    </td>
+                    <td className={td}>
+                      {rate(r.last5m.failureRate)} · {rate(r.last1h.failureRate)}
+                    </td>
+                    <td className={td}>
+                      {ms(r.p50Ms)} · {ms(r.p99Ms)}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </TableBox>
           )}
         </>
       ) : null}

@@ -13,7 +13,10 @@ import {
   type QueueDto,
   type QueueTenantDto,
 } from "@/lib/client/api";
-import { formatCount, formatTime } from "@/lib/client/format";
+import { formatCount } from "@/lib/client/format";
+import { StatusBadge } from "./ui/status-badge";
+import { TableBox, theadClass } from "./ui/table";
+import { Time } from "./ui/time";
 import { Alert } from "./ui/alert";
 import { Button } from "./ui/button";
 import { useConfirm } from "./ui/confirm-dialog";
@@ -82,12 +85,13 @@ export function QueuesPanel({ isAdmin, types }: { isAdmin: boolean; types: strin
             {[...allPauses.values()].map((p) => (
               <li
                 key={p.id}
+                id={`pause-${p.id}`}
                 data-testid="pause"
-                className="flex flex-wrap items-center gap-x-4 gap-y-1 border-t border-slate-100 px-5 py-3 text-sm first:border-0"
+                className="flex scroll-mt-4 flex-wrap items-center gap-x-4 gap-y-1 border-t border-slate-100 px-5 py-3 text-sm first:border-0 target:bg-amber-50"
               >
                 <span className="font-medium">{scopeLabel(p)}</span>
                 <span className="text-slate-500">
-                  since {formatTime(p.createdAt)} by {p.createdBy ?? "a deleted user"}
+                  since <Time iso={p.createdAt} /> by {p.createdBy ?? "a deleted user"}
                 </span>
                 {p.reason && <span className="text-slate-600">“{p.reason}”</span>}
                 {p.cancelRunning && <span className="text-amber-700">running jobs were cancelled</span>}
@@ -143,23 +147,9 @@ function QueueCard({
       data-testid={`queue-${q.name}`}
       className="rounded-lg border border-slate-200 bg-white shadow-sm"
     >
-      <header className="flex items-center gap-3 border-b border-slate-100 px-5 py-3">
+      <header className="flex flex-wrap items-center gap-3 border-b border-slate-100 px-5 py-3">
         <h2 className="text-lg font-medium">{q.name}</h2>
-        {q.paused ? (
-          <span
-            data-testid={`${q.name}-state`}
-            className="rounded bg-amber-100 px-2 py-0.5 text-xs font-medium text-amber-800"
-          >
-            paused
-          </span>
-        ) : (
-          <span
-            data-testid={`${q.name}-state`}
-            className="rounded bg-emerald-100 px-2 py-0.5 text-xs font-medium text-emerald-800"
-          >
-            running
-          </span>
-        )}
+        <StatusBadge status={q.paused ? "paused" : "running"} testId={`${q.name}-state`} />
         <span className="ml-auto">
           {whole ? (
             <Button variant="primary" disabled={busy} onClick={() => onResume(whole.id)}>
@@ -172,7 +162,7 @@ function QueueCard({
           )}
         </span>
       </header>
-      <dl className="grid grid-cols-4 gap-2 px-5 py-3 text-sm">
+      <dl className="grid grid-cols-2 gap-2 px-5 py-3 text-sm sm:grid-cols-4">
         {(
           [
             ["Waiting", q.waiting],
@@ -192,14 +182,14 @@ function QueueCard({
       <p className="px-5 text-xs text-slate-500">
         Default cap {q.tenantCap} per tenant · window {q.window} admitted at once across tenants
       </p>
-      <table className="mt-2 w-full text-left text-sm">
-        <thead className="text-xs text-slate-500">
+      <TableBox label={`Tenants on ${q.name}`} className="mx-3 mb-3 mt-2 w-auto shadow-none">
+        <thead className={theadClass}>
           <tr>
-            <th className="px-5 py-1 font-normal">Tenant</th>
-            <th className="py-1 font-normal">Waiting</th>
-            <th className="py-1 font-normal">Running</th>
-            <th className="py-1 font-normal">Cap</th>
-            <th className="py-1 font-normal">Weight</th>
+            <th className="px-3 py-1 font-medium">Tenant</th>
+            <th className="px-2 py-1 font-medium">Waiting</th>
+            <th className="px-2 py-1 font-medium">Running</th>
+            <th className="px-2 py-1 font-medium">Cap</th>
+            <th className="px-2 py-1 font-medium">Weight</th>
           </tr>
         </thead>
         <tbody>
@@ -207,7 +197,7 @@ function QueueCard({
             <TenantRow key={t.tenant.id} queue={q.name} row={t} isAdmin={isAdmin} onSaved={onLimitSaved} />
           ))}
         </tbody>
-      </table>
+      </TableBox>
     </section>
   );
 }
@@ -239,7 +229,7 @@ function TenantRow({
   };
   return (
     <tr className="border-t border-slate-100" data-testid={`tenant-${queue}-${t.tenant.slug}`}>
-      <td className="px-5 py-1.5">
+      <td className="px-3 py-1.5">
         {t.tenant.name}
         {t.paused && <span className="ml-2 text-xs text-amber-700">paused</span>}
       </td>

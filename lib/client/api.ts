@@ -178,6 +178,11 @@ export function createPause(body: PauseForm): Promise<PauseDto & { heldBack: num
   return request("/api/v1/ops/pauses", { method: "POST", body: JSON.stringify(body) });
 }
 
+/** The active pauses the caller may see. */
+export function fetchPauses(): Promise<{ pauses: PauseDto[] }> {
+  return request("/api/v1/ops/pauses");
+}
+
 export function resumePause(id: string): Promise<PauseDto> {
   return request(`/api/v1/ops/pauses/${encodeURIComponent(id)}`, { method: "DELETE" });
 }

@@ -105,6 +105,8 @@ export function rateAndEta(
  */
 export function progressText(job: Pick<JobDto, "status" | "progress">, noun = "parts"): string | null {
   const { children, bytes, message, stage } = job.progress;
+  // A job that failed, was cancelled or expired says so with its status: what it was doing is history.
+  if (job.status === "failed" || job.status === "cancelled" || job.status === "expired") return null;
   if (!children || (stage !== "waiting" && job.status !== "retrying")) return message;
   // A job that ended says so with its status; what its parts were doing is on the parts grid.
   if (job.status !== "running" && job.status !== "retrying") return null;
@@ -122,9 +124,43 @@ export function cancelText(job: Pick<JobDto, "status" | "cancelRequested">): str
   return `Cancel requested${c.by ? ` by ${c.by}` : ""}${c.reason ? ` (${c.reason})` : ""}; stopping…`;
 }
 
-/** A job waiting to start that admission holds back (paused, or its tenant at its cap). */
-export function isHeld(job: Pick<JobDto, "admission">): boolean {
-  return job.admission === "waiting" || job.admission === "paused";
+/** A job waiting to start that admission holds back (paused, or its tenant at its cap), or whose parts a pause holds. */
+export function isHeld(job: Pick<JobDto, "admission" | "pause">): boolean {
+  return job.admission === "waiting" || job.admission === "paused" || job.pause !== null;
+}
+
+const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
+/** An export request's name: "Events · CSV.gz". */
+function exportName(input: unknown): string | null {
+  const i = input as { dataset?: unknown; format?: unknown; compression?: unknown } | null;
+  if (!i || typeof i.dataset !== "string") return null;
+  const format = typeof i.format === "string" ? i.format.toUpperCase() : "CSV";
+  return `${capitalize(i.dataset)} · ${format}${i.compression === "gzip" ? ".gz" : ""}`;
+}
+
+/** The name of a job for people: "Events · CSV.gz export", "Part 3 of 20 · Events · CSV export". */
+export function jobTitle(job: Pick<JobDto, "type" | "input">): string {
+  if (job.type === "export") {
+    const name = exportName(job.input);
+    return name ? `${name} export` : "Export";
+  }
+  if (job.type === "export_part") {
+    const i = job.input as { part?: number; parts?: number; request?: unknown } | null;
+    const name = exportName(i?.request);
+    const part = i?.part && i.parts ? `Part ${i.part} of ${i.parts}` : "Part";
+    return name ? `${part} · ${name} export` : `${part} of an export`;
+  }
+  if (job.type === "webhook_delivery") return "Webhook delivery";
+  return capitalize(job.type.replace(/[_.]/g, " "));
+}
+
+/** What a pause holding a job says: "Paused by ada@acme.test: db maintenance". */
+export function pauseText(p: NonNullable<JobDto["pause"]>): string {
+  const scope = [p.queue ? `queue ${p.queue}` : null, p.type ? `type ${p.type}` : null].filter(Boolean).join(", ");
+  const who = p.by ? ` by ${p.by}` : " by an operator";
+  const what = p.via === "parts" ? "Its parts are paused" : "Paused";
+  return `${what}${who}${scope ? ` (${scope})` : ""}${p.reason ? `: ${p.reason}` : ""}`;
 }
 
 /** What a job that has not started is waiting for, in words. */

@@ -1,7 +1,7 @@
 /**
  * The wire shape of a job (JobDto), converted from rows in one place.
  */
-import { admissionOf, type Admission, type PauseScope } from "./admission-state";
+import { admissionOf, jobPause, type Admission, type JobPauseDto, type PauseContext } from "./admission-state";
 import type { ExportFileModel, JobModel } from "../generated/prisma/models";
 
 export type JobFileDto = {
@@ -74,7 +74,12 @@ export type JobDto = {
    * (an operator paused its scope). Null once it runs or ended.
    */
   admission: Admission | null;
+  /** The pause that holds it or (a parent) its parts: reason, who, since; null when none does. */
+  pause: JobPauseDto | null;
 };
+
+/** How a job relates to others, for its page: the job it is part of, the job it replays, and its replays. */
+export type JobRelations = { parent: JobDto | null; replayOf: JobDto | null; replays: JobDto[] };
 
 export const terminalStatuses: readonly JobStatus[] = ["succeeded", "failed", "cancelled", "expired"];
 
@@ -105,7 +110,11 @@ export type JobRowForDto = JobModel & {
 };
 
 /** `pauses`: the active pause scopes, to tell a paused job from one waiting its turn. */
-export function toJobDto(job: JobRowForDto, files: ExportFileModel[] = [], pauses: PauseScope[] = []): JobDto {
+export function toJobDto(
+  job: JobRowForDto,
+  files: ExportFileModel[] = [],
+  pauses: PauseContext = { scopes: [] },
+): JobDto {
   const stored = (job.result ?? null) as { rows?: number } | null;
   return {
     id: job.id,
@@ -154,6 +163,7 @@ export function toJobDto(job: JobRowForDto, files: ExportFileModel[] = [], pause
         : files.some((f) => f.partial)
           ? { rows: files.reduce((a, f) => a + Number(f.rowCount), 0), files: files.map((f) => toFileDto(f)) }
           : null,
-    admission: admissionOf(job, pauses),
+    admission: admissionOf(job, pauses.scopes),
+    pause: jobPause(job, pauses),
   };
 }

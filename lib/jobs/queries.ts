@@ -7,7 +7,7 @@ import type { Principal } from "../auth/principal";
 import { db } from "../db";
 import { AppError, notFound, parseOrThrow } from "../errors";
 import { isUuid, parseIdOr404 } from "../ids";
-import type { JobDto } from "./dto";
+import type { JobDto, JobRelations } from "./dto";
 import { pauseScopesFor } from "./pause-scopes";
 import { jobView } from "./view";
 
@@ -57,10 +57,40 @@ export async function getJob(principal: Principal, rawId: string): Promise<JobDt
   const id = parseIdOr404(rawId, "Job not found");
   const job = await db().job.findFirst({
     where: { id, ...tenantScope(principal) },
-    include: { files: true, cancelRequestedBy: { select: { email: true } } },
+    include: {
+      files: true,
+      cancelRequestedBy: { select: { email: true } },
+      createdBy: { select: { email: true } },
+    },
   });
   if (!job) throw notFound("Job not found");
   return jobView(job, job.files, await pauseScopesFor([job]));
+}
+
+/** The relations of a job the principal may see (each in the same tenant scope); 404 otherwise. */
+export async function getJobRelations(principal: Principal, rawId: string): Promise<JobRelations> {
+  const id = parseIdOr404(rawId, "Job not found");
+  const job = await db().job.findFirst({
+    where: { id, ...tenantScope(principal) },
+    select: { parentId: true, replayOfId: true },
+  });
+  if (!job) throw notFound("Job not found");
+  const scope = tenantScope(principal);
+  const [parent, replayOf, replays] = await Promise.all([
+    job.parentId ? db().job.findFirst({ where: { id: job.parentId, ...scope } }) : null,
+    job.replayOfId ? db().job.findFirst({ where: { id: job.replayOfId, ...scope } }) : null,
+    db().job.findMany({
+      where: { replayOfId: id, ...scope },
+      orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+      take: 20,
+      include: { createdBy: { select: { email: true } } },
+    }),
+  ]);
+  return {
+    parent: parent ? jobView(parent) : null,
+    replayOf: replayOf ? jobView(replayOf) : null,
+    replays: replays.map((r) => jobView(r)),
+  };
 }
 
 /**
@@ -125,7 +155,7 @@ export async function listJobs(
     },
     orderBy: [{ createdAt: "desc" }, { id: "desc" }],
     take: q.limit + 1,
-    include: { files: true },
+    include: { files: true, createdBy: { select: { email: true } } },
   });
   const page = rows.slice(0, q.limit);
   const last = page[page.length - 1];

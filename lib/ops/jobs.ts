@@ -133,7 +133,25 @@ export async function getOpsJob(principal: Principal, rawId: string) {
     db().auditLog.findMany({
       // The job's own tenant's entries, and platform admins' (recorded without a tenant);
       // never another tenant's, whose filter or replayed ids would leak.
-      where: { targetIds: { has: id }, OR: [{ tenantId: job.tenantId }, { tenantId: null }] },
+      // A replay also shows the action that made it (recorded on the job it replays).
+      where: {
+        AND: [
+          { OR: [{ tenantId: job.tenantId }, { tenantId: null }] },
+          {
+            OR: [
+              { targetIds: { has: id } },
+              ...(job.replayOfId
+                ? [
+                    {
+                      targetIds: { has: job.replayOfId },
+                      action: { in: ["job.replay", "jobs.replay", "dead_letters.replay"] },
+                    },
+                  ]
+                : []),
+            ],
+          },
+        ],
+      },
       include: { actorUser: { select: { email: true } } },
       orderBy: { id: "asc" },
       take: 200,

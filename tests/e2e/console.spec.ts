@@ -48,10 +48,12 @@ test.describe("as oscar (operator)", () => {
     );
     try {
       await page.goto("/ops/stuck");
-      const stuck = page.getByTestId("stuck-job").filter({ hasText: "connection refused by stuck-e2e" });
-      await expect(stuck).toContainText("retrying again and again");
-      await expect(stuck).toContainText("Fix the cause, or cancel it");
-      await expect(stuck.getByRole("link", { name: "probe" })).toHaveAttribute("href", `/jobs/${row!.id}`);
+      const group = page.getByTestId("stuck-group").filter({ hasText: "connection refused by stuck-e2e" });
+      await expect(group).toContainText("retrying again and again");
+      await expect(group).toContainText("Fix the cause, or cancel it");
+      await expect(group.getByRole("button", { name: "Retry now" })).toBeVisible();
+      const stuck = group.getByTestId("stuck-job").filter({ hasText: "connection refused by stuck-e2e" });
+      await expect(stuck.getByRole("link", { name: "Probe" })).toHaveAttribute("href", `/jobs/${row!.id}`);
     } finally {
       await sql("DELETE FROM jobs WHERE id = $1", [row!.id]);
     }

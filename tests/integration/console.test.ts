@@ -66,7 +66,7 @@ describe("dead letters grouped by error", () => {
 });
 
 describe("stuck jobs", () => {
-  test("expired leases, late heartbeats, long waits and repeated retries, each with advice", async () => {
+  test("pauses (at once), waiting parents, expired leases, late heartbeats, long waits and repeated retries, each apart with advice", async () => {
     const expired = await probe(fx.p.acmeId);
     await pool().query(
       `UPDATE jobs SET status = 'running', lease_owner = 'w', lease_expires_at = now() - interval '5 seconds',
@@ -79,7 +79,7 @@ describe("stuck jobs", () => {
               heartbeat_at = now() - interval '2 minutes' WHERE id = $1`,
       [silent],
     );
-    await createPause(fx.p.oscar, { type: "export" });
+    const pause = await createPause(fx.p.oscar, { type: "export", reason: "stuck-test maintenance" });
     const [acme] = (await pool().query(`SELECT id FROM tenants WHERE slug = 'acme'`)).rows as { id: string }[];
     const waiting = (
       await enqueueJob({
@@ -89,6 +89,32 @@ describe("stuck jobs", () => {
         runAt: new Date(Date.now() - 30 * 60_000),
       })
     ).job.id;
+    // Due a moment ago: a pause lists it at once, not after queuedMinutes.
+    const justPaused = (
+      await enqueueJob({
+        tenantId: acme!.id,
+        type: "export",
+        input: { dataset: "events" },
+        runAt: new Date(Date.now() - 1000),
+      })
+    ).job.id;
+    // Not paused, waiting long for a slot.
+    const slow = await probe(fx.p.acmeId);
+    await pool().query(`UPDATE jobs SET run_at = now() - interval '30 minutes', admitted_at = NULL WHERE id = $1`, [
+      slow,
+    ]);
+    // A parent waiting for its parts (no lease, no heartbeat for minutes), one part held by the pause.
+    const parent = await probe(fx.p.acmeId);
+    await pool().query(
+      `UPDATE jobs SET status = 'running', lease_owner = NULL, lease_expires_at = NULL, waiting_since = now() - interval '1 minute',
+              heartbeat_at = now() - interval '5 minutes', progress_stage = 'waiting', children_total = 1 WHERE id = $1`,
+      [parent],
+    );
+    const part = (await enqueueJob({ tenantId: acme!.id, type: "export", input: { dataset: "orders" } })).job.id;
+    await pool().query(`UPDATE jobs SET parent_id = $2, child_index = 0, admitted_at = NULL WHERE id = $1`, [
+      part,
+      parent,
+    ]);
     const retrying = await jobIn(fx.p.acmeId, "retrying", "connection refused", 4);
     const other = await probe(fx.p.globexId);
     await pool().query(
@@ -100,8 +126,21 @@ describe("stuck jobs", () => {
     const byId = new Map(stuck.map((s) => [s.id, s]));
     assert.equal(byId.get(expired)?.kind, "lease_expired");
     assert.equal(byId.get(silent)?.kind, "no_heartbeat");
-    assert.equal(byId.get(waiting)?.kind, "queued_too_long");
+    assert.equal(byId.get(waiting)?.kind, "paused");
     assert.match(byId.get(waiting)!.suggestion, /Resume the pause/);
+    assert.equal(byId.get(waiting)!.pause?.id, pause.id);
+    assert.equal(byId.get(waiting)!.pause?.reason, "stuck-test maintenance");
+    assert.equal(byId.get(justPaused)?.kind, "paused", "a paused job is listed at once");
+    assert.equal(byId.get(slow)?.kind, "queued_too_long");
+    assert.match(byId.get(slow)!.detail, /Waiting for a slot/);
+    assert.equal(byId.get(parent)?.kind, "waiting_parent", "a waiting parent is not a silent worker");
+    assert.equal(byId.get(parent)!.pause?.id, pause.id);
+    assert.match(byId.get(parent)!.detail, /Waiting for 1 parts, held/);
+    assert.doesNotMatch(
+      stuck.map((s) => s.suggestion).join(" "),
+      /Workers page/,
+      "an operator is not sent to a page they cannot open",
+    );
     assert.equal(byId.get(retrying)?.kind, "retrying_repeatedly");
     assert.match(byId.get(retrying)!.detail, /connection refused/);
     assert.equal(byId.has(other), false, "another tenant's job is not listed");
