@@ -35,7 +35,7 @@ export default defineConfig({
       name: "chromium",
       use: { ...devices["Desktop Chrome"] },
       dependencies: ["setup"],
-      testIgnore: /(timing|fuzz)\.spec\.ts/,
+      testIgnore: /(timing|fuzz|scenarios)\.spec\.ts/,
     },
     // The property-based fuzz pauses both queues while it runs: after the others, alone.
     {
@@ -44,11 +44,18 @@ export default defineConfig({
       dependencies: ["chromium"],
       testMatch: /fuzz\.spec\.ts/,
     },
+    // Whole scenarios at desktop and phone widths; the incident pauses the demo tenant's export parts.
+    {
+      name: "scenarios",
+      use: { ...devices["Desktop Chrome"] },
+      dependencies: ["fuzz"],
+      testMatch: /scenarios\.spec\.ts/,
+    },
     // Deadlines ("cancelled within a second") are checked once the other tests are done, on a quiet machine.
     {
       name: "timing",
       use: { ...devices["Desktop Chrome"] },
-      dependencies: ["fuzz"],
+      dependencies: ["scenarios"],
       testMatch: /timing\.spec\.ts/,
     },
   ],

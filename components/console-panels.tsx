@@ -13,9 +13,10 @@ import {
   type JobAction,
   type StuckJobDto,
 } from "@/lib/client/api";
-import { formatTime, jobTitle } from "@/lib/client/format";
+import { jobTitle } from "@/lib/client/format";
 import { useConfirm } from "./ui/confirm-dialog";
 import { Time } from "./ui/time";
+import { TableBox, theadClass } from "./ui/table";
 import { LoadMore } from "./ui/load-more";
 import { Alert } from "./ui/alert";
 import { Button } from "./ui/button";
@@ -256,8 +257,8 @@ export function AuditPanel({ isAdmin }: { isAdmin: boolean }) {
         </Button>
       </form>
       {audit.isError && <Alert tone="error">{audit.error.message}</Alert>}
-      <table className={`${card} w-full text-left text-sm`}>
-        <thead className="bg-slate-50 text-xs uppercase text-slate-500">
+      <TableBox label="Audit entries">
+        <thead className={theadClass}>
           <tr>
             <th className={th}>When</th>
             <th className={th}>Who</th>
@@ -269,7 +270,9 @@ export function AuditPanel({ isAdmin }: { isAdmin: boolean }) {
         <tbody>
           {entries.map((e) => (
             <tr key={e.id} data-testid="audit-entry" className="border-t border-slate-100">
-              <td className={td}>{formatTime(e.at)}</td>
+              <td className={td}>
+                <Time iso={e.at} />
+              </td>
               <td className={td}>
                 {e.actor ?? "a deleted user"}
                 {e.viaToken && <span className="text-xs text-slate-500"> (API token)</span>}
@@ -290,7 +293,7 @@ export function AuditPanel({ isAdmin }: { isAdmin: boolean }) {
             </tr>
           ))}
         </tbody>
-      </table>
+      </TableBox>
       {entries.length === 0 && !audit.isPending && <p className="text-sm text-slate-500">No entries.</p>}
       <LoadMore query={audit} />
     </div>
