@@ -48,7 +48,8 @@ export default defineConfig({
     {
       name: "scenarios",
       use: { ...devices["Desktop Chrome"] },
-      dependencies: ["fuzz"],
+      // E2E_SCENARIOS_ALONE=1 (with TEST_ONLY=tests/e2e/scenarios.spec.ts) runs them without the rest, while working on them.
+      dependencies: process.env.E2E_SCENARIOS_ALONE ? ["setup"] : ["fuzz"],
       testMatch: /scenarios\.spec\.ts/,
     },
     // Deadlines ("cancelled within a second") are checked once the other tests are done, on a quiet machine.

@@ -49,8 +49,12 @@ export function MainNav({ items, who, signOut }: { items: NavItem[]; who: ReactN
         <div className="hidden flex-wrap items-center gap-x-5 gap-y-1 lg:flex">
           {items.map((n) => link(n, "text-sm"))}
         </div>
-        <div className="ml-auto hidden items-center gap-4 lg:flex">
-          <span className="text-sm text-slate-500" data-testid="whoami">
+        <div className="ml-auto hidden shrink-0 items-center gap-4 whitespace-nowrap lg:flex">
+          <span
+            className="max-w-64 truncate text-sm text-slate-500"
+            data-testid="whoami"
+            title={typeof who === "string" ? who : undefined}
+          >
             {who}
           </span>
           {signOut}

@@ -80,3 +80,31 @@ export async function expectAccessible(page: Page, what: string): Promise<void> 
   );
   expect(report, `accessibility of ${what}`).toEqual([]);
 }
+
+/**
+ * How far the page scrolls sideways (0 when it fits its width), and the
+ * elements that stick out (not counting those inside a box that scrolls or clips).
+ */
+export async function sidewaysOverflow(page: Page): Promise<{ over: number; culprits: string[] }> {
+  return page.evaluate(() => {
+    const width = window.innerWidth;
+    const culprits: string[] = [];
+    for (const el of document.querySelectorAll("body *")) {
+      const box = el.getBoundingClientRect();
+      if (box.right <= width + 0.5 || box.width === 0) continue;
+      let up = el.parentElement;
+      let contained = false;
+      while (up && !contained) {
+        contained = ["auto", "hidden", "scroll", "clip"].includes(getComputedStyle(up).overflowX);
+        up = up.parentElement;
+      }
+      if (!contained && culprits.length < 6) {
+        const cls = typeof el.className === "string" ? el.className.slice(0, 60) : "";
+        culprits.push(
+          `<${el.tagName.toLowerCase()} class="${cls}"> right ${Math.round(box.right)}: ${(el.textContent ?? "").slice(0, 40)}`,
+        );
+      }
+    }
+    return { over: document.documentElement.scrollWidth - width, culprits };
+  });
+}

@@ -1,5 +1,5 @@
 import { expect, test, type Page } from "@playwright/test";
-import { expectAccessible, sql, storageStateFor } from "./helpers";
+import { expectAccessible, sidewaysOverflow, sql, storageStateFor } from "./helpers";
 
 /**
  * Every page at phone width (390 × 844): nothing makes the page scroll sideways
@@ -12,8 +12,8 @@ async function checkPage(page: Page, path: string, current?: string): Promise<vo
   await page.goto(path);
   await expect(page.locator("main h1").first()).toBeVisible();
   await expect(page.getByText(/^Loading/)).toHaveCount(0);
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-  expect(overflow, `${path} scrolls sideways by ${overflow} px at 390 px`).toBeLessThanOrEqual(0);
+  const { over, culprits } = await sidewaysOverflow(page);
+  expect(over, `${path} scrolls sideways by ${over} px at 390 px: ${culprits.join("; ")}`).toBeLessThanOrEqual(0);
   // The links are behind the Menu button; Sign out too.
   await expect(page.getByRole("button", { name: "Sign out" })).toBeHidden();
   await page.getByRole("button", { name: "Menu" }).click();

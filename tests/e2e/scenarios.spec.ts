@@ -1,5 +1,5 @@
 import { expect, test, type Browser, type Page, type TestInfo } from "@playwright/test";
-import { confirmDialog, DEMO_PASSWORD, sql, storageStateFor } from "./helpers";
+import { confirmDialog, DEMO_PASSWORD, sidewaysOverflow, sql, storageStateFor } from "./helpers";
 
 /**
  * Whole scenarios as people live them, each at desktop and at phone width,
@@ -19,17 +19,19 @@ async function step(page: Page, info: TestInfo, name: string): Promise<void> {
     body: await page.screenshot({ fullPage: true }),
     contentType: "image/png",
   });
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-  expect(overflow, `${name}: the page scrolls sideways by ${overflow} px`).toBeLessThanOrEqual(0);
+  const { over, culprits } = await sidewaysOverflow(page);
+  expect(over, `${name}: the page scrolls sideways by ${over} px: ${culprits.join("; ")}`).toBeLessThanOrEqual(0);
 }
 
-/** Goes to a page through the main navigation (the Menu at phone width). */
-async function navigate(page: Page, label: string, phone: boolean): Promise<void> {
+/** Goes to a page through the main navigation (the Menu at phone width), which then marks it current. */
+async function navigate(page: Page, label: string, path: string, phone: boolean): Promise<void> {
+  const link = page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: label, exact: true });
   if (phone) await page.getByRole("button", { name: "Menu" }).click();
-  await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: label, exact: true }).click();
-  await expect(
-    page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: label, exact: true }),
-  ).toHaveAttribute("aria-current", "page");
+  await link.click();
+  await expect(page).toHaveURL(new RegExp(`${path}$`));
+  if (phone) await page.getByRole("button", { name: "Menu" }).click();
+  await expect(link).toHaveAttribute("aria-current", "page");
+  if (phone) await page.getByRole("button", { name: "Close menu" }).click();
 }
 
 async function contextFor(browser: Browser, who: string, viewport: { width: number; height: number }) {
@@ -81,7 +83,7 @@ for (const { name, viewport } of WIDTHS) {
       await step(oscar, info, "overview-with-pause");
 
       // Stuck tells the cause at once, grouped: the held parts and the export waiting for them.
-      await navigate(oscar, "Stuck", phone);
+      await navigate(oscar, "Stuck", "/ops/stuck", phone);
       const held = oscar
         .getByTestId("stuck-group")
         .filter({ hasText: reason })
@@ -164,7 +166,7 @@ for (const { name, viewport } of WIDTHS) {
       await page.getByRole("navigation", { name: "Breadcrumb" }).getByRole("link", { name: "Exports" }).click();
       await expect(page.getByRole("heading", { name: "Exports", exact: true })).toBeVisible();
 
-      await navigate(page, "Settings", phone);
+      await navigate(page, "Settings", "/settings", phone);
       await page.getByLabel("Token name").fill(`first-minutes-${name}`);
       await page.getByRole("button", { name: "Create token" }).click();
       await expect(page.getByRole("button", { name: /Copy/ }).first()).toBeVisible();
