@@ -145,7 +145,7 @@ function QueueCard({
     <section
       aria-label={`Queue ${q.name}`}
       data-testid={`queue-${q.name}`}
-      className="rounded-lg border border-slate-200 bg-white shadow-sm"
+      className="min-w-0 rounded-lg border border-slate-200 bg-white shadow-sm"
     >
       <header className="flex flex-wrap items-center gap-3 border-b border-slate-100 px-5 py-3">
         <h2 className="text-lg font-medium">{q.name}</h2>
