@@ -86,6 +86,14 @@ const envSchema = z.object({
   WORKER_DEAD_AFTER_MS: intFrom(10_000, 500, 600_000),
   /** How often each worker runs the reaper (one at a time across the fleet), in ms. */
   REAPER_INTERVAL_MS: intFrom(1_000, 100, 60_000),
+  /** `npm start` restarts a worker that exits after this long, doubling while it keeps dying young, in ms. */
+  WORKER_RESTART_DELAY_MS: intFrom(1_000, 10, 600_000),
+  /** The longest wait before `npm start` restarts a worker, in ms. */
+  WORKER_RESTART_MAX_DELAY_MS: intFrom(30_000, 10, 3_600_000),
+  /** Set by `npm start` for a worker it restarted: how many times it restarted this pool so far (recorded in the worker registry). */
+  CONVEYOR_WORKER_RESTARTS: intFrom(0, 0, 1_000_000_000),
+  /** Set by `npm start` for a worker it restarted: how the previous one ended (`SIGKILL`, `code 1`, `declared dead`). */
+  CONVEYOR_WORKER_LAST_EXIT: z.string().min(1).max(100).optional(),
   /** How often each worker runs the export expiry cleanup (one at a time across the fleet), in ms. */
   EXPORT_CLEANUP_MS: intFrom(60_000, 1_000, 3_600_000),
   /** How often each worker runs the console's statistics rollup (one at a time across the fleet), in ms. */

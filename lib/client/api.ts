@@ -7,7 +7,7 @@ import type { TokenDto } from "../auth/tokens";
 import type { getJobHistory } from "../jobs/history";
 import type { PauseDto } from "../admission/pauses";
 import type { QueueDto, QueueTenantDto } from "../admission/queues";
-import type { AuditEntryDto, DeadLetterGroupDto, StuckJobDto, WorkerDto } from "../ops/console";
+import type { AuditEntryDto, DeadLetterGroupDto, StuckJobDto, WorkerDto, WorkerPoolDto } from "../ops/console";
 import type { Overview, OverviewRow, SeriesPoint } from "../ops/stats";
 import type { JobActionPlan, getOpsJob } from "../ops/jobs";
 import type { ExportLinkDto } from "../exports/links";
@@ -235,7 +235,7 @@ export function fetchStuckJobs(): Promise<{ jobs: StuckJobDto[] }> {
   return request("/api/v1/ops/stuck");
 }
 
-export function fetchWorkers(): Promise<{ workers: WorkerDto[] }> {
+export function fetchWorkers(): Promise<{ workers: WorkerDto[]; pools: WorkerPoolDto[] }> {
   return request("/api/v1/ops/workers");
 }
 

@@ -13,7 +13,14 @@ export function makeWorkerId(): string {
   return `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
 }
 
-export type WorkerRegistration = { id: string; queues: string[]; concurrency: number };
+export type WorkerRegistration = {
+  id: string;
+  queues: string[];
+  concurrency: number;
+  /** Set when `npm start` restarted the pool: how many times so far, and how the previous worker ended. */
+  restarts?: number;
+  previousExit?: string | null;
+};
 
 /** Registers this process. */
 export async function registerWorker(w: WorkerRegistration): Promise<void> {
@@ -25,6 +32,8 @@ export async function registerWorker(w: WorkerRegistration): Promise<void> {
       version: WORKER_VERSION,
       queues: w.queues,
       concurrency: w.concurrency,
+      restarts: w.restarts ?? 0,
+      previousExit: w.previousExit ?? null,
       graphileWorkerIds: [],
       state: "running",
     },

@@ -11,6 +11,7 @@ import { db, Prisma } from "../db";
 import { env } from "../env";
 import { parseOrThrow } from "../errors";
 import { isoInstant } from "../validation";
+import type { WorkerDto } from "./workers";
 
 /** The tenant a console query covers: the operator's own, or (admins) the named one or all. */
 export async function consoleTenant(principal: Principal, tenant: string | undefined): Promise<string | null> {
@@ -300,20 +301,7 @@ function advise(
 
 // ── Workers ──────────────────────────────────────────────────────────────────
 
-export type WorkerDto = {
-  id: string;
-  host: string;
-  pid: number;
-  version: string;
-  queues: string[];
-  concurrency: number;
-  runningJobs: number;
-  startedAt: string;
-  heartbeatAt: string;
-  stoppedAt: string | null;
-  /** running | stopping | stopped | dead, or unresponsive: running but silent past WORKER_DEAD_AFTER_MS. */
-  state: string;
-};
+export type { WorkerDto, WorkerPoolDto } from "./workers";
 
 /** The worker fleet from the registry: live ones first, then the newest stopped or dead (100). Platform admins. */
 export async function listWorkers(principal: Principal): Promise<WorkerDto[]> {
@@ -339,6 +327,8 @@ export async function listWorkers(principal: Principal): Promise<WorkerDto[]> {
     heartbeatAt: w.heartbeatAt.toISOString(),
     stoppedAt: w.stoppedAt?.toISOString() ?? null,
     state: w.state === "running" && Date.now() - w.heartbeatAt.getTime() > deadAfter ? "unresponsive" : w.state,
+    restarts: w.restarts,
+    previousExit: w.previousExit,
   }));
 }
 

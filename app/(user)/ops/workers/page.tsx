@@ -10,7 +10,10 @@ export default async function WorkersPage() {
     <div className="space-y-6">
       <div>
         <h1 className="text-2xl font-semibold">Workers</h1>
-        <p className="text-sm text-slate-600">The fleet, from the worker registry: live workers first.</p>
+        <p className="text-sm text-slate-600">
+          The fleet, from the worker registry: each pool with its restarts, then the live workers, then those that
+          stopped or died.
+        </p>
       </div>
       <WorkersPanel />
     </div>
