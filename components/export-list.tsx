@@ -158,11 +158,15 @@ export function ExportList() {
                       </p>
                     )}
                     <ExpiryNote job={job} />
-                    {job.error && (
-                      <span role="alert" className="block text-xs break-words text-red-700">
-                        {job.error.message}
-                      </span>
-                    )}
+                    {/* A cancel is what somebody asked for, not a failure: said plainly, not as an alert. */}
+                    {job.error &&
+                      (job.error.class === "cancelled" ? (
+                        <span className="block text-xs break-words text-slate-600">{job.error.message}</span>
+                      ) : (
+                        <span role="alert" className="block text-xs break-words text-red-700">
+                          {job.error.message}
+                        </span>
+                      ))}
                     <div className="flex flex-wrap items-center gap-3">
                       {/* The form above, filled in as this one was (the job page links here too). */}
                       <Link
