@@ -1,18 +1,101 @@
 "use client";
 
-import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
-import { useState, type FormEvent } from "react";
-import { ApiError, createExport, jobKeys, type ExportForm as ExportBody, type JobDto } from "@/lib/client/api";
-import { formatTime } from "@/lib/client/format";
+import { useEffect, useRef, useState, type FormEvent } from "react";
+import {
+  ApiError,
+  createExport,
+  fetchJob,
+  jobKeys,
+  type ExportForm as ExportBody,
+  type JobDto,
+} from "@/lib/client/api";
 import { Alert } from "./ui/alert";
 import { Button } from "./ui/button";
 import { fieldClass as field, Select } from "./ui/select";
+import { Time } from "./ui/time";
 
-export function ExportForm() {
+/** The form's fields as an earlier export had them ("Request again"). */
+type Prefill = {
+  dataset: string;
+  format: string;
+  compression: string;
+  from: string;
+  to: string;
+  csvSafe: boolean;
+  /** Its window had times of day, which the form's date fields cannot hold. */
+  timesOfDay: boolean;
+  what: string;
+};
+
+const EMPTY: Prefill = {
+  dataset: "orders",
+  format: "csv",
+  compression: "none",
+  from: "",
+  to: "",
+  csvSafe: true,
+  timesOfDay: false,
+  what: "",
+};
+
+function prefillOf(job: JobDto): Prefill {
+  const input = job.input as {
+    dataset?: string;
+    format?: string;
+    compression?: string;
+    csvSafe?: boolean;
+    filter?: { from?: string; to?: string };
+  };
+  // The form sends a day, which the API keeps as that day's UTC midnight: its date is the day again.
+  const day = (iso?: string) => iso?.slice(0, 10) ?? "";
+  const timed = (iso?: string) => Boolean(iso && !iso.endsWith("T00:00:00.000Z"));
+  const format = input.format ?? "csv";
+  return {
+    dataset: input.dataset ?? EMPTY.dataset,
+    format,
+    compression: input.compression ?? "none",
+    from: day(input.filter?.from),
+    to: day(input.filter?.to),
+    // The API leaves spreadsheet-safe CSV off unless asked: an export made without it is repeated without it.
+    csvSafe: input.csvSafe === true,
+    timesOfDay: timed(input.filter?.from) || timed(input.filter?.to),
+    what: `${input.dataset ?? "?"} · ${format}${input.compression === "gzip" ? ".gz" : ""}`,
+  };
+}
+
+/** `again`: an export's job id whose dataset, format, compression, window and CSV safety fill the form. */
+export function ExportForm({ again }: { again?: string }) {
   const qc = useQueryClient();
+  const formRef = useRef<HTMLFormElement>(null);
   const [created, setCreated] = useState<JobDto | null>(null);
   const [later, setLater] = useState(false);
+  // The member's own tenant's jobs only: another tenant's id answers 404, like one that never existed.
+  const source = useQuery({
+    queryKey: jobKeys.detail(again ?? ""),
+    queryFn: () => fetchJob(again!),
+    enabled: Boolean(again),
+    retry: (n, err) => !(err instanceof ApiError && err.status < 500) && n < 1,
+    staleTime: Infinity,
+  });
+  const sourceJob = again && source.data?.type === "export" ? source.data : null;
+  const notFound =
+    Boolean(again) &&
+    ((source.error instanceof ApiError && source.error.status === 404) ||
+      (source.data !== undefined && source.data.type !== "export"));
+  const prefill = sourceJob ? prefillOf(sourceJob) : EMPTY;
+  const settled = !again || sourceJob !== null || source.isError || notFound;
+  // Once the export to repeat is read (or is not found), the form takes the focus: the next step is there.
+  const focused = useRef<string | null>(null);
+  useEffect(() => {
+    if (!again || !settled || focused.current === again) return;
+    focused.current = again;
+    formRef.current?.querySelector<HTMLSelectElement>('select[name="dataset"]')?.focus();
+  }, [again, settled]);
+  useEffect(() => {
+    if (sourceJob) setLater(false);
+  }, [sourceJob]);
   const mutation = useMutation({
     mutationFn: ({ body, key }: { body: ExportBody; key: string }) => createExport(body, key),
     onSuccess: (job) => {
@@ -45,16 +128,45 @@ export function ExportForm() {
 
   return (
     <form
+      ref={formRef}
+      // A new key when the export to repeat arrives: the fields take its values as their defaults.
+      key={sourceJob ? `again-${sourceJob.id}` : "empty"}
       onSubmit={onSubmit}
       aria-label="Request an export"
-      className="rounded-lg border border-slate-200 bg-white p-5 shadow-sm"
+      data-again={sourceJob?.id}
+      className="rounded-lg border border-slate-200 bg-white p-4 shadow-sm sm:p-5"
     >
       <h2 className="mb-4 text-lg font-semibold">Request an export</h2>
-      <div className="grid grid-cols-2 gap-4 md:grid-cols-5">
+      {again && !settled && (
+        <p role="status" className="mb-4 text-sm text-slate-600">
+          Reading the export to request again…
+        </p>
+      )}
+      {sourceJob && (
+        <Alert tone="info" className="mb-4" testId="again-note">
+          Filled in as the export of <Time iso={sourceJob.createdAt} mode="absolute" /> ({prefill.what}) was. Change
+          what you need, then request it.
+          {prefill.timesOfDay && " Its window had times of day; this form keeps whole days (UTC)."}{" "}
+          <Link href="/exports" className="underline">
+            Start from an empty form
+          </Link>
+        </Alert>
+      )}
+      {notFound && (
+        <Alert tone="neutral" className="mb-4" testId="again-note">
+          That export was not found. The form is empty.
+        </Alert>
+      )}
+      {again && source.isError && !notFound && (
+        <Alert tone="error" className="mb-4">
+          Could not read that export: {source.error.message}
+        </Alert>
+      )}
+      <div className="grid grid-cols-1 gap-4 min-[360px]:grid-cols-2 md:grid-cols-5">
         <Select
           label="Dataset"
           name="dataset"
-          defaultValue="orders"
+          defaultValue={prefill.dataset}
           options={[
             ["customers", "Customers"],
             ["orders", "Orders"],
@@ -64,7 +176,7 @@ export function ExportForm() {
         <Select
           label="Format"
           name="format"
-          defaultValue="csv"
+          defaultValue={prefill.format}
           options={[
             ["csv", "CSV"],
             ["jsonl", "JSON Lines"],
@@ -73,25 +185,37 @@ export function ExportForm() {
         <Select
           label="Compression"
           name="compression"
-          defaultValue="none"
+          defaultValue={prefill.compression}
           options={[
             ["none", "None"],
             ["gzip", "gzip"],
           ]}
         />
-        <label className="text-sm font-medium">
+        <label className="min-w-0 text-sm font-medium">
           From
-          <input type="date" name="from" className={field} aria-invalid={Boolean(fieldError("filter.from"))} />
+          <input
+            type="date"
+            name="from"
+            defaultValue={prefill.from}
+            className={field}
+            aria-invalid={Boolean(fieldError("filter.from"))}
+          />
           {fieldError("filter.from") && <span className="text-xs text-red-700">{fieldError("filter.from")}</span>}
         </label>
-        <label className="text-sm font-medium">
+        <label className="min-w-0 text-sm font-medium">
           To (exclusive)
-          <input type="date" name="to" className={field} aria-invalid={Boolean(fieldError("filter.to"))} />
+          <input
+            type="date"
+            name="to"
+            defaultValue={prefill.to}
+            className={field}
+            aria-invalid={Boolean(fieldError("filter.to"))}
+          />
           {fieldError("filter.to") && <span className="text-xs text-red-700">{fieldError("filter.to")}</span>}
         </label>
       </div>
-      <label className="mt-3 flex items-center gap-2 text-sm">
-        <input type="checkbox" name="csvSafe" defaultChecked />
+      <label className="mt-3 flex items-start gap-2 text-sm">
+        <input type="checkbox" name="csvSafe" defaultChecked={prefill.csvSafe} className="mt-1" />
         Spreadsheet-safe CSV: cells that start with = + - @ get a leading apostrophe, so a spreadsheet never runs them
       </label>
       <div className="mt-3 flex flex-wrap items-end gap-4">
@@ -120,7 +244,7 @@ export function ExportForm() {
         )}
       </div>
       <div className="mt-4 flex flex-wrap items-center gap-4">
-        <Button type="submit" variant="primary" size="md" disabled={mutation.isPending}>
+        <Button type="submit" variant="primary" size="md" disabled={mutation.isPending || !settled}>
           {mutation.isPending ? "Requesting…" : later ? "Schedule export" : "Request export"}
         </Button>
         {error && (
@@ -130,7 +254,13 @@ export function ExportForm() {
         )}
         {created && !error && (
           <Alert tone="success" inline>
-            {created.status === "scheduled" ? `Export scheduled for ${formatTime(created.runAt)}.` : "Export queued."}{" "}
+            {created.status === "scheduled" ? (
+              <>
+                Export scheduled for <Time iso={created.runAt} mode="absolute" />.
+              </>
+            ) : (
+              "Export queued."
+            )}{" "}
             <Link className="underline" href={`/jobs/${created.id}`}>
               Follow it
             </Link>

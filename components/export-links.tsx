@@ -2,12 +2,19 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { createExportLink, deleteExport, fetchExportLinks, jobKeys, revokeExportLink } from "@/lib/client/api";
-import { formatTime } from "@/lib/client/format";
+import {
+  ApiError,
+  createExportLink,
+  deleteExport,
+  fetchExportLinks,
+  jobKeys,
+  revokeExportLink,
+} from "@/lib/client/api";
 import { Alert } from "./ui/alert";
 import { Button } from "./ui/button";
 import { useConfirm } from "./ui/confirm-dialog";
 import { CopyButton } from "./ui/copy-button";
+import { Time } from "./ui/time";
 
 /** Share an export's file by a short-lived link, revoke links, or delete the export early. */
 export function ExportLinks({ jobId }: { jobId: string }) {
@@ -28,8 +35,10 @@ export function ExportLinks({ jobId }: { jobId: string }) {
     },
   });
   const revoke = useMutation({ mutationFn: (id: string) => revokeExportLink(jobId, id), onSuccess: refresh });
-  const remove = useMutation({ mutationFn: () => deleteExport(jobId), onSuccess: refresh });
-  const error = create.error ?? revoke.error ?? remove.error;
+  const remove = useMutation({ mutationFn: () => deleteExport(jobId), onSettled: refresh });
+  // A delete that found no files left (deleted meanwhile, or expired) changed nothing: said so, not as a failure.
+  const nothingToDelete = remove.error instanceof ApiError && remove.error.code === "gone";
+  const error = create.error ?? revoke.error ?? (nothingToDelete ? null : remove.error);
 
   return (
     <div className="mt-4 space-y-3 border-t border-slate-100 pt-4 text-sm">
@@ -58,6 +67,11 @@ export function ExportLinks({ jobId }: { jobId: string }) {
             {error.message}
           </Alert>
         )}
+        {nothingToDelete && (
+          <Alert tone="neutral" inline>
+            Nothing to delete: its files are already gone.
+          </Alert>
+        )}
       </div>
       {created && (
         <p role="status" className="break-all">
@@ -78,7 +92,13 @@ export function ExportLinks({ jobId }: { jobId: string }) {
                 <span className="font-mono text-xs text-slate-500">{l.id.slice(0, 8)}</span>
                 <span data-testid="link-state">{state}</span>
                 <span className="text-slate-500">
-                  {state === "active" ? `until ${formatTime(l.expiresAt)}` : ""} · downloaded {l.downloadCount}×
+                  {state === "active" && (
+                    <>
+                      until <Time iso={l.expiresAt} />
+                      {" · "}
+                    </>
+                  )}
+                  downloaded {l.downloadCount}×
                 </span>
                 {state === "active" && (
                   <Button

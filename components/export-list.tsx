@@ -1,99 +1,197 @@
 "use client";
 
-import { useQuery } from "@tanstack/react-query";
+import { useInfiniteQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { fetchJobs, jobKeys, type JobDto } from "@/lib/client/api";
-import { isHeld } from "@/lib/client/format";
-import { formatBytes, formatTime } from "@/lib/client/format";
+import { formatBytes, formatCount, isHeld } from "@/lib/client/format";
 import { useTenantJobEvents } from "@/lib/client/live";
 import { JobActions } from "./job-actions";
 import { JobProgress } from "./job-progress";
-import { StatusBadge } from "./ui/status-badge";
 import { Alert } from "./ui/alert";
+import { LoadMore } from "./ui/load-more";
+import { StatusBadge } from "./ui/status-badge";
+import { Time } from "./ui/time";
+
+type ExportInput = {
+  dataset?: string;
+  format?: string;
+  compression?: string;
+  filter?: { from?: string; to?: string };
+};
 
 function describe(job: JobDto): string {
-  const input = job.input as { dataset?: string; format?: string; compression?: string };
+  const input = job.input as ExportInput;
   return `${input.dataset ?? "?"} · ${input.format ?? "csv"}${input.compression === "gzip" ? ".gz" : ""}`;
 }
 
+/** An instant of a filter as the form gave it: a day (UTC midnight) as the date alone. */
+function day(iso: string): string {
+  return iso.endsWith("T00:00:00.000Z") ? iso.slice(0, 10) : `${iso.slice(0, 16).replace("T", " ")} UTC`;
+}
+
+function windowText(job: JobDto): string | null {
+  const f = (job.input as ExportInput).filter;
+  if (!f?.from && !f?.to) return null;
+  return [f.from ? `from ${day(f.from)}` : null, f.to ? `until ${day(f.to)}` : null].filter(Boolean).join(" ");
+}
+
+/** How many days its file was to be kept: its expiry less when the export finished, when that is whole days. */
+function keptDays(job: JobDto, expiresAt: string): number | null {
+  if (!job.finishedAt) return null;
+  const days = (Date.parse(expiresAt) - Date.parse(job.finishedAt)) / 86_400_000;
+  const n = Math.round(days);
+  return n >= 1 && Math.abs(days - n) < 0.05 ? n : null;
+}
+
+/** Why an export has nothing to download any more: when its files expired (and how long they are kept), or that they were deleted. */
+function ExpiryNote({ job }: { job: JobDto }) {
+  const file = job.result?.files[0];
+  if (!file) return job.status === "expired" ? <p data-testid="expiry-note">Its files expired.</p> : null;
+  if (!file.expired) return null;
+  const n = keptDays(job, file.expiresAt);
+  return (
+    <p data-testid="expiry-note" className="text-sm text-slate-700">
+      {Date.parse(file.expiresAt) <= Date.now() ? (
+        <>
+          Its files expired on <Time iso={file.expiresAt} mode="absolute" />
+          {n ? ` (files are kept ${n} ${n === 1 ? "day" : "days"})` : ""}.
+        </>
+      ) : (
+        <>
+          Its files were deleted before they expired (they were to be kept until{" "}
+          <Time iso={file.expiresAt} mode="absolute" />
+          ).
+        </>
+      )}
+    </p>
+  );
+}
+
+const PAGE = 25;
+const columns = "md:grid-cols-[9rem_minmax(0,1fr)_7rem_minmax(12rem,14rem)_minmax(0,17rem)]";
+const cellLabel = "text-xs font-medium uppercase tracking-wide text-slate-500 md:sr-only";
+
 export function ExportList() {
-  const filters = { type: "export", limit: 25 };
-  const query = useQuery({
-    queryKey: jobKeys.list(filters),
-    queryFn: () => fetchJobs(filters),
+  const filters = { type: "export", limit: PAGE };
+  const query = useInfiniteQuery({
+    queryKey: jobKeys.pages(filters),
+    queryFn: ({ pageParam }) => fetchJobs(filters, pageParam || undefined),
+    initialPageParam: "",
+    getNextPageParam: (last) => last.nextCursor ?? undefined,
     // A pause or resume changes no job row: while something waits, look again now and then.
-    refetchInterval: (q) => (q.state.data?.jobs.some(isHeld) ? 5_000 : false),
+    refetchInterval: (q) => (q.state.data?.pages.some((p) => p.jobs.some(isHeld)) ? 5_000 : false),
   });
   useTenantJobEvents();
 
   if (query.isPending) return <p className="text-sm text-slate-500">Loading exports…</p>;
   if (query.isError) return <Alert tone="error">Could not load exports: {query.error.message}</Alert>;
-  const jobs = query.data.jobs;
+  const jobs = query.data.pages.flatMap((p) => p.jobs);
 
   return (
     <section aria-labelledby="recent-exports" className="rounded-lg border border-slate-200 bg-white shadow-sm">
-      <h2 id="recent-exports" className="border-b border-slate-200 px-5 py-3 text-lg font-semibold">
+      <h2 id="recent-exports" className="border-b border-slate-200 px-4 py-3 text-lg font-semibold sm:px-5">
         Recent exports
       </h2>
       {jobs.length === 0 ? (
         <p className="px-5 py-6 text-sm text-slate-500">No exports yet. Request one above.</p>
       ) : (
-        <table className="w-full text-sm">
-          <thead className="bg-slate-50 text-left text-xs uppercase text-slate-500">
-            <tr>
-              <th className="px-5 py-2">Requested</th>
-              <th className="px-5 py-2">Export</th>
-              <th className="px-5 py-2">Status</th>
-              <th className="px-5 py-2">Progress</th>
-              <th className="px-5 py-2">Result</th>
-            </tr>
-          </thead>
-          <tbody>
+        <>
+          {/* On a phone each export is a card; from md on, the cards line up under these headings. */}
+          <div
+            aria-hidden="true"
+            className={`hidden gap-x-4 bg-slate-50 px-5 py-2 text-xs font-medium uppercase tracking-wide text-slate-500 md:grid ${columns}`}
+          >
+            <span>Requested</span>
+            <span>Export</span>
+            <span>Status</span>
+            <span>Progress</span>
+            <span>Result</span>
+          </div>
+          <ul aria-label="Exports, newest first">
             {jobs.map((job) => {
               const file = job.result?.files[0];
+              const range = windowText(job);
               return (
-                <tr
+                <li
                   key={job.id}
                   data-testid="export-row"
                   data-job-id={job.id}
-                  className="border-t border-slate-100 align-top"
+                  className={`grid min-w-0 grid-cols-1 gap-x-4 gap-y-2 border-t border-slate-100 px-4 py-3 text-sm first:border-t-0 sm:px-5 md:items-start ${columns}`}
                 >
-                  <td className="px-5 py-3 whitespace-nowrap">
+                  <div className="flex flex-wrap items-baseline gap-x-2 md:block">
+                    <span className={cellLabel}>Requested</span>
                     <Link href={`/jobs/${job.id}`} className="text-indigo-700 underline">
-                      {formatTime(job.createdAt)}
+                      <Time iso={job.createdAt} />
                     </Link>
-                  </td>
-                  <td className="px-5 py-3">{describe(job)}</td>
-                  <td className="px-5 py-3">
-                    <StatusBadge status={job.status} />
-                  </td>
-                  <td className="px-5 py-3">
-                    <JobProgress job={job} label={`Progress of export ${describe(job)}`} />
-                  </td>
-                  <td className="px-5 py-3">
-                    {file && !file.expired && (
-                      <a
-                        href={file.downloadUrl}
-                        className="rounded bg-emerald-700 px-3 py-1 text-xs font-medium text-white hover:bg-emerald-800"
-                        download
-                      >
-                        Download ({formatBytes(file.size)})
-                      </a>
-                    )}
-                    {file?.expired && <span className="text-xs text-slate-500">Expired</span>}
-                    {/* Anyone of the tenant may stop an export they no longer need. */}
-                    <JobActions job={job} canOperate={false} />
-                    {job.error && (
-                      <span role="alert" className="block max-w-xs text-xs break-words text-red-700">
-                        {job.error.message}
+                    {job.requestedBy && (
+                      <span className="block truncate text-xs text-slate-500" title={job.requestedBy}>
+                        by {job.requestedBy}
                       </span>
                     )}
-                  </td>
-                </tr>
+                  </div>
+                  <div className="min-w-0">
+                    <span className={cellLabel}>Export</span>
+                    <span className="block">{describe(job)}</span>
+                    {range && <span className="block text-xs text-slate-500">{range}</span>}
+                  </div>
+                  <div>
+                    <span className={cellLabel}>Status</span> <StatusBadge status={job.status} />
+                  </div>
+                  <div className="min-w-0">
+                    <span className={cellLabel}>Progress</span>
+                    <JobProgress job={job} label={`Progress of export ${describe(job)}`} />
+                  </div>
+                  <div className="min-w-0 space-y-2">
+                    <span className={cellLabel}>Result</span>
+                    {file && !file.expired && (
+                      <p className="flex flex-wrap items-center gap-x-2 gap-y-1">
+                        <a
+                          href={file.downloadUrl}
+                          className="inline-block whitespace-nowrap rounded bg-emerald-700 px-3 py-1 text-xs font-medium text-white hover:bg-emerald-800"
+                          download
+                        >
+                          Download ({formatBytes(file.size)})
+                        </a>
+                        <span className="text-xs text-slate-500">
+                          {formatCount(file.rows)} rows · expires <Time iso={file.expiresAt} />
+                        </span>
+                      </p>
+                    )}
+                    <ExpiryNote job={job} />
+                    {/* A cancel is what somebody asked for, not a failure: said plainly, not as an alert. */}
+                    {job.error &&
+                      (job.error.class === "cancelled" ? (
+                        <span className="block text-xs break-words text-slate-600">{job.error.message}</span>
+                      ) : (
+                        <span role="alert" className="block text-xs break-words text-red-700">
+                          {job.error.message}
+                        </span>
+                      ))}
+                    <div className="flex flex-wrap items-center gap-3">
+                      {/* The form above, filled in as this one was (the job page links here too). */}
+                      <Link
+                        href={`/exports?again=${job.id}`}
+                        className="inline-block whitespace-nowrap rounded border border-slate-300 bg-white px-3 py-1 text-sm font-medium text-slate-800 hover:bg-slate-50"
+                      >
+                        Request again
+                      </Link>
+                      {/* Anyone of the tenant may stop an export they no longer need. */}
+                      <JobActions job={job} canOperate={false} />
+                    </div>
+                  </div>
+                </li>
               );
             })}
-          </tbody>
-        </table>
+          </ul>
+          <div className="flex flex-wrap items-center gap-3 border-t border-slate-100 px-4 py-3 text-sm text-slate-500 sm:px-5">
+            <span data-testid="export-count">
+              {query.hasNextPage
+                ? `The newest ${formatCount(jobs.length)}; older ones come with Load more.`
+                : `All ${jobs.length === 1 ? "1 export" : `${formatCount(jobs.length)} exports`}.`}
+            </span>
+            <LoadMore query={query} />
+          </div>
+        </>
       )}
     </section>
   );

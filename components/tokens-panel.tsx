@@ -2,13 +2,13 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
-import { createToken, fetchTokens, revokeToken, tokenKeys } from "@/lib/client/api";
-import { formatTime } from "@/lib/client/format";
+import { ApiError, createToken, fetchTokens, revokeToken, tokenKeys, type TokenDto } from "@/lib/client/api";
 import { Alert } from "./ui/alert";
 import { Button } from "./ui/button";
 import { CopyButton } from "./ui/copy-button";
 import { useConfirm } from "./ui/confirm-dialog";
 import { Select } from "./ui/select";
+import { Time } from "./ui/time";
 
 export function TokensPanel() {
   const qc = useQueryClient();
@@ -22,10 +22,18 @@ export function TokensPanel() {
       void qc.invalidateQueries({ queryKey: tokenKeys.all });
     },
   });
+  // What the last revoke did: revoked it, or nothing (it was already revoked, perhaps in another tab).
+  const [revoked, setRevoked] = useState<{ name: string; changed: boolean } | null>(null);
   const revoke = useMutation({
-    mutationFn: revokeToken,
-    onSuccess: () => void qc.invalidateQueries({ queryKey: tokenKeys.all }),
+    mutationFn: (t: TokenDto) => revokeToken(t.id),
+    onMutate: () => setRevoked(null),
+    onSuccess: (_r, t) => setRevoked({ name: t.name, changed: true }),
+    onError: (err, t) => {
+      if (err instanceof ApiError && err.status === 404) setRevoked({ name: t.name, changed: false });
+    },
+    onSettled: () => void qc.invalidateQueries({ queryKey: tokenKeys.all }),
   });
+  const revokeError = revoke.error instanceof ApiError && revoke.error.status === 404 ? null : revoke.error;
 
   const onSubmit = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();
@@ -91,33 +99,56 @@ export function TokensPanel() {
           <CopyButton text={secret} label="Copy token" className="mt-2" />
         </Alert>
       )}
-      {revoke.error && <Alert tone="error">{revoke.error.message}</Alert>}
+      {revokeError && <Alert tone="error">{revokeError.message}</Alert>}
+      {revoked && (
+        <Alert tone={revoked.changed ? "success" : "neutral"} testId="revoke-result">
+          {revoked.changed
+            ? `Token “${revoked.name}” revoked: requests with it are refused from now on.`
+            : `Nothing to revoke: token “${revoked.name}” was already revoked.`}
+        </Alert>
+      )}
       <section aria-label="Your tokens" className="rounded-lg border border-slate-200 bg-white shadow-sm">
         {tokens.data?.tokens.length ? (
           <ul>
             {tokens.data.tokens.map((t) => (
               <li
                 key={t.id}
-                className="flex items-center gap-4 border-t border-slate-100 px-5 py-3 text-sm first:border-0"
+                data-testid="token-row"
+                className="flex flex-wrap items-center gap-x-4 gap-y-1 border-t border-slate-100 px-4 py-3 text-sm first:border-0 sm:px-5"
               >
-                <span className="font-medium">{t.name}</span>
+                <span className="min-w-0 break-all font-medium">{t.name}</span>
                 <span className="text-slate-600">{t.scopes.join(" + ")}</span>
                 <span className="text-slate-600">
-                  {t.expiresAt ? `expires ${formatTime(t.expiresAt)}` : "never expires"}
+                  {t.expiresAt ? (
+                    <>
+                      expires <Time iso={t.expiresAt} />
+                    </>
+                  ) : (
+                    "never expires"
+                  )}
                 </span>
                 <code className="text-slate-500">{t.prefix}…</code>
-                <span className="text-slate-500">created {formatTime(t.createdAt)}</span>
-                <span className="text-slate-500">last used {formatTime(t.lastUsedAt)}</span>
+                <span className="text-slate-500">
+                  created <Time iso={t.createdAt} />
+                </span>
+                <span className="text-slate-500">
+                  last used <Time iso={t.lastUsedAt} empty="never" />
+                </span>
                 <Button
                   variant="link"
                   onClick={async () => {
                     const ok = await confirm({
-                      title: `Revoke ${t.name}?`,
-                      message: "Every request with this token is refused from now on. This cannot be undone.",
+                      title: `Revoke token “${t.name}”?`,
+                      message: (
+                        <>
+                          Every request with <strong>{t.name}</strong> (<code>{t.prefix}…</code>) is refused from now
+                          on. This cannot be undone.
+                        </>
+                      ),
                       confirmLabel: "Revoke token",
                       variant: "danger",
                     });
-                    if (ok) revoke.mutate(t.id);
+                    if (ok) revoke.mutate(t);
                   }}
                   className="ml-auto text-red-700"
                   aria-label={`Revoke token ${t.name}`}

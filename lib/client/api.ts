@@ -66,14 +66,21 @@ export const jobKeys = {
   all: ["jobs"] as const,
   lists: () => [...jobKeys.all, "list"] as const,
   list: (filters: JobFilters) => [...jobKeys.lists(), filters] as const,
+  /** A list paged with "Load more" (an infinite query: its data is `{ pages }`). */
+  pages: (filters: JobFilters) => [...jobKeys.lists(), "pages", filters] as const,
   detail: (id: string) => [...jobKeys.all, "detail", id] as const,
 };
 
 export const tokenKeys = { all: ["tokens"] as const };
 
-export function fetchJobs(filters: JobFilters): Promise<{ jobs: JobDto[]; nextCursor: string | null }> {
+/** One page of the tenant's jobs, newest first; `cursor`: a previous page's `nextCursor`. */
+export function fetchJobs(
+  filters: JobFilters,
+  cursor?: string,
+): Promise<{ jobs: JobDto[]; nextCursor: string | null }> {
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(filters)) if (v !== undefined) q.set(k, String(v));
+  if (cursor) q.set("cursor", cursor);
   return request(`/api/v1/jobs?${q}`);
 }
 

@@ -2,7 +2,7 @@
 /**
  * Live updates over Server-Sent Events, merged into react-query's cache.
  */
-import { useQueryClient } from "@tanstack/react-query";
+import { useQueryClient, type InfiniteData } from "@tanstack/react-query";
 import { useEffect } from "react";
 import { isTerminal, type JobDto } from "../jobs/dto";
 import type { JobEventWire } from "../sse/streams";
@@ -50,7 +50,9 @@ export function useJobEvents(jobId: string, enabled: boolean): void {
   }, [jobId, enabled, qc]);
 }
 
-/** Streams the tenant's job events into every cached job list. */
+type JobPage = { jobs: JobDto[]; nextCursor: string | null };
+
+/** Streams the tenant's job events into every cached job list (paged ones too). */
 export function useTenantJobEvents(): void {
   const qc = useQueryClient();
   useEffect(() => {
@@ -58,16 +60,18 @@ export function useTenantJobEvents(): void {
     source.addEventListener("job", (m) => {
       const e = JSON.parse((m as MessageEvent<string>).data) as JobEventWire;
       let known = false;
-      qc.setQueriesData<{ jobs: JobDto[]; nextCursor: string | null }>({ queryKey: jobKeys.lists() }, (old) => {
+      const patch = (page: JobPage): JobPage => ({
+        ...page,
+        jobs: page.jobs.map((j) => {
+          if (j.id !== e.jobId) return j;
+          known = true;
+          return applyJobEvent(j, e);
+        }),
+      });
+      // A list is one page, or the pages of an infinite query ("Load more").
+      qc.setQueriesData<JobPage | InfiniteData<JobPage>>({ queryKey: jobKeys.lists() }, (old) => {
         if (!old) return old;
-        return {
-          ...old,
-          jobs: old.jobs.map((j) => {
-            if (j.id !== e.jobId) return j;
-            known = true;
-            return applyJobEvent(j, e);
-          }),
-        };
+        return "pages" in old ? { ...old, pages: old.pages.map(patch) } : patch(old);
       });
       // New jobs, and finished ones (their result files), come from the API.
       if (!known || isTerminal(e.status)) void qc.invalidateQueries({ queryKey: jobKeys.lists() });

@@ -144,17 +144,31 @@ async function endFiles(files: { id: string; storageKey: string }[]): Promise<vo
   }
 }
 
+/**
+ * Why a link opens nothing (`details.reason` of its 404/410): it never existed,
+ * was revoked, ran out of time, or its export's file is gone (expired or deleted).
+ */
+export type LinkProblem = "unknown" | "revoked" | "expired" | "file_gone";
+
+const linkError = (code: "not_found" | "gone", message: string, reason: LinkProblem) =>
+  new AppError(code, message, undefined, { details: { reason } });
+
 /** Opens the file behind a link token: 404 for a token that never existed, 410 once it cannot be used. */
 export async function openLinkDownload(token: string): Promise<ExportDownload> {
-  if (!token.startsWith(LINK_PREFIX) || token.length > 200) throw notFound("Link not found");
+  if (!token.startsWith(LINK_PREFIX) || token.length > 200) throw linkError("not_found", "Link not found", "unknown");
   const link = await db().exportLink.findUnique({
     where: { tokenHash: hashLink(token) },
     include: { file: { include: { job: { select: { status: true } } } } },
   });
-  if (!link) throw notFound("Link not found");
-  if (link.revokedAt) throw new AppError("gone", "This link was revoked");
-  if (link.expiresAt <= new Date()) throw new AppError("gone", "This link has expired");
-  return openAndCount(downloadableFile(link.file.job.status, link.file), link.id);
+  if (!link) throw linkError("not_found", "Link not found", "unknown");
+  if (link.revokedAt) throw linkError("gone", "This link was revoked", "revoked");
+  if (link.expiresAt <= new Date()) throw linkError("gone", "This link has expired", "expired");
+  try {
+    return await openAndCount(downloadableFile(link.file.job.status, link.file), link.id);
+  } catch (err) {
+    if (err instanceof AppError && err.code === "gone") throw linkError("gone", err.message, "file_gone");
+    throw err;
+  }
 }
 
 /**

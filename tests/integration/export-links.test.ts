@@ -29,8 +29,13 @@ async function finishedExport(): Promise<string> {
 }
 
 const tokenOf = (url: string) => url.replace(/^\/d\//, "");
-const viaRoute = (token: string) =>
-  linkRoute(new Request(`http://x/d/${token}`), { params: Promise.resolve({ token }) });
+const viaRoute = (token: string, accept?: string) =>
+  linkRoute(new Request(`http://x/d/${token}`, accept ? { headers: { Accept: accept } } : {}), {
+    params: Promise.resolve({ token }),
+  });
+/** What Chromium sends when a person opens a link. */
+const BROWSER_ACCEPT =
+  "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8,application/signed-exchange;v=b3;q=0.7";
 
 describe("download links and expiry", () => {
   test("a link downloads the file without signing in, counts, and is for its tenant only", async () => {
@@ -73,6 +78,48 @@ describe("download links and expiry", () => {
     assert.match(((await res.json()) as { error: { message: string } }).error.message, /expired/);
     const audit = await db().auditLog.findMany({ where: { targetIds: { has: id } }, select: { action: true } });
     assert.deepEqual(audit.map((a) => a.action).sort(), ["export.link", "export.link", "export.link_revoke"]);
+  });
+
+  test("a browser gets a page saying what happened, with the same status; API clients keep the JSON", async () => {
+    const id = await finishedExport();
+    const revoked = await createExportLink(fx.p.ada, id, {});
+    await revokeExportLink(fx.p.ada, id, revoked.id);
+    const expired = await createExportLink(fx.p.ada, id, { ttlSeconds: 60 });
+    await pool().query("UPDATE export_links SET expires_at = now() - interval '1 second' WHERE id = $1", [expired.id]);
+    const cases = [
+      { token: tokenOf(revoked.url!), status: 410, reason: "revoked", says: /was revoked/ },
+      { token: tokenOf(expired.url!), status: 410, reason: "expired", says: /has expired/ },
+      { token: "dl_never-made", status: 404, reason: "unknown", says: /does not work/ },
+      { token: "not-even-a-link", status: 404, reason: "unknown", says: /does not work/ },
+    ];
+    for (const c of cases) {
+      const page = await viaRoute(c.token, BROWSER_ACCEPT);
+      assert.equal(page.status, c.status, c.reason);
+      assert.match(page.headers.get("content-type")!, /^text\/html; charset=utf-8/);
+      assert.equal(page.headers.get("referrer-policy"), "no-referrer", "the token in the URL leaks nowhere");
+      const html = await page.text();
+      assert.match(html, new RegExp(`data-reason="${c.reason}"`));
+      assert.match(html, c.says);
+      assert.match(html, /ask (the person who shared it|them)[^.]*new link/i, "it says what to do");
+      assert.doesNotMatch(html, new RegExp(c.token), "the page does not repeat the token");
+      for (const accept of [undefined, "*/*", "application/json", "application/json, text/html;q=0.5"]) {
+        const api = await viaRoute(c.token, accept);
+        assert.equal(api.status, c.status, `${c.reason} as JSON (${accept ?? "no Accept"})`);
+        const body = (await api.json()) as { error: { code: string; details: { reason: string } } };
+        assert.equal(body.error.code, c.status === 404 ? "not_found" : "gone");
+        assert.equal(body.error.details.reason, c.reason);
+      }
+    }
+    // A file that is gone (the export deleted) is a reason of its own; a working link still downloads in a browser.
+    const live = await createExportLink(fx.p.ada, id, {});
+    const ok = await viaRoute(tokenOf(live.url!), BROWSER_ACCEPT);
+    assert.equal(ok.status, 200);
+    assert.match(ok.headers.get("content-disposition")!, /attachment/);
+    await ok.arrayBuffer();
+    await deleteExport(fx.p.ada, id);
+    const gone = await viaRoute(tokenOf(live.url!), BROWSER_ACCEPT);
+    assert.equal(gone.status, 410);
+    assert.match(await gone.text(), /data-reason="file_gone"[\s\S]*request the export again/);
   });
 
   test("deleting an export early removes its file; the job shows expired; its links answer 410", async () => {

@@ -233,6 +233,53 @@ describe("exports", () => {
     );
   });
 
+  test("the exports list pages through 60 exports, 25 at a time: each once, newest first, none missed", async () => {
+    // 60 exports of ada's tenant, a third of them made in the same millisecond (ties are broken by id),
+    // between other jobs of the tenant and another tenant's exports, which the list never shows.
+    const base = Date.now() - 3_600_000;
+    const made: string[] = [];
+    for (let i = 0; i < 60; i++) {
+      const at = new Date(i < 20 ? base : base + i * 1_000);
+      const { rows } = await pool().query<{ id: string }>(
+        `INSERT INTO jobs (id, tenant_id, type, queue, status, input, input_hash, created_at, finished_at, updated_at)
+         VALUES (gen_random_uuid(), $1, 'export', 'interactive', 'succeeded', $2, 'paging', $3, $3, now()) RETURNING id`,
+        [fx.p.acmeId, JSON.stringify({ dataset: "orders", format: "csv", compression: "none" }), at],
+      );
+      made.push(rows[0]!.id);
+      await pool().query(
+        `INSERT INTO jobs (id, tenant_id, type, queue, status, input, input_hash, created_at, finished_at, updated_at)
+         VALUES (gen_random_uuid(), $1, $2, 'bulk', 'succeeded', '{}', 'paging', $3, $3, now())`,
+        [i % 2 ? fx.p.globexId : fx.p.acmeId, i % 2 ? "export" : "probe", at],
+      );
+    }
+    const seen: string[] = [];
+    const pages: number[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await listJobs(fx.p.ada, { type: "export", limit: "25", ...(cursor ? { cursor } : {}) });
+      pages.push(page.jobs.length);
+      seen.push(...page.jobs.map((j) => j.id));
+      assert.ok(page.jobs.every((j) => j.type === "export" && j.tenantId === fx.p.acmeId));
+      cursor = page.nextCursor ?? undefined;
+      // An export requested meanwhile is newer than every cursor: it shifts nothing into a later page.
+      if (pages.length === 1) await requestExport(fx.p.ada, { dataset: "customers" });
+    } while (cursor);
+    const expected = await db().job.findMany({
+      where: { tenantId: fx.p.acmeId, type: "export", createdAt: { lte: new Date(base + 59_000) } },
+      orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+      select: { id: true },
+    });
+    const older = seen.slice(seen.indexOf(made[59]!));
+    assert.equal(new Set(seen).size, seen.length, "no export twice");
+    assert.deepEqual(
+      older,
+      expected.map((j) => j.id),
+      "every export once, in order",
+    );
+    for (const id of made) assert.ok(seen.includes(id), `export ${id} listed`);
+    assert.ok(pages.length >= 3 && pages.slice(0, -1).every((n) => n === 25), `pages of 25: ${pages.join(", ")}`);
+  });
+
   test("an expired export answers gone", async () => {
     const { job } = await requestExport(fx.p.ada, { dataset: "customers", format: "jsonl" });
     await drainJobs();
