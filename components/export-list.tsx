@@ -10,6 +10,7 @@ import { JobProgress } from "./job-progress";
 import { Alert } from "./ui/alert";
 import { LoadMore } from "./ui/load-more";
 import { StatusBadge } from "./ui/status-badge";
+import { PauseBadge } from "./pause-notice";
 import { Time } from "./ui/time";
 
 type ExportInput = {
@@ -135,7 +136,8 @@ export function ExportList() {
                     {range && <span className="block text-xs text-slate-500">{range}</span>}
                   </div>
                   <div>
-                    <span className={cellLabel}>Status</span> <StatusBadge status={job.status} />
+                    <span className={cellLabel}>Status</span> <StatusBadge status={job.status} />{" "}
+                    <PauseBadge pause={job.pause} />
                   </div>
                   <div className="min-w-0">
                     <span className={cellLabel}>Progress</span>
@@ -147,13 +149,20 @@ export function ExportList() {
                       <p className="flex flex-wrap items-center gap-x-2 gap-y-1">
                         <a
                           href={file.downloadUrl}
-                          className="inline-block whitespace-nowrap rounded bg-emerald-700 px-3 py-1 text-xs font-medium text-white hover:bg-emerald-800"
+                          className={
+                            file.partial
+                              ? "inline-block whitespace-nowrap rounded border border-amber-400 bg-amber-50 px-3 py-1 text-xs font-medium text-amber-900 hover:bg-amber-100"
+                              : "inline-block whitespace-nowrap rounded bg-emerald-700 px-3 py-1 text-xs font-medium text-white hover:bg-emerald-800"
+                          }
                           download
                         >
-                          Download ({formatBytes(file.size)})
+                          {file.partial
+                            ? `Download partial${job.progress.children ? ` (${job.progress.children.done} of ${job.progress.children.total} parts)` : ""}`
+                            : `Download (${formatBytes(file.size)})`}
                         </a>
                         <span className="text-xs text-slate-500">
-                          {formatCount(file.rows)} rows · expires <Time iso={file.expiresAt} />
+                          {file.rows === 0 ? "no rows matched" : `${formatCount(file.rows)} rows`} · expires{" "}
+                          <Time iso={file.expiresAt} />
                         </span>
                       </p>
                     )}
@@ -163,9 +172,7 @@ export function ExportList() {
                       (job.error.class === "cancelled" ? (
                         <span className="block text-xs break-words text-slate-600">{job.error.message}</span>
                       ) : (
-                        <span role="alert" className="block text-xs break-words text-red-700">
-                          {job.error.message}
-                        </span>
+                        <span className="block text-xs break-words text-red-700">{job.error.message}</span>
                       ))}
                     <div className="flex flex-wrap items-center gap-3">
                       {/* The form above, filled in as this one was (the job page links here too). */}

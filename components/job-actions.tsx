@@ -2,7 +2,7 @@
 
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
-import { cancelJob, jobKeys, replayJob, runJobAction, type JobDto } from "@/lib/client/api";
+import { ApiError, cancelJob, jobKeys, replayJob, runJobAction, type JobDto } from "@/lib/client/api";
 import { isTerminal } from "@/lib/jobs/dto";
 import { Alert } from "./ui/alert";
 import { Button } from "./ui/button";
@@ -95,11 +95,17 @@ export function JobActions({ job, canOperate }: { job: JobDto; canOperate: boole
           {single.data.affected ? "Done." : "Nothing to do: the job moved on."}
         </Alert>
       )}
-      {error && (
-        <Alert tone="error" inline>
-          {error.message}
-        </Alert>
-      )}
+      {error &&
+        // A conflict (the job moved on: it finished, or was replayed already) changed nothing: said plainly, not as a failure.
+        (error instanceof ApiError && error.status === 409 ? (
+          <Alert tone="neutral" inline>
+            Nothing changed: {error.message}
+          </Alert>
+        ) : (
+          <Alert tone="error" inline>
+            {error.message}
+          </Alert>
+        ))}
     </div>
   );
 }

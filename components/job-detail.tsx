@@ -102,7 +102,15 @@ export function JobDetail({
         </h1>
         <StatusBadge status={job.status} />
         <PauseBadge pause={job.pause} />
-        <div className="w-full sm:ml-auto sm:w-auto">
+        <div className="flex w-full flex-wrap items-center gap-3 sm:ml-auto sm:w-auto">
+          {job.type === "export" && (
+            <Link
+              href={`/exports?again=${job.id}`}
+              className="rounded border border-slate-300 px-3 py-1.5 text-sm text-slate-800 hover:bg-slate-50"
+            >
+              Request again
+            </Link>
+          )}
           <JobActions job={job} canOperate={canOperate} />
         </div>
       </div>
