@@ -52,6 +52,40 @@ test.describe("as oscar (operator)", () => {
     );
     expect(audit).toHaveLength(1);
   });
+
+  test("a group whose jobs crashed their worker opens on its jobs, and replaying it asks first and says why", async ({
+    page,
+  }) => {
+    const marker = `worker-killer-e2e-${Date.now()}`;
+    const ids = (
+      await sql<{ id: string }>(
+        `INSERT INTO jobs (id, tenant_id, type, queue, status, input, input_hash, attempts, max_attempts,
+                           error_class, error_message, finished_at, updated_at)
+         SELECT gen_random_uuid(), t.id, 'probe', 'bulk', 'failed', '{"crashWorker": true}', 'e2e', 10, 10, 'crashed',
+                'the worker running it died: ' || $1, now(), now()
+         FROM tenants t, generate_series(1, 2) WHERE t.slug = 'acme' RETURNING id`,
+        [marker],
+      )
+    ).map((r) => r.id);
+    await page.goto("/ops/dead-letters");
+    const group = page.getByTestId("dead-letter-group").filter({ hasText: marker });
+    await expect(group.getByTestId("group-count")).toHaveText("2");
+    await expect(group.getByTestId("replay-warning")).toContainText("ended in their worker's death");
+
+    // Replay is not the obvious button here; it asks, and says why.
+    await group.getByRole("button", { name: "Replay 2" }).click();
+    const dialog = page.getByRole("dialog");
+    await expect(dialog).toContainText("Replay jobs that will likely fail again?");
+    await expect(dialog).toContainText("will likely crash workers again");
+    await dialog.getByRole("button", { name: "Go back" }).click();
+    expect(await sql("SELECT 1 FROM jobs WHERE replay_of_id = ANY($1::uuid[])", [ids])).toHaveLength(0);
+
+    // The group opens on exactly its jobs in the explorer.
+    await group.getByTestId("group-jobs").click();
+    await expect(page).toHaveURL(/\/ops\/jobs\?.*errorClass=crashed.*fingerprint=/);
+    await expect(page.getByTestId("ops-job")).toHaveCount(2);
+    for (const id of ids) await expect(page.locator(`[data-testid="ops-job-id"][title="${id}"]`)).toHaveCount(1);
+  });
 });
 
 test.describe("as gus (Globex member)", () => {
