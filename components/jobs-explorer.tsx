@@ -2,23 +2,30 @@
 
 import { useInfiniteQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
-import { useState, type FormEvent } from "react";
+import { usePathname, useSearchParams } from "next/navigation";
+import { useState, useSyncExternalStore, useEffect, type FormEvent } from "react";
 import {
+  ApiError,
   fetchOpsJobs,
   jobKeys,
+  opsJobFilterKeys,
   planJobAction,
   runJobAction,
   type JobAction,
+  type JobDto,
   type OpsJobFilters,
 } from "@/lib/client/api";
-import { formatCount, formatTime } from "@/lib/client/format";
+import { formatCount, formatDuration, formatTime, localZone } from "@/lib/client/format";
 import { Alert } from "./ui/alert";
 import { Button } from "./ui/button";
 import { useConfirm } from "./ui/confirm-dialog";
+import { CopyButton } from "./ui/copy-button";
 import { LoadMore } from "./ui/load-more";
 import { fieldClass, QueueSelect, Select } from "./ui/select";
 import { useJobEventsRefetch } from "@/lib/client/live";
 import { StatusBadge } from "./ui/status-badge";
+import { TableBox, td, th, theadClass } from "./ui/table";
+import { Time } from "./ui/time";
 
 const STATUSES = ["scheduled", "queued", "running", "retrying", "succeeded", "failed", "cancelled", "expired"];
 /** Jobs per request while a bulk action runs, so its progress shows. */
@@ -30,48 +37,228 @@ const ACTIONS: { action: JobAction; label: string }[] = [
   { action: "discard", label: "Discard" },
 ];
 
-export function JobsExplorer({
-  isAdmin,
-  types,
-  initial = {},
-}: {
-  isAdmin: boolean;
-  types: string[];
-  /** Filters from the page's URL (?status=&type=&queue=&tenant=&q=), e.g. a link from the overview. */
-  initial?: OpsJobFilters;
-}) {
+// ── The URL ──────────────────────────────────────────────────────────────────
+//
+// The explorer's filters live in its URL, in the page's words:
+//   /ops/jobs?status=&type=&queue=&tenant=&q=&from=&to=&errorClass=&fingerprint=&dead=1&children=1
+// `from` and `to` are dates (YYYY-MM-DD) in the browser's time zone: jobs created from the start of
+// `from` to the end of `to`. An ISO instant there is passed on as it is. The other keys are the API's
+// (docs/API.md, GET /api/v1/ops/jobs).
+
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+/** The filters a URL's query names (empty values dropped). */
+export function filtersFromSearch(params: URLSearchParams): OpsJobFilters {
+  const out: OpsJobFilters = {};
+  for (const k of opsJobFilterKeys) {
+    const v = params.get(k)?.trim();
+    if (v) out[k] = v;
+  }
+  return out;
+}
+
+/** Local midnight at the start of a date (plus `days`), or null for a day that does not exist. */
+function localMidnight(date: string, days = 0): Date | null {
+  const [y, m, d] = date.split("-").map(Number) as [number, number, number];
+  const at = new Date(y, m - 1, d);
+  if (at.getFullYear() !== y || at.getMonth() !== m - 1 || at.getDate() !== d) return null;
+  at.setDate(at.getDate() + days);
+  return at;
+}
+
+/**
+ * The URL's filters as the API takes them: a date `from` is the local midnight it starts with, a
+ * date `to` the local midnight after it (the day is included). Anything else goes as it is, for the
+ * API to check (and refuse naming the field).
+ */
+export function apiFilters(url: OpsJobFilters): OpsJobFilters {
+  const out = { ...url };
+  for (const [k, days] of [
+    ["from", 0],
+    ["to", 1],
+  ] as const) {
+    const v = url[k];
+    const at = v && DATE.test(v) ? localMidnight(v, days) : null;
+    if (at) out[k] = at.toISOString();
+  }
+  return out;
+}
+
+/** The form's fields; `from`/`to` empty when the URL holds something other than a date (shown as a chip). */
+type Draft = Record<"status" | "type" | "queue" | "tenant" | "q" | "from" | "to", string> & { children: boolean };
+
+function draftOf(f: OpsJobFilters): Draft {
+  return {
+    status: f.status ?? "",
+    type: f.type ?? "",
+    queue: f.queue ?? "",
+    tenant: f.tenant ?? "",
+    q: f.q ?? "",
+    from: f.from && DATE.test(f.from) ? f.from : "",
+    to: f.to && DATE.test(f.to) ? f.to : "",
+    children: f.children === "1",
+  };
+}
+
+/** Filters only a link sets (from the dead-letters page, say), shown as removable chips. */
+const CHIPS: { key: keyof OpsJobFilters; label: (v: string) => string; shown?: (v: string) => boolean }[] = [
+  { key: "errorClass", label: (v) => `Error class: ${v}` },
+  { key: "fingerprint", label: (v) => `Fingerprint: ${v}` },
+  { key: "dead", label: () => "Dead letters only (not replayed or discarded)", shown: (v) => v === "1" },
+  { key: "from", label: (v) => `Created from ${formatTime(v)}`, shown: (v) => !DATE.test(v) },
+  { key: "to", label: (v) => `Created before ${formatTime(v)}`, shown: (v) => !DATE.test(v) },
+];
+
+// ── A row ────────────────────────────────────────────────────────────────────
+
+/** "events · csv.gz": what an export (or an export's part) reads and writes, from its input. */
+export function datasetOf(job: Pick<JobDto, "type" | "input">): string | null {
+  const input = job.input as Record<string, unknown> | null;
+  const request = job.type === "export_part" ? input?.request : input;
+  if (!request || typeof request !== "object") return null;
+  const { dataset, format, compression } = request as Record<string, unknown>;
+  if (typeof dataset !== "string") return null;
+  const file = typeof format === "string" ? `${format}${compression === "gzip" ? ".gz" : ""}` : null;
+  const part =
+    typeof input?.part === "number" && typeof input.parts === "number" ? `part ${input.part} of ${input.parts}` : null;
+  return [dataset, file, part].filter(Boolean).join(" · ");
+}
+
+/** How long it ran (finished − started), or has been running; null before it started. */
+function durationOf(job: JobDto, now: number): string | null {
+  if (!job.startedAt) return null;
+  const started = new Date(job.startedAt).getTime();
+  if (job.finishedAt) return formatDuration(new Date(job.finishedAt).getTime() - started);
+  if (job.status === "running") return `running for ${formatDuration(now - started)}`;
+  return null;
+}
+
+/** Who asked for the job: a person, or what else made it. */
+function requesterOf(job: JobDto): string {
+  if (job.requestedBy) return job.requestedBy;
+  if (job.parentId) return "its parent job";
+  if (job.scheduleId || job.scheduledFor) return "a schedule";
+  return "—";
+}
+
+/** Now, every 15 s (for "running for"). */
+function useNow(): number {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    const t = setInterval(() => setNow(Date.now()), 15_000);
+    return () => clearInterval(t);
+  }, []);
+  return now;
+}
+
+const noSubscription = () => () => {};
+
+// ── The explorer ─────────────────────────────────────────────────────────────
+
+type Selection = { search: string; ids: Set<string>; all: boolean };
+
+export function JobsExplorer({ isAdmin, types }: { isAdmin: boolean; types: string[] }) {
   const qc = useQueryClient();
+  const pathname = usePathname();
+  const urlSearch = useSearchParams().toString();
+  // The filters just applied, from the click on: the table and the bulk actions never act on the
+  // previous filters while the URL catches up. Any other change of the URL (Back, a link) wins.
+  const [pending, setPending] = useState<{ from: string; to: string } | null>(null);
+  if (pending && pending.from !== urlSearch) setPending(null);
+  const search = pending && pending.from === urlSearch ? pending.to : urlSearch;
+  const params = new URLSearchParams(search);
   const { confirm, dialog } = useConfirm();
-  const [filters, setFilters] = useState<OpsJobFilters>(initial);
-  const [selected, setSelected] = useState<Set<string>>(new Set());
-  const [allMatching, setAllMatching] = useState(false);
-  const [result, setResult] = useState<string | null>(null);
+  const now = useNow();
+  // The browser's zone, once hydrated (the server's would be another one).
+  const zone = useSyncExternalStore(noSubscription, localZone, () => null);
+
+  const urlFilters = filtersFromSearch(params);
+  const filters = apiFilters(urlFilters);
   const queryKey = ["ops-jobs", filters];
   const jobs = useInfiniteQuery({
     queryKey,
     queryFn: ({ pageParam }) => fetchOpsJobs(filters, pageParam || undefined),
     initialPageParam: "",
     getNextPageParam: (last) => last.nextCursor ?? undefined,
+    // A refused filter is refused again: say so at once.
+    retry: (count, err) => !(err instanceof ApiError && err.status < 500) && count < 1,
   });
   // Rows follow the tenant's job events.
   useJobEventsRefetch(queryKey);
+
+  // The form, the selection and the range message belong to one URL: Back (or a link) starts them afresh.
+  const [draft, setDraft] = useState<{ search: string; values: Draft }>(() => ({
+    search,
+    values: draftOf(urlFilters),
+  }));
+  if (draft.search !== search) setDraft({ search, values: draftOf(urlFilters) });
+  const values = draft.search === search ? draft.values : draftOf(urlFilters);
+  const setField = <K extends keyof Draft>(k: K, v: Draft[K]) =>
+    setDraft((d) => ({ search: d.search, values: { ...d.values, [k]: v } }));
+  const [rangeError, setRangeError] = useState<string | null>(null);
+  const rangeMessage = rangeError === search ? "'To' must be on or after 'From'" : null;
+
+  const [selection, setSelection] = useState<Selection>(() => ({ search, ids: new Set(), all: false }));
+  const sel: Selection = selection.search === search ? selection : { search, ids: new Set(), all: false };
+  const selected = sel.ids;
+  const allMatching = sel.all;
+  const setSelected = (fn: (ids: Set<string>) => Set<string>) =>
+    setSelection((s) => {
+      const base = s.search === search ? s : { search, ids: new Set<string>(), all: false };
+      return { ...base, ids: fn(base.ids) };
+    });
+  const setAllMatching = (all: boolean) =>
+    setSelection((s) => ({ ...(s.search === search ? s : { search, ids: new Set<string>() }), all }));
+
+  const [result, setResult] = useState<string | null>(null);
   const [progress, setProgress] = useState<{ done: number; total: number; label: string } | null>(null);
   const [busy, setBusy] = useState(false);
   const [actionError, setActionError] = useState<string | null>(null);
   const rows = jobs.data?.pages.flatMap((p) => p.jobs) ?? [];
   const tenantSlugs: Record<string, string> = Object.assign({}, ...(jobs.data?.pages.map((p) => p.tenants) ?? []));
+
+  /** Opens the URL of these filters: a new history entry, so Back returns to the previous ones. */
+  const go = (next: URLSearchParams) => {
+    setResult(null);
+    setActionError(null);
+    if (next.toString() === search) {
+      void jobs.refetch();
+      return;
+    }
+    const q = next.toString();
+    setPending({ from: urlSearch, to: q });
+    // A new history entry (Next.js keeps useSearchParams in step), without a round trip to the server.
+    window.history.pushState(null, "", q ? `${pathname}?${q}` : pathname);
+  };
+
+  const apply = (v: Draft) => {
+    if (v.from && v.to && v.to < v.from) {
+      setRangeError(search);
+      document.getElementById("jobs-filter-to")?.focus();
+      return;
+    }
+    setRangeError(null);
+    const next = new URLSearchParams();
+    for (const k of ["status", "type", "queue", "tenant", "q", "from", "to"] as const) {
+      const value = v[k].trim();
+      if (value) next.set(k, value);
+      // An instant from a link (not a date the form shows) stays until its chip is removed or a date replaces it.
+      else if ((k === "from" || k === "to") && urlFilters[k] && !DATE.test(urlFilters[k])) next.set(k, urlFilters[k]);
+    }
+    for (const k of ["errorClass", "fingerprint", "dead"] as const) if (urlFilters[k]) next.set(k, urlFilters[k]);
+    if (v.children) next.set("children", "1");
+    go(next);
+  };
   const onFilter = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();
-    const f = new FormData(e.currentTarget);
-    const next: OpsJobFilters = {};
-    for (const k of ["status", "type", "queue", "tenant", "q", "from", "to"] as const) {
-      const v = String(f.get(k) ?? "").trim();
-      if (v) next[k] = k === "from" || k === "to" ? new Date(v).toISOString() : v;
-    }
-    setFilters(next);
-    setSelected(new Set());
-    setAllMatching(false);
+    apply(values);
   };
+  const removeFilter = (key: keyof OpsJobFilters) => {
+    const next = new URLSearchParams(params);
+    next.delete(key);
+    go(next);
+  };
+
   // Count first (a dry run), confirm that count, then act in chunks of ids — each
   // still constrained by the filter — so a long action shows its progress.
   const run = async (action: JobAction, label: string) => {
@@ -110,8 +297,7 @@ export function JobsExplorer({
         setProgress({ done: Math.min(i + CHUNK, plan.ids.length), total: plan.applicable, label });
       }
       setResult(`${label}: ${formatCount(affected)} of ${formatCount(plan.applicable)} jobs`);
-      setSelected(new Set());
-      setAllMatching(false);
+      setSelection({ search, ids: new Set(), all: false });
     } catch (err) {
       const partly = sent ? ` — ${formatCount(affected)} jobs were already done (${formatCount(sent)} sent)` : "";
       setActionError(`${(err as Error).message}${partly}`);
@@ -129,35 +315,132 @@ export function JobsExplorer({
       else n.add(id);
       return n;
     });
-  const input = fieldClass;
+  const pageSelected = rows.filter((r) => selected.has(r.id)).length;
+  const allOnPage = rows.length > 0 && pageSelected === rows.length;
+  const toggleAll = () =>
+    setSelected((s) => {
+      const n = new Set(s);
+      for (const r of rows) {
+        if (allOnPage) n.delete(r.id);
+        else n.add(r.id);
+      }
+      return n;
+    });
+  const chips = CHIPS.flatMap(({ key, label, shown }) => {
+    const v = urlFilters[key];
+    return v && (!shown || shown(v)) ? [{ key, text: label(v) }] : [];
+  });
+  const zoneHint = `Dates in ${zone ?? "your time zone"}: from the start of 'From' to the end of 'To'.`;
 
   return (
     <div className="space-y-4">
       <form
         onSubmit={onFilter}
         aria-label="Filter jobs"
-        className="grid gap-3 rounded-lg border border-slate-200 bg-white p-4 shadow-sm md:grid-cols-4"
+        noValidate
+        className="grid grid-cols-1 gap-3 rounded-lg border border-slate-200 bg-white p-4 shadow-sm sm:grid-cols-2 lg:grid-cols-4"
       >
-        <Select label="Status" name="status" options={STATUSES} any="any" defaultValue={initial.status ?? ""} />
-        <Select label="Type" name="type" options={types} any="any" defaultValue={initial.type ?? ""} />
-        <QueueSelect label="Queue" name="queue" any="any" defaultValue={initial.queue ?? ""} />
+        <Select
+          label="Status"
+          name="status"
+          options={STATUSES}
+          any="any"
+          value={values.status}
+          onChange={(e) => setField("status", e.target.value)}
+        />
+        <Select
+          label="Type"
+          name="type"
+          options={types.includes(values.type) || !values.type ? types : [...types, values.type]}
+          any="any"
+          value={values.type}
+          onChange={(e) => setField("type", e.target.value)}
+        />
+        <QueueSelect
+          label="Queue"
+          name="queue"
+          any="any"
+          value={values.queue}
+          onChange={(e) => setField("queue", e.target.value)}
+        />
         {isAdmin && (
           <label className="text-sm font-medium">
             Tenant
-            <input name="tenant" placeholder="slug or id" className={input} defaultValue={initial.tenant} />
+            <input
+              name="tenant"
+              placeholder="slug or id"
+              className={fieldClass}
+              value={values.tenant}
+              onChange={(e) => setField("tenant", e.target.value)}
+            />
           </label>
         )}
-        <label className="text-sm font-medium md:col-span-2">
+        <label className="text-sm font-medium sm:col-span-2">
           Search input and errors
-          <input name="q" placeholder="text" className={input} defaultValue={initial.q} />
+          <input
+            name="q"
+            placeholder="text"
+            className={fieldClass}
+            value={values.q}
+            onChange={(e) => setField("q", e.target.value)}
+          />
         </label>
-        <label className="text-sm font-medium">
-          Created from
-          <input name="from" type="datetime-local" className={input} />
-        </label>
-        <label className="text-sm font-medium">
-          Created before
-          <input name="to" type="datetime-local" className={input} />
+        <fieldset className="grid min-w-0 grid-cols-1 gap-3 sm:col-span-2 sm:grid-cols-2">
+          <legend className="text-sm font-medium">Created</legend>
+          <p id="jobs-filter-zone" className="text-xs text-slate-500 sm:col-span-2">
+            {zoneHint}
+          </p>
+          <label className="text-sm font-medium">
+            From
+            <input
+              id="jobs-filter-from"
+              name="from"
+              type="date"
+              className={fieldClass}
+              aria-describedby="jobs-filter-zone"
+              value={values.from}
+              onChange={(e) => {
+                setRangeError(null);
+                setField("from", e.target.value);
+              }}
+            />
+          </label>
+          <div>
+            <label className="text-sm font-medium">
+              To
+              <input
+                id="jobs-filter-to"
+                name="to"
+                type="date"
+                className={fieldClass}
+                aria-invalid={rangeMessage ? true : undefined}
+                aria-describedby={rangeMessage ? "jobs-filter-to-error jobs-filter-zone" : "jobs-filter-zone"}
+                value={values.to}
+                onChange={(e) => {
+                  setRangeError(null);
+                  setField("to", e.target.value);
+                }}
+              />
+            </label>
+            {rangeMessage && (
+              <p id="jobs-filter-to-error" className="mt-1 text-sm text-red-700">
+                {rangeMessage}
+              </p>
+            )}
+          </div>
+        </fieldset>
+        <label className="flex items-center gap-2 self-end text-sm font-medium">
+          <input
+            type="checkbox"
+            name="children"
+            checked={values.children}
+            onChange={(e) => {
+              // Applied at once, with the rest of the form.
+              setField("children", e.target.checked);
+              apply({ ...values, children: e.target.checked });
+            }}
+          />
+          Show parts
         </label>
         <Button type="submit" variant="primary" size="md" className="self-end">
           Apply filter
@@ -165,12 +448,40 @@ export function JobsExplorer({
       </form>
       {dialog}
 
+      {chips.length > 0 && (
+        <ul aria-label="Filters from the link" className="flex flex-wrap gap-2">
+          {chips.map((c) => (
+            <li
+              key={c.key}
+              data-testid={`filter-chip-${c.key}`}
+              className="flex min-w-0 max-w-full items-center gap-1 rounded-full border border-indigo-200 bg-indigo-50 py-0.5 pl-3 pr-1 text-xs text-indigo-900"
+            >
+              <span className="min-w-0 break-all" suppressHydrationWarning>
+                {c.text}
+              </span>
+              <button
+                type="button"
+                aria-label={`Remove filter ${c.text}`}
+                onClick={() => removeFilter(c.key)}
+                className="rounded-full px-1.5 text-base leading-none hover:bg-indigo-100"
+              >
+                ×
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+
+      {jobs.error && <Alert tone="error">Could not list jobs: {jobs.error.message}</Alert>}
+
       <div className="flex flex-wrap items-center gap-3 text-sm">
         <label className="flex items-center gap-2">
           <input type="checkbox" checked={allMatching} onChange={(e) => setAllMatching(e.target.checked)} />
           All jobs matching this filter
         </label>
-        <span className="text-slate-500">{allMatching ? "" : `${selected.size} selected`}</span>
+        <span className="text-slate-500" data-testid="selected-count">
+          {allMatching ? "" : `${selected.size} selected`}
+        </span>
         {ACTIONS.map(({ action, label }) => (
           <Button
             key={action}
@@ -196,63 +507,104 @@ export function JobsExplorer({
             {result}
           </Alert>
         )}
-        {(actionError || jobs.error) && (
+        {actionError && (
           <Alert tone="error" inline>
-            {actionError ?? jobs.error?.message}
+            {actionError}
           </Alert>
         )}
       </div>
 
-      <table className="w-full rounded-lg border border-slate-200 bg-white text-left text-sm shadow-sm">
-        <thead className="bg-slate-50 text-xs uppercase text-slate-500">
+      <TableBox label="Jobs">
+        <thead className={theadClass}>
           <tr>
-            <th className="px-3 py-2" />
-            <th className="px-3 py-2">Job</th>
-            {isAdmin && <th className="px-3 py-2">Tenant</th>}
-            <th className="px-3 py-2">Status</th>
-            <th className="px-3 py-2">Created</th>
-            <th className="px-3 py-2">Attempts</th>
-            <th className="px-3 py-2">Error</th>
+            <th className={th}>
+              <input
+                type="checkbox"
+                aria-label="Select all on this page"
+                ref={(el) => {
+                  if (el) el.indeterminate = !allMatching && pageSelected > 0 && !allOnPage;
+                }}
+                checked={allMatching || allOnPage}
+                disabled={allMatching || rows.length === 0}
+                onChange={toggleAll}
+              />
+            </th>
+            <th className={th}>Job</th>
+            <th className={th}>Type</th>
+            {isAdmin && <th className={th}>Tenant</th>}
+            <th className={th}>Status</th>
+            <th className={th}>Requested by</th>
+            <th className={th}>Created</th>
+            <th className={th}>Duration</th>
+            <th className={th}>Attempts</th>
+            <th className={th}>Error</th>
           </tr>
         </thead>
         <tbody>
-          {rows.map((j) => (
-            <tr key={j.id} data-testid="ops-job" className="border-t border-slate-100">
-              <td className="px-3 py-2">
-                <input
-                  type="checkbox"
-                  aria-label={`Select job ${j.id}`}
-                  checked={allMatching || selected.has(j.id)}
-                  disabled={allMatching}
-                  onChange={() => toggle(j.id)}
-                />
-              </td>
-              <td className="px-3 py-2">
-                <Link href={`/jobs/${j.id}`} className="text-indigo-700 underline">
-                  {j.type}
-                </Link>{" "}
-                <span className="text-xs text-slate-500">{j.queue}</span>
-              </td>
-              {isAdmin && (
-                <td className="px-3 py-2" data-testid="ops-job-tenant">
-                  {tenantSlugs[j.tenantId] ?? j.tenantId}
+          {rows.map((j) => {
+            const dataset = datasetOf(j);
+            const duration = durationOf(j, now);
+            return (
+              <tr key={j.id} data-testid="ops-job" className="border-t border-slate-100">
+                <td className={td}>
+                  <input
+                    type="checkbox"
+                    aria-label={`Select job ${j.id}`}
+                    checked={allMatching || selected.has(j.id)}
+                    disabled={allMatching}
+                    onChange={() => toggle(j.id)}
+                  />
                 </td>
-              )}
-              <td className="px-3 py-2">
-                <StatusBadge status={j.status} />
-              </td>
-              <td className="px-3 py-2">{formatTime(j.createdAt)}</td>
-              <td className="px-3 py-2">
-                {j.attempts}/{j.maxAttempts}
-              </td>
-              <td className="max-w-sm truncate px-3 py-2 text-xs text-slate-600" title={j.error?.message ?? ""}>
-                {j.error?.message ?? ""}
-              </td>
-            </tr>
-          ))}
+                <td className={`${td} whitespace-nowrap`}>
+                  <Link
+                    href={`/jobs/${j.id}`}
+                    title={j.id}
+                    data-testid="ops-job-id"
+                    className="font-mono text-xs text-indigo-700 underline"
+                  >
+                    …{j.id.slice(-8)}
+                  </Link>{" "}
+                  <CopyButton text={j.id} label="Copy id" className="ml-1 px-1.5 py-0 text-xs" />
+                </td>
+                <td className={td} data-testid="ops-job-type">
+                  <span className="whitespace-nowrap">
+                    {j.type}
+                    {dataset ? ` · ${dataset}` : ""}
+                  </span>
+                  <span className="block text-xs text-slate-500">
+                    {j.queue}
+                    {j.parentId ? " · part" : ""}
+                  </span>
+                </td>
+                {isAdmin && (
+                  <td className={td} data-testid="ops-job-tenant">
+                    {tenantSlugs[j.tenantId] ?? j.tenantId}
+                  </td>
+                )}
+                <td className={td}>
+                  <StatusBadge status={j.status} />
+                </td>
+                <td className={`${td} whitespace-nowrap`} data-testid="ops-job-requester">
+                  {requesterOf(j)}
+                </td>
+                <td className={td}>
+                  <Time iso={j.createdAt} />
+                </td>
+                <td className={`${td} whitespace-nowrap`} data-testid="ops-job-duration">
+                  {duration ?? "—"}
+                </td>
+                <td className={td}>
+                  {j.attempts}/{j.maxAttempts}
+                </td>
+                <td className={`${td} max-w-sm truncate text-xs text-slate-600`} title={j.error?.message ?? ""}>
+                  {j.error?.message ?? ""}
+                </td>
+              </tr>
+            );
+          })}
         </tbody>
-      </table>
-      {rows.length === 0 && !jobs.isPending && <p className="text-sm text-slate-500">No jobs match.</p>}
+      </TableBox>
+      {rows.length === 0 && !jobs.isPending && !jobs.error && <p className="text-sm text-slate-500">No jobs match.</p>}
       <LoadMore query={jobs} />
     </div>
   );

@@ -254,7 +254,24 @@ export function fetchAudit(
 }
 
 // The console's jobs explorer.
-export type OpsJobFilters = Partial<Record<"status" | "type" | "queue" | "tenant" | "q" | "from" | "to", string>>;
+/**
+ * The explorer's filters as the API takes them (`from`/`to`: ISO instants; `children`, `dead`: "1").
+ * The same keys, in the page's words, make its URL (components/jobs-explorer.tsx).
+ */
+export const opsJobFilterKeys = [
+  "status",
+  "type",
+  "queue",
+  "tenant",
+  "q",
+  "from",
+  "to",
+  "errorClass",
+  "fingerprint",
+  "children",
+  "dead",
+] as const;
+export type OpsJobFilters = Partial<Record<(typeof opsJobFilterKeys)[number], string>>;
 
 export function fetchOpsJobs(
   filters: OpsJobFilters,

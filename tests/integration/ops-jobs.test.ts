@@ -7,6 +7,7 @@ import { AppError } from "@/lib/errors";
 import { enqueueJob } from "@/lib/jobs/enqueue";
 import { defineTask } from "@/lib/jobs/task";
 import { getJob } from "@/lib/jobs/queries";
+import { listDeadLetterGroups } from "@/lib/ops/console";
 import { getOpsJob, listOpsJobs, planJobAction, runJobAction } from "@/lib/ops/jobs";
 import { useTestDatabase } from "../helpers/db";
 import { isCode } from "../helpers/fixtures";
@@ -138,8 +139,155 @@ describe("jobs explorer", () => {
   });
 });
 
+/** Rejects with a 400 (invalid_input) naming exactly these fields. */
+const namesFields =
+  (...paths: string[]) =>
+  (e: unknown) => {
+    assert.ok(e instanceof AppError, String(e));
+    assert.equal(e.status, 400);
+    assert.deepEqual(
+      e.fields?.map((f) => f.path),
+      paths,
+    );
+    return true;
+  };
+
+describe("jobs explorer: parts, requester, dead-letter groups", () => {
+  test("parts are left out unless asked; each job says who asked for it", async () => {
+    const { job: parent } = await enqueueJob({
+      tenantId: fx.p.acmeId,
+      type: "probe",
+      input: { sleepMs: 0 },
+      createdById: fx.p.ada.userId,
+    });
+    const parts = [];
+    for (let i = 0; i < 2; i++) {
+      parts.push(
+        (await enqueueJob({ tenantId: fx.p.acmeId, type: "probe", input: { sleepMs: i }, parentId: parent.id })).job.id,
+      );
+    }
+    const plain = await listOpsJobs(fx.p.oscar, {});
+    assert.deepEqual(
+      plain.jobs.map((j) => j.id),
+      [parent.id],
+      "no part by default",
+    );
+    assert.equal(plain.jobs[0]!.requestedBy, "ada@acme.test");
+    assert.deepEqual(
+      (await listOpsJobs(fx.p.oscar, { children: "0" })).jobs.map((j) => j.id),
+      [parent.id],
+    );
+    const all = await listOpsJobs(fx.p.oscar, { children: "1" });
+    assert.deepEqual(all.jobs.map((j) => j.id).sort(), [parent.id, ...parts].sort());
+    assert.deepEqual(
+      all.jobs.filter((j) => j.parentId).map((j) => j.requestedBy),
+      [null, null],
+      "a part was asked for by nobody",
+    );
+    // The same default for a bulk action by filter: what the explorer lists is what it acts on.
+    const plan = await planJobAction(fx.p.oscar, { action: "cancel", filter: { status: "queued" } });
+    assert.deepEqual([plan.matched, plan.ids], [1, [parent.id]]);
+    const withParts = await planJobAction(fx.p.oscar, {
+      action: "cancel",
+      filter: { status: "queued", children: true },
+    });
+    assert.equal(withParts.matched, 3);
+  });
+
+  test("a dead-letter group's filter (type, error class, fingerprint) lists exactly its jobs", async () => {
+    const timeout = async (message: string, errorClass = "timeout") => {
+      const id = await probe(fx.p.acmeId);
+      await moveTo(id, "failed", message);
+      await pool().query(`UPDATE jobs SET error_class = $2 WHERE id = $1`, [id, errorClass]);
+      return id;
+    };
+    const t1 = await timeout("timed out after 3012 ms on row 17");
+    const t2 = await timeout("timed out after 2988 ms on row 4");
+    const t3 = await timeout("timed out after 15 ms on row 9", "crashed");
+    const reset = await timeout("connection reset by peer");
+    const queued = await probe(fx.p.acmeId);
+    const parent = await probe(fx.p.acmeId);
+    const { job: part } = await enqueueJob({
+      tenantId: fx.p.acmeId,
+      type: "probe",
+      input: { sleepMs: 7 },
+      parentId: parent,
+    });
+    await moveTo(part.id, "failed", "timed out after 1 ms on row 1");
+    await pool().query(`UPDATE jobs SET error_class = 'timeout' WHERE id = $1`, [part.id]);
+    const g = await probe(fx.p.globexId);
+    await moveTo(g, "failed", "timed out after 5 ms on row 5");
+    await pool().query(`UPDATE jobs SET error_class = 'timeout' WHERE id = $1`, [g]);
+
+    const { rows } = await pool().query(`SELECT error_fingerprint AS fp FROM jobs WHERE id = $1`, [t1]);
+    const fingerprint = rows[0].fp as string;
+    assert.equal(fingerprint, "timed out after <n> ms on row <n>");
+    const ids = async (f: Record<string, unknown>) => (await listOpsJobs(fx.p.oscar, f)).jobs.map((j) => j.id).sort();
+
+    assert.deepEqual(await ids({ fingerprint }), [t1, t2, t3].sort(), "another tenant's job is not listed");
+    assert.deepEqual(await ids({ errorClass: "timeout" }), [t1, t2, reset].sort());
+    assert.deepEqual(
+      await ids({ status: "failed", type: "probe", errorClass: "timeout", fingerprint }),
+      [t1, t2].sort(),
+    );
+    assert.deepEqual(
+      await ids({ errorClass: "timeout", fingerprint, children: "1" }),
+      [t1, t2, part.id].sort(),
+      "the failed part, when parts are asked for",
+    );
+    assert.ok(!(await ids({ fingerprint })).includes(queued));
+
+    // A replayed (or discarded) job has left the group: `dead=1` leaves it out, as the group does.
+    await runJobAction(fx.p.oscar, { action: "replay", ids: [t2] });
+    assert.deepEqual(await ids({ status: "failed", errorClass: "timeout", fingerprint }), [t1, t2].sort());
+    assert.deepEqual(await ids({ dead: "1", errorClass: "timeout", fingerprint }), [t1]);
+
+    // The link from the dead-letters page lists as many jobs as its group counts.
+    const groups = await listDeadLetterGroups(fx.p.oscar, {});
+    assert.ok(groups.length >= 3);
+    for (const group of groups) {
+      const listed = await ids({
+        type: group.type,
+        ...(group.errorClass ? { errorClass: group.errorClass } : {}),
+        ...(group.fingerprint ? { fingerprint: group.fingerprint } : {}),
+        status: "failed",
+        dead: "1",
+        children: "1",
+      });
+      assert.equal(listed.length, group.count, `${group.errorClass} ${group.fingerprint}`);
+    }
+  });
+
+  test("bad filters answer 400 naming the field", async () => {
+    await assert.rejects(listOpsJobs(fx.p.oscar, { fingerprint: "" }), namesFields("fingerprint"));
+    await assert.rejects(listOpsJobs(fx.p.oscar, { fingerprint: "x".repeat(501) }), namesFields("fingerprint"));
+    await assert.rejects(listOpsJobs(fx.p.oscar, { errorClass: "x".repeat(51) }), namesFields("errorClass"));
+    await assert.rejects(listOpsJobs(fx.p.oscar, { children: "yes" }), namesFields("children"));
+    await assert.rejects(listOpsJobs(fx.p.oscar, { dead: "maybe" }), namesFields("dead"));
+    await assert.rejects(listOpsJobs(fx.p.oscar, { finger: "abc" }), namesFields("(body)"));
+    await assert.rejects(
+      listOpsJobs(fx.p.oscar, { from: "2026-03-02T00:00:00Z", to: "2026-03-01T00:00:00Z" }),
+      (e: unknown) => namesFields("to")(e) && /to: must be after from/.test((e as Error).message),
+    );
+    await assert.rejects(
+      listOpsJobs(fx.p.oscar, { from: "2026-03-01T00:00:00Z", to: "2026-03-01T00:00:00Z" }),
+      namesFields("to"),
+      "an empty range too",
+    );
+    await assert.rejects(
+      planJobAction(fx.p.oscar, { action: "cancel", filter: { children: "sometimes" } }),
+      namesFields("filter.children"),
+    );
+    await assert.rejects(
+      planJobAction(fx.p.oscar, { action: "cancel", filter: { from: "2026-03-02", to: "2026-03-01" } }),
+      namesFields("filter.to"),
+    );
+  });
+});
+
 describe("bulk actions", () => {
   test("cancel by filter, replay and discard by ids, retry now — counts matched and affected, audited", async () => {
+    const auditBefore = (await pool().query(`SELECT coalesce(max(id), 0) AS id FROM audit_logs`)).rows[0].id;
     const waiting = [await probe(fx.p.acmeId), await probe(fx.p.acmeId), await probe(fx.p.acmeId)];
     const other = await probe(fx.p.globexId);
     const cancelled = await runJobAction(fx.p.oscar, { action: "cancel", filter: { status: "queued" } });
@@ -174,7 +322,10 @@ describe("bulk actions", () => {
     ).rows[0];
     assert.deepEqual(r, { due: true, admitted: true }, "due at once, and admitted");
 
-    const audit = await pool().query(`SELECT action FROM audit_logs WHERE action LIKE 'jobs.%' ORDER BY id`);
+    const audit = await pool().query(
+      `SELECT action FROM audit_logs WHERE action LIKE 'jobs.%' AND id > $1 ORDER BY id`,
+      [auditBefore],
+    );
     assert.deepEqual(
       audit.rows.map((a) => a.action),
       ["jobs.cancel", "jobs.cancel", "jobs.replay", "jobs.discard", "jobs.retry_now"],

@@ -5,28 +5,17 @@ import { taskDefinitions } from "@/lib/jobs/registry";
 
 export const metadata: Metadata = { title: "Jobs" };
 
-const FROM_URL = ["status", "type", "queue", "tenant", "q"] as const;
-
-export default async function JobsExplorerPage({
-  searchParams,
-}: {
-  searchParams: Promise<Record<string, string | string[] | undefined>>;
-}) {
+/**
+ * The jobs explorer. Its filters live in the URL (?status=&type=&queue=&tenant=&q=&from=&to=
+ * &errorClass=&fingerprint=&dead=1&children=1): the explorer reads them (on the server's render too)
+ * and writes them, so a link, a reload and Back all show the same filters and jobs.
+ */
+export default async function JobsExplorerPage() {
   const principal = await consolePagePrincipal();
-  const params = await searchParams;
-  const initial = Object.fromEntries(
-    FROM_URL.flatMap((k) => (typeof params[k] === "string" && params[k] ? [[k, params[k]]] : [])),
-  );
   return (
     <div className="space-y-6">
       <h1 className="text-2xl font-semibold">Jobs</h1>
-      <JobsExplorer
-        isAdmin={principal.isPlatformAdmin}
-        types={taskDefinitions().map((d) => d.type)}
-        initial={initial}
-        // A link to other filters (from the overview, say) starts the explorer afresh.
-        key={JSON.stringify(initial)}
-      />
+      <JobsExplorer isAdmin={principal.isPlatformAdmin} types={taskDefinitions().map((d) => d.type)} />
     </div>
   );
 }

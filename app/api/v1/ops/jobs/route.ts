@@ -1,4 +1,5 @@
-// GET /api/v1/ops/jobs?status=&type=&queue=&tenant=&q=&from=&to=&cursor=&limit= – the jobs explorer
+// GET /api/v1/ops/jobs?status=&type=&queue=&tenant=&q=&from=&to=&errorClass=&fingerprint=&children=&dead=&cursor=&limit=
+// – the jobs explorer
 import { listOpsJobs } from "@/lib/ops/jobs";
 import { queryObject, withPrincipal } from "@/lib/http/route";
 
