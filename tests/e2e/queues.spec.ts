@@ -41,10 +41,10 @@ test("the admission API answers each caller as it should", async () => {
   for (const q of view.queues)
     expect(q.tenants.map((t: { tenant: { slug: string } }) => t.tenant.slug)).toEqual(["acme"]);
   const rootView = await (await tokens["root@conveyor.test"]!.get("/api/v1/ops/queues")).json();
-  expect(rootView.queues[0].tenants.map((t: { tenant: { slug: string } }) => t.tenant.slug).sort()).toEqual([
-    "acme",
-    "globex",
-  ]);
+  // Every tenant (other specs add tenants of their own while this runs).
+  expect(rootView.queues[0].tenants.map((t: { tenant: { slug: string } }) => t.tenant.slug)).toEqual(
+    expect.arrayContaining(["acme", "globex"]),
+  );
 
   // POST /api/v1/ops/pauses
   const body = { queue: "bulk", tenant: "acme", reason: "e2e" };

@@ -284,8 +284,9 @@ test.describe("as oscar (Acme operator)", () => {
       await expect(page.getByRole("heading", { name: "Webhooks", level: 1 })).toBeVisible();
       const row = page.locator(`[data-endpoint-id="${endpoint.id}"]`);
       await expect(row).toContainText("job.failed");
-      await expect(row.getByTestId("success-rate")).toHaveText("no requests yet");
-      await expect(row.getByTestId("delivery-counts")).toContainText("0 pending · 0 dead");
+      // Acme jobs failing in other tests (in parallel) may already have been delivered to it: the health is shown either way.
+      await expect(row.getByTestId("success-rate")).toHaveText(/^(no requests yet|\d+% of \d+ request\(s\) in 24 h)$/);
+      await expect(row.getByTestId("delivery-counts")).toContainText(/\d+ pending · \d+ dead/);
       await expect(page.getByRole("columnheader", { name: "Tenant" })).toHaveCount(0);
       await page.setViewportSize({ width: 390, height: 844 });
       await expectNoPageScroll(page, "/ops/webhooks");
