@@ -11,6 +11,7 @@ import {
   type ExportForm as ExportBody,
   type JobDto,
 } from "@/lib/client/api";
+import { localDay, localMidnight, localZone } from "@/lib/client/format";
 import { Alert } from "./ui/alert";
 import { Button } from "./ui/button";
 import { fieldClass as field, Select } from "./ui/select";
@@ -48,9 +49,9 @@ function prefillOf(job: JobDto): Prefill {
     csvSafe?: boolean;
     filter?: { from?: string; to?: string };
   };
-  // The form sends a day, which the API keeps as that day's UTC midnight: its date is the day again.
-  const day = (iso?: string) => iso?.slice(0, 10) ?? "";
-  const timed = (iso?: string) => Boolean(iso && !iso.endsWith("T00:00:00.000Z"));
+  // The form sends a day as the browser's local midnight: the local date of that instant is the day again.
+  const day = (iso?: string) => (iso ? localDay(iso).day : "");
+  const timed = (iso?: string) => Boolean(iso && !localDay(iso).midnight);
   const format = input.format ?? "csv";
   return {
     dataset: input.dataset ?? EMPTY.dataset,
@@ -107,8 +108,13 @@ export function ExportForm({ again }: { again?: string }) {
   const onSubmit = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();
     const data = new FormData(e.currentTarget);
-    const from = String(data.get("from") ?? "");
-    const to = String(data.get("to") ?? "");
+    // A day means its midnight in the browser's zone (stated beside the fields), like every time shown.
+    const instant = (k: string) => {
+      const v = String(data.get(k) ?? "");
+      return v ? (localMidnight(v)?.toISOString() ?? v) : "";
+    };
+    const from = instant("from");
+    const to = instant("to");
     // The browser's clock: a datetime-local value has no zone until it is read here.
     const runAt = later ? String(data.get("runAt") ?? "") : "";
     const body: ExportBody = {
@@ -124,7 +130,11 @@ export function ExportForm({ again }: { again?: string }) {
   };
 
   const error = mutation.error instanceof ApiError ? mutation.error : null;
-  const fieldError = (path: string) => error?.fields.find((f) => f.path === path)?.message;
+  // In the form's words: "filter.from" is the field labelled From.
+  const fieldError = (path: string) =>
+    error?.fields
+      .find((f) => f.path === path)
+      ?.message.replace(/filter\.(from|to)/g, (_, k: string) => (k === "from" ? "‘From’" : "‘To’"));
 
   return (
     <form
@@ -146,7 +156,7 @@ export function ExportForm({ again }: { again?: string }) {
         <Alert tone="info" className="mb-4" testId="again-note">
           Filled in as the export of <Time iso={sourceJob.createdAt} mode="absolute" /> ({prefill.what}) was. Change
           what you need, then request it.
-          {prefill.timesOfDay && " Its window had times of day; this form keeps whole days (UTC)."}{" "}
+          {prefill.timesOfDay && " Its window had times of day; this form keeps whole days."}{" "}
           <Link href="/exports" className="underline">
             Start from an empty form
           </Link>
@@ -191,28 +201,12 @@ export function ExportForm({ again }: { again?: string }) {
             ["gzip", "gzip"],
           ]}
         />
-        <label className="min-w-0 text-sm font-medium">
-          From
-          <input
-            type="date"
-            name="from"
-            defaultValue={prefill.from}
-            className={field}
-            aria-invalid={Boolean(fieldError("filter.from"))}
-          />
-          {fieldError("filter.from") && <span className="text-xs text-red-700">{fieldError("filter.from")}</span>}
-        </label>
-        <label className="min-w-0 text-sm font-medium">
-          To (exclusive)
-          <input
-            type="date"
-            name="to"
-            defaultValue={prefill.to}
-            className={field}
-            aria-invalid={Boolean(fieldError("filter.to"))}
-          />
-          {fieldError("filter.to") && <span className="text-xs text-red-700">{fieldError("filter.to")}</span>}
-        </label>
+        <DateField label="From" name="from" defaultValue={prefill.from} error={fieldError("filter.from")} />
+        <DateField label="To (exclusive)" name="to" defaultValue={prefill.to} error={fieldError("filter.to")} />
+        <p id="export-dates-zone" className="text-xs text-slate-500 min-[360px]:col-span-2 md:col-span-5">
+          From and To are midnight in your time zone
+          <ZoneName />.
+        </p>
       </div>
       <label className="mt-3 flex items-start gap-2 text-sm">
         <input type="checkbox" name="csvSafe" defaultChecked={prefill.csvSafe} className="mt-1" />
@@ -268,5 +262,47 @@ export function ExportForm({ again }: { again?: string }) {
         )}
       </div>
     </form>
+  );
+}
+
+/** The browser's zone, once hydrated (the server would name its own). */
+function ZoneName() {
+  const [zone, setZone] = useState<string | null>(null);
+  useEffect(() => setZone(localZone()), []);
+  return zone ? <> ({zone})</> : null;
+}
+
+/** A date field with its error below it, tied to it (aria-describedby), and the zone note. */
+function DateField({
+  label,
+  name,
+  defaultValue,
+  error,
+}: {
+  label: string;
+  name: string;
+  defaultValue: string;
+  error: string | undefined;
+}) {
+  const errorId = `export-${name}-error`;
+  return (
+    <div className="min-w-0">
+      <label className="text-sm font-medium">
+        {label}
+        <input
+          type="date"
+          name={name}
+          defaultValue={defaultValue}
+          className={field}
+          aria-invalid={error ? true : undefined}
+          aria-describedby={error ? `${errorId} export-dates-zone` : "export-dates-zone"}
+        />
+      </label>
+      {error && (
+        <p id={errorId} className="mt-1 text-xs text-red-700">
+          ‘{label.replace(" (exclusive)", "")}’ {error}
+        </p>
+      )}
+    </div>
   );
 }

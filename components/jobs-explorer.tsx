@@ -15,7 +15,7 @@ import {
   type JobDto,
   type OpsJobFilters,
 } from "@/lib/client/api";
-import { formatCount, formatDuration, formatTime, localZone } from "@/lib/client/format";
+import { formatCount, formatDuration, formatTime, localMidnight, localZone } from "@/lib/client/format";
 import { Alert } from "./ui/alert";
 import { Button } from "./ui/button";
 import { useConfirm } from "./ui/confirm-dialog";
@@ -55,15 +55,6 @@ export function filtersFromSearch(params: URLSearchParams): OpsJobFilters {
     if (v) out[k] = v;
   }
   return out;
-}
-
-/** Local midnight at the start of a date (plus `days`), or null for a day that does not exist. */
-function localMidnight(date: string, days = 0): Date | null {
-  const [y, m, d] = date.split("-").map(Number) as [number, number, number];
-  const at = new Date(y, m - 1, d);
-  if (at.getFullYear() !== y || at.getMonth() !== m - 1 || at.getDate() !== d) return null;
-  at.setDate(at.getDate() + days);
-  return at;
 }
 
 /**

@@ -99,17 +99,29 @@ function PoolsTable({ pools }: { pools: WorkerPoolDto[] }) {
   );
 }
 
-function LiveTable({ workers }: { workers: WorkerDto[] }) {
+/** Workers, one row each: the live ones with their running jobs, or (`ended`) those that stopped or died, with when. */
+function WorkersTable({
+  workers,
+  ended,
+  label,
+  testId,
+}: {
+  workers: WorkerDto[];
+  ended: boolean;
+  label: string;
+  testId: string;
+}) {
   return (
-    <TableBox label="Live workers" testId="live-workers">
+    <TableBox label={label} testId={testId}>
       <thead className={theadClass}>
         <tr>
           <th className={th}>Worker</th>
           <th className={th}>State</th>
           <th className={th}>Queues</th>
-          <th className={th}>Running</th>
-          <th className={th}>Last heartbeat</th>
+          {!ended && <th className={th}>Running</th>}
           <th className={th}>Started</th>
+          <th className={th}>Last heartbeat</th>
+          {ended && <th className={th}>Ended</th>}
         </tr>
       </thead>
       <tbody>
@@ -122,54 +134,22 @@ function LiveTable({ workers }: { workers: WorkerDto[] }) {
               <WorkerState state={w.state} />
             </td>
             <td className={td}>{w.queues.join(", ")}</td>
-            <td className={td}>
-              {w.runningJobs} of {w.concurrency}
-            </td>
-            <td className={td}>
-              <Time iso={w.heartbeatAt} />
-            </td>
-            <td className={td}>
-              <Time iso={w.startedAt} />
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </TableBox>
-  );
-}
-
-function ExitedTable({ workers }: { workers: WorkerDto[] }) {
-  return (
-    <TableBox label="Stopped and dead workers" testId="exited-workers">
-      <thead className={theadClass}>
-        <tr>
-          <th className={th}>Worker</th>
-          <th className={th}>State</th>
-          <th className={th}>Queues</th>
-          <th className={th}>Started</th>
-          <th className={th}>Last heartbeat</th>
-          <th className={th}>Ended</th>
-        </tr>
-      </thead>
-      <tbody>
-        {workers.map((w) => (
-          <tr key={w.id} data-testid="worker" className="border-t border-slate-100">
-            <td className={td}>
-              <WorkerIdentity w={w} />
-            </td>
-            <td className={td}>
-              <WorkerState state={w.state} />
-            </td>
-            <td className={td}>{w.queues.join(", ")}</td>
+            {!ended && (
+              <td className={td}>
+                {w.runningJobs} of {w.concurrency}
+              </td>
+            )}
             <td className={td}>
               <Time iso={w.startedAt} />
             </td>
             <td className={td}>
               <Time iso={w.heartbeatAt} />
             </td>
-            <td className={td}>
-              <Time iso={w.stoppedAt} />
-            </td>
+            {ended && (
+              <td className={td}>
+                <Time iso={w.stoppedAt} />
+              </td>
+            )}
           </tr>
         ))}
       </tbody>
@@ -204,7 +184,7 @@ export function WorkersPanel() {
           Live workers ({live.length})
         </h2>
         {live.length ? (
-          <LiveTable workers={live} />
+          <WorkersTable workers={live} ended={false} label="Live workers" testId="live-workers" />
         ) : (
           <Alert tone="warning">No live worker: jobs wait until one starts.</Alert>
         )}
@@ -214,7 +194,7 @@ export function WorkersPanel() {
           <h2 id="exited-workers-heading" className="text-lg font-semibold">
             Stopped and dead workers ({exited.length})
           </h2>
-          <ExitedTable workers={exited} />
+          <WorkersTable workers={exited} ended label="Stopped and dead workers" testId="exited-workers" />
         </section>
       )}
     </div>

@@ -71,6 +71,25 @@ export function formatRelative(iso: string, now = Date.now()): string {
   return relative.format(Math.trunc(diff / unitMs[unit]!), unit);
 }
 
+/** Local midnight at the start of a `YYYY-MM-DD` date (plus `days`), or null for a day that does not exist. */
+export function localMidnight(date: string, days = 0): Date | null {
+  const [y, m, d] = date.split("-").map(Number) as [number, number, number];
+  const at = new Date(y, m - 1, d);
+  if (at.getFullYear() !== y || at.getMonth() !== m - 1 || at.getDate() !== d) return null;
+  at.setDate(at.getDate() + days);
+  return at;
+}
+
+/** The local `YYYY-MM-DD` of an instant, and whether it is exactly that day's local midnight. */
+export function localDay(iso: string): { day: string; midnight: boolean } {
+  const at = new Date(iso);
+  const pad = (n: number) => String(n).padStart(2, "0");
+  return {
+    day: `${at.getFullYear()}-${pad(at.getMonth() + 1)}-${pad(at.getDate())}`,
+    midnight: at.getHours() === 0 && at.getMinutes() === 0 && at.getSeconds() === 0 && at.getMilliseconds() === 0,
+  };
+}
+
 /** The browser's time zone ("Europe/Berlin"), for filters that say which zone they mean. */
 export function localZone(): string {
   return Intl.DateTimeFormat().resolvedOptions().timeZone;

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { formatBytes, formatDuration, percentDone, rateAndEta } from "@/lib/client/format";
+import { formatBytes, formatDuration, localDay, localMidnight, percentDone, rateAndEta } from "@/lib/client/format";
 
 test("sizes and durations read like people write them", () => {
   assert.equal(formatBytes(512), "512 B");
@@ -20,4 +20,13 @@ test("percent, rate and ETA come from done, total and the start time", () => {
   const { rate, etaMs } = rateAndEta({ progress, startedAt, finishedAt: null }, 20_000);
   assert.equal(rate, 25);
   assert.equal(etaMs, 30_000);
+});
+
+test("a form's day is its local midnight, and that instant reads back as the same day", () => {
+  const at = localMidnight("2026-03-10")!;
+  assert.equal(at.getHours(), 0);
+  assert.deepEqual(localDay(at.toISOString()), { day: "2026-03-10", midnight: true });
+  assert.equal(localDay(localMidnight("2026-03-10", 1)!.toISOString()).day, "2026-03-11");
+  assert.equal(localMidnight("2026-02-30"), null, "a day that does not exist");
+  assert.equal(localDay(new Date(at.getTime() + 90 * 60_000).toISOString()).midnight, false);
 });
