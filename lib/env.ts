@@ -96,6 +96,10 @@ const envSchema = z.object({
   CONVEYOR_WORKER_LAST_EXIT: z.string().min(1).max(100).optional(),
   /** How often each worker runs the export expiry cleanup (one at a time across the fleet), in ms. */
   EXPORT_CLEANUP_MS: intFrom(60_000, 1_000, 3_600_000),
+  /** Rows per chunk of an import: each chunk is one load job (COPY into the staging table). */
+  IMPORT_CHUNK_ROWS: intFrom(100_000, 100, 10_000_000),
+  /** How often each worker removes what ended imports leave (staging tables, their files, their uploads), in ms. */
+  IMPORT_CLEANUP_MS: intFrom(5_000, 500, 3_600_000),
   /** How often each worker runs the console's statistics rollup (one at a time across the fleet), in ms. */
   STATS_ROLLUP_MS: intFrom(10_000, 1_000, 600_000),
   /** A bearer token that may scrape GET /api/metrics (platform admins may too). Unset: admins only. */

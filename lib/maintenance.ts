@@ -12,6 +12,7 @@ export const maintenanceLocks = {
   reaper: "reaper",
   statsRollup: "stats_rollup",
   exportCleanup: "export_cleanup",
+  importCleanup: "import_cleanup",
 } as const;
 
 export type MaintenanceLock = (typeof maintenanceLocks)[keyof typeof maintenanceLocks];

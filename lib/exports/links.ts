@@ -45,6 +45,18 @@ export const createLinkSchema = z
 export async function createExportLink(principal: Principal, rawJobId: string, body: unknown): Promise<ExportLinkDto> {
   const { ttlSeconds } = parseOrThrow(createLinkSchema, body ?? {});
   const { job, file } = await findDownloadableExport(principal, rawJobId);
+  return createFileLink(principal, job, file.id, ttlSeconds, "export.link");
+}
+
+/** A link to a file the caller was allowed to open (an export's file, an import's errors file), audited as `action`. */
+export async function createFileLink(
+  principal: Principal,
+  job: { id: string; tenantId: string },
+  fileId: string,
+  ttlSeconds: number,
+  action: string,
+): Promise<ExportLinkDto> {
+  const file = { id: fileId };
   const token = LINK_PREFIX + randomBytes(32).toString("base64url");
   // Never past the file's own expiry; both on the database's clock.
   const [created] = await db().$queryRaw<{ id: string }[]>`
@@ -55,7 +67,7 @@ export async function createExportLink(principal: Principal, rawJobId: string, b
     RETURNING id`;
   const link = await db().exportLink.findUniqueOrThrow({ where: { id: created!.id } });
   await recordAudit(principal, {
-    action: "export.link",
+    action,
     targetType: "job",
     targetIds: [job.id],
     tenantId: job.tenantId,
@@ -158,13 +170,15 @@ export async function openLinkDownload(token: string): Promise<ExportDownload> {
   if (!token.startsWith(LINK_PREFIX) || token.length > 200) throw linkError("not_found", "Link not found", "unknown");
   const link = await db().exportLink.findUnique({
     where: { tokenHash: hashLink(token) },
-    include: { file: { include: { job: { select: { status: true } } } } },
+    include: { file: { include: { job: { select: { status: true, type: true } } } } },
   });
   if (!link) throw linkError("not_found", "Link not found", "unknown");
   if (link.revokedAt) throw linkError("gone", "This link was revoked", "revoked");
   if (link.expiresAt <= new Date()) throw linkError("gone", "This link has expired", "expired");
   try {
-    return await openAndCount(downloadableFile(link.file.job.status, link.file), link.id);
+    // An export's file waits for its export; another job's file (an import's errors) is there once recorded.
+    const status = link.file.job.type === "export" ? link.file.job.status : "succeeded";
+    return await openAndCount(downloadableFile(status, link.file), link.id);
   } catch (err) {
     if (err instanceof AppError && err.code === "gone") throw linkError("gone", err.message, "file_gone");
     throw err;
@@ -194,6 +208,7 @@ export async function cleanupExpiredExports(
     ? await db().$executeRaw`
         UPDATE jobs j SET status = 'expired', updated_at = now()
         WHERE j.id = ANY(${[...new Set(files.map((f) => f.jobId))]}::uuid[]) AND j.status = 'succeeded'
+          AND j.type = 'export' -- an import's errors file expires alone: the import stays what it was
           AND NOT EXISTS (SELECT 1 FROM export_files f WHERE f.job_id = j.id AND f.deleted_at IS NULL)`
     : 0;
   for (const f of files) {

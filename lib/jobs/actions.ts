@@ -12,6 +12,7 @@ import type { JobModel } from "../generated/prisma/models";
 import { parseIdOr404 } from "../ids";
 import { isTerminal, type JobDto } from "./dto";
 import { pauseScopesFor } from "./pause-scopes";
+import { getTaskDefinition } from "./registry";
 import { jobView } from "./view";
 
 type Tx = Prisma.TransactionClient;
@@ -86,6 +87,8 @@ export async function replayOne(tx: Tx, principal: Principal, original: JobModel
   const taken = await tx.$executeRaw`
     UPDATE jobs SET discarded_at = now() WHERE id = ${original.id}::uuid AND discarded_at IS NULL`;
   if (taken === 0) return null;
+  // A pipeline starts again at its failed stage, keeping what the stages before it made.
+  const checkpoint = getTaskDefinition(original.type)?.replayCheckpoint?.(original.checkpoint) ?? null;
   return tx.job.create({
     data: {
       tenantId: original.tenantId,
@@ -101,6 +104,7 @@ export async function replayOne(tx: Tx, principal: Principal, original: JobModel
       createdById: principal.userId,
       parentId: original.parentId,
       replayOfId: original.id,
+      ...(checkpoint === null ? {} : { checkpoint: checkpoint as Prisma.InputJsonValue }),
     },
   });
 }

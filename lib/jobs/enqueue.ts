@@ -34,7 +34,7 @@ export type EnqueueOptions = {
    * under a lock per creating user (or tenant), so concurrent requests cannot
    * all pass a check the last one fails.
    */
-  beforeInsert?: (tx: SqlClient) => Promise<void>;
+  beforeInsert?: (tx: SqlClient, jobId: string) => Promise<void>;
 };
 
 export type EnqueueResult = { job: JobModel; created: boolean };
@@ -107,14 +107,14 @@ export async function enqueueJob(opts: EnqueueOptions): Promise<EnqueueResult> {
       ],
     );
   // Refused without the lock first: a flood past its quota never queues on it (nor holds connections waiting).
-  await opts.beforeInsert?.(pool());
+  await opts.beforeInsert?.(pool(), id);
   try {
     const { rows } = opts.beforeInsert
       ? await inTransaction(async (tx) => {
           await tx.query("SELECT pg_advisory_xact_lock(hashtext('conveyor_enqueue'), hashtext($1))", [
             opts.createdById ?? opts.tenantId,
           ]);
-          await opts.beforeInsert!(tx);
+          await opts.beforeInsert!(tx, id);
           return insert(tx);
         })
       : await insert(pool());

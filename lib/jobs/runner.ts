@@ -168,7 +168,7 @@ function contextFor(
         return fn(tx);
       }, client);
     },
-    async waitForChildren(children, checkpoint) {
+    async waitForChildren(children, checkpoint, opts) {
       const rows = children.map(childRow);
       await progress.close();
       if (guard.signal.aborted) throw guard.signal.reason;
@@ -178,6 +178,7 @@ function contextFor(
         attemptId: claimed.attemptId,
         checkpoint,
         children: rows,
+        rollup: opts?.rollup ?? true,
       });
       if (!held) staleFence();
       throw new Suspended(rows.length);
@@ -197,6 +198,7 @@ function childRow(child: ChildJob): ChildRow {
     input,
     inputHash: hashInput(child.type, input),
     maxAttempts: def.retry.maxAttempts,
+    index: child.index,
   };
 }
 

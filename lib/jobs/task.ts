@@ -76,7 +76,7 @@ export type JobContext<I> = {
    * + 1, no retry spent) with `lastCheckpoint` set, to gather the children's
    * results. Never returns.
    */
-  waitForChildren(children: ChildJob[], checkpoint: unknown): Promise<never>;
+  waitForChildren(children: ChildJob[], checkpoint: unknown, opts?: WaitOptions): Promise<never>;
   /**
    * A permit to call downstream `key` (lib/downstream: rate limit, concurrency,
    * Retry-After, circuit breaker, fleet-wide). Release it with the call's
@@ -86,8 +86,15 @@ export type JobContext<I> = {
   downstream(key: string, limits: DownstreamLimits): Promise<Permit>;
 };
 
-/** A child job a handler fans out into (see `waitForChildren`). */
-export type ChildJob = { type: string; input: unknown; queue?: QueueName };
+/**
+ * A child job a handler fans out into (see `waitForChildren`). `index`: its
+ * place among the parent's children (default: its place in this fan-out) —
+ * a pipeline numbers its stages this way.
+ */
+export type ChildJob = { type: string; input: unknown; queue?: QueueName; index?: number };
+
+/** `rollup: false`: the parent keeps its own progress instead of the sum of its children's. */
+export type WaitOptions = { rollup?: boolean };
 
 export type TaskDefinition<I = unknown, R = unknown> = {
   /** snake_case; graphile-worker's task identifier is `<queue>:<type>`. */
@@ -115,6 +122,11 @@ export type TaskDefinition<I = unknown, R = unknown> = {
    * schedule keeps, which may hold placeholders (an export's `filter.since:
    * "lastRun"`), and how it becomes one run's concrete input.
    */
+  /**
+   * The checkpoint a replay of a dead job starts from (null: from the start).
+   * A pipeline resumes at its failed stage, keeping what earlier stages produced.
+   */
+  replayCheckpoint?(checkpoint: unknown): unknown;
   schedulable?: {
     inputSchema: z.ZodType<unknown>;
     runInput(input: unknown, run: ScheduledRun): unknown;

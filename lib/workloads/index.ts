@@ -7,9 +7,10 @@
 import { registerWorkloads } from "../jobs/registry";
 import type { Workload } from "../jobs/task";
 import { exportsWorkload } from "../exports";
+import { importsWorkload } from "../imports";
 import { probeWorkload } from "../probe";
 import { webhooksWorkload } from "../webhooks";
 
-export const workloads: readonly Workload[] = [exportsWorkload, probeWorkload, webhooksWorkload];
+export const workloads: readonly Workload[] = [exportsWorkload, importsWorkload, probeWorkload, webhooksWorkload];
 
 registerWorkloads(workloads);

@@ -17,11 +17,21 @@ export type ChildRow = {
   input: unknown;
   inputHash: string;
   maxAttempts: number;
+  /** Its place among the parent's children; default: its place in this fan-out. */
+  index?: number;
 };
 
 export async function suspendForChildren(
   client: SqlClient,
-  opts: { jobId: string; token: bigint; attemptId: bigint; checkpoint: unknown; children: ChildRow[] },
+  opts: {
+    jobId: string;
+    token: bigint;
+    attemptId: bigint;
+    checkpoint: unknown;
+    children: ChildRow[];
+    /** False: the parent's progress stays its own (a pipeline's stages) instead of the children's sum. */
+    rollup?: boolean;
+  },
 ): Promise<boolean> {
   const children = opts.children.map((c, index) => ({
     id: c.id,
@@ -30,13 +40,14 @@ export async function suspendForChildren(
     input: c.input,
     input_hash: c.inputHash,
     max_attempts: c.maxAttempts,
-    child_index: index,
+    child_index: c.index ?? index,
   }));
   const { rows } = await client.query<{ held: boolean }>(
     `WITH parent AS (
        UPDATE jobs SET checkpoint = $3::jsonb, waiting_since = now(), lease_owner = NULL, lease_expires_at = NULL,
               admitted_at = NULL, fencing_token = fencing_token + 1, progress_stage = 'waiting',
-              children_total = $5::int, children_done = 0, children_failed = 0, updated_at = now()
+              children_total = $5::int, children_done = 0, children_failed = 0, rollup_progress = $7,
+              updated_at = now()
        WHERE id = $1 AND fencing_token = $2 AND status = 'running'
          AND cancel_requested_at IS NULL -- a cancel that raced the fan-out: no children, the attempt ends cancelled
        RETURNING id, tenant_id, priority, created_by_id
@@ -63,6 +74,7 @@ export async function suspendForChildren(
       opts.attemptId.toString(),
       children.length,
       JSON.stringify(children),
+      opts.rollup ?? true,
     ],
   );
   return rows[0]?.held === true;

@@ -1,0 +1,68 @@
+/**
+ * What an ended import leaves behind, removed by the workers (one at a time):
+ * its staging table (whenever it ended: a replay loads again), and once it
+ * succeeded or was cancelled — or failed more than a day ago, the time left
+ * to replay it — its stage files and its upload. Its errors file stays until
+ * it expires like an export's file.
+ */
+import { inTransaction, pool } from "../db";
+import { maintenanceLocks, withMaintenanceLock } from "../maintenance";
+import { storage } from "../storage";
+import { removeUpload } from "../uploads/service";
+
+const KEEP_FAILED_MS = 24 * 3_600_000;
+
+type Ended = {
+  id: string;
+  upload_id: string;
+  staging_table: string | null;
+  files: string[];
+  status: string;
+  finished_at: Date | null;
+};
+
+export async function cleanupImports(limit = 50): Promise<{ ran: boolean; staging: number; imports: number }> {
+  const run = await withMaintenanceLock(
+    maintenanceLocks.importCleanup,
+    (tx) =>
+      tx.$queryRaw<Ended[]>`
+      SELECT i.id::text, i.upload_id, i.staging_table, i.files, j.status::text AS status, j.finished_at
+      FROM imports i JOIN jobs j ON j.id = i.job_id
+      WHERE i.cleaned_at IS NULL AND j.status IN ('succeeded', 'failed', 'cancelled')
+      ORDER BY i.created_at LIMIT ${limit}`,
+  );
+  if (!run.ran) return { ran: false, staging: 0, imports: 0 };
+  let staging = 0;
+  let imports = 0;
+  for (const i of run.value) {
+    if (i.staging_table) {
+      try {
+        // A chunk still loading (its cancel is on the way) holds the table: try again next time.
+        const dropped = await inTransaction(async (tx) => {
+          await tx.query("SET LOCAL lock_timeout = '2s'");
+          const { rows } = await tx.query<{ t: string | null }>("SELECT to_regclass($1)::text AS t", [i.staging_table]);
+          if (!rows[0]?.t) return false;
+          await tx.query(`DROP TABLE IF EXISTS ${i.staging_table}`);
+          return true;
+        });
+        if (dropped) staging++;
+      } catch (err) {
+        console.error(`[imports] could not drop ${i.staging_table}: ${(err as Error).message}`);
+        continue;
+      }
+    }
+    const done = i.status !== "failed" || (i.finished_at && Date.now() - i.finished_at.getTime() > KEEP_FAILED_MS);
+    if (!done) continue;
+    for (const key of i.files) {
+      try {
+        await storage().delete(key);
+      } catch (err) {
+        console.error(`[imports] could not delete ${key}: ${(err as Error).message}`);
+      }
+    }
+    await removeUpload(i.upload_id);
+    await pool().query("UPDATE imports SET cleaned_at = now(), staging_table = NULL WHERE id = $1", [i.id]);
+    imports++;
+  }
+  return { ran: true, staging, imports };
+}

@@ -1,0 +1,189 @@
+/**
+ * Import chaos: imports run by worker processes that are SIGKILLed whenever
+ * a chunk is loading or a commit is moving rows, and restarted. Each import's
+ * rows carry a tag of their own, so the check is exact: an import that
+ * succeeded left exactly its good rows, once each; one that failed left none;
+ * no staging table is left once the cleanup ran.
+ *
+ * Uploads are made in this process through the uploads route (as Next.js
+ * calls it), into the CONVEYOR_DATA_DIR the workers share.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { setTimeout as sleep } from "node:timers/promises";
+import pg from "pg";
+import * as uploadsRoute from "@/app/api/v1/uploads/[[...path]]/route";
+import { loadUserPrincipal } from "@/lib/auth/principal";
+import { createApiTokenForEmail } from "@/lib/auth/tokens";
+import { cleanupImports } from "@/lib/imports/cleanup";
+import { requestImport } from "@/lib/imports/service";
+
+export type ImportChaosOptions = {
+  databaseUrl: string;
+  /** The workers' CONVEYOR_DATA_DIR (this process must use the same one). */
+  dataDir: string;
+  email: string;
+  imports: number;
+  rowsEach: number;
+  chunkRows: number;
+  workers: number;
+  /** Give up waiting after this long. */
+  timeoutMs: number;
+  log: (line: string) => void;
+};
+
+export type ImportChaosReport = {
+  imports: number;
+  succeeded: number;
+  failed: number;
+  kills: { load: number; commit: number };
+  seconds: number;
+  checks: { name: string; ok: boolean; detail: string }[];
+  ok: boolean;
+};
+
+const b64 = (s: string) => Buffer.from(s).toString("base64");
+
+/** `rows` events tagged `chaos<k>`; every 97th row is bad (an unparseable time). */
+function fileFor(k: number, rows: number): { data: Buffer; good: number } {
+  const lines = ["type,source,message,occurred_at"];
+  let good = 0;
+  for (let i = 1; i <= rows; i++) {
+    const bad = i % 97 === 0;
+    if (!bad) good++;
+    lines.push(`chaos,test,chaos${k} row ${i},${bad ? "soon" : "2026-11-30T12:00:00Z"}`);
+  }
+  return { data: Buffer.from(lines.join("\n") + "\n"), good };
+}
+
+async function upload(token: string, data: Buffer): Promise<string> {
+  const headers = { Authorization: `Bearer ${token}`, "Tus-Resumable": "1.0.0" };
+  const created = await uploadsRoute.POST(
+    new Request("http://chaos/api/v1/uploads", {
+      method: "POST",
+      headers: { ...headers, "Upload-Length": String(data.length), "Upload-Metadata": `filename ${b64("chaos.csv")}` },
+    }),
+    { params: Promise.resolve({}) },
+  );
+  if (created.status !== 201) throw new Error(`upload creation answered ${created.status}: ${await created.text()}`);
+  const id = created.headers.get("location")!.split("/").pop()!;
+  const res = await uploadsRoute.PATCH(
+    new Request(`http://chaos/api/v1/uploads/${id}`, {
+      method: "PATCH",
+      headers: { ...headers, "Upload-Offset": "0", "Content-Type": "application/offset+octet-stream" },
+      body: new Uint8Array(data),
+    }),
+    { params: Promise.resolve({ path: [id] }) },
+  );
+  if (res.status !== 204) throw new Error(`upload PATCH answered ${res.status}: ${await res.text()}`);
+  return id;
+}
+
+export async function runImportChaos(o: ImportChaosOptions): Promise<ImportChaosReport> {
+  const db = new pg.Client({ connectionString: o.databaseUrl });
+  await db.connect();
+  const env = {
+    ...process.env,
+    DATABASE_URL: o.databaseUrl,
+    CONVEYOR_DATA_DIR: o.dataDir,
+    IMPORT_CHUNK_ROWS: String(o.chunkRows),
+    WORKER_DEAD_AFTER_MS: "3000",
+    WORKER_HEARTBEAT_MS: "500",
+    ADMISSION_SWEEP_MS: "200",
+    REAPER_INTERVAL_MS: "300",
+    IMPORT_CLEANUP_MS: "1000",
+  };
+  const procs: (ChildProcess | null)[] = [];
+  const spawnWorker = (i: number) => {
+    procs[i] = spawn(process.execPath, ["--import", "tsx", "worker/index.ts", "--concurrency", "4"], {
+      env,
+      stdio: "ignore",
+    });
+  };
+  const kills = { load: 0, commit: 0 };
+  const t0 = Date.now();
+  try {
+    const { rows: users } = await db.query<{ id: string }>("SELECT id FROM users WHERE email = $1", [o.email]);
+    const principal = (await loadUserPrincipal(users[0]!.id))!;
+    const token = await createApiTokenForEmail(o.email, "chaos:imports");
+    const made: { k: number; jobId: string; good: number }[] = [];
+    for (let k = 0; k < o.imports; k++) {
+      const { data, good } = fileFor(k, o.rowsEach);
+      const uploadId = await upload(token, data);
+      const { job } = await requestImport(principal, { uploadId, dataset: "events", maxBadRows: o.rowsEach });
+      made.push({ k, jobId: job.id, good });
+    }
+    for (let i = 0; i < o.workers; i++) spawnWorker(i);
+    const deadline = Date.now() + o.timeoutMs;
+    let lastKill = 0;
+    for (;;) {
+      const { rows: s } = await db.query<{ open: number; loading: number; committing: number }>(
+        `SELECT count(*) FILTER (WHERE type = 'import' AND status NOT IN ('succeeded', 'failed', 'cancelled'))::int AS open,
+                count(*) FILTER (WHERE type = 'import_load_chunk' AND status = 'running')::int AS loading,
+                count(*) FILTER (WHERE type = 'import_commit' AND status = 'running')::int AS committing
+         FROM jobs WHERE type IN ('import', 'import_load_chunk', 'import_commit')`,
+      );
+      const { open, loading, committing } = s[0]!;
+      if (open === 0 || Date.now() > deadline) break;
+      // Kill while rows move: a loading chunk or a commit, at most every 700 ms, in the first two thirds.
+      if ((loading > 0 || committing > 0) && Date.now() - lastKill > 700 && Date.now() - t0 < (o.timeoutMs * 2) / 3) {
+        const i = Math.floor(Math.random() * o.workers);
+        procs[i]?.kill("SIGKILL");
+        if (committing > 0) kills.commit++;
+        else kills.load++;
+        lastKill = Date.now();
+        o.log(`[chaos:imports] SIGKILLed worker ${i} (${loading} chunks loading, ${committing} commits); ${open} imports open`);
+        await sleep(200);
+        spawnWorker(i);
+      }
+      await sleep(40);
+    }
+    for (const p of procs) p?.kill("SIGKILL");
+    await cleanupImports();
+    const checks: ImportChaosReport["checks"] = [];
+    let succeeded = 0;
+    let failed = 0;
+    const wrong: string[] = [];
+    for (const m of made) {
+      const { rows: j } = await db.query<{ status: string; error: string | null }>(
+        "SELECT status::text AS status, error_message AS error FROM jobs WHERE id = $1",
+        [m.jobId],
+      );
+      const { rows: c } = await db.query<{ n: number; distinct: number }>(
+        `SELECT count(*)::int AS n, count(DISTINCT message)::int AS distinct FROM events WHERE message LIKE $1`,
+        [`chaos${m.k} row %`],
+      );
+      const status = j[0]!.status;
+      if (status === "succeeded") succeeded++;
+      else failed++;
+      const expected = status === "succeeded" ? m.good : 0;
+      if (c[0]!.n !== expected || c[0]!.distinct !== c[0]!.n) {
+        wrong.push(`import ${m.k} ${status}${j[0]!.error ? ` (${j[0]!.error})` : ""}: ${c[0]!.n} rows (${c[0]!.distinct} distinct), expected ${expected}`);
+      }
+    }
+    const { rows: left } = await db.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'import_staging'",
+    );
+    checks.push({ name: "every import ended", ok: made.length === succeeded + failed, detail: `${succeeded + failed} of ${made.length}` });
+    checks.push({ name: "the table holds exactly each import's good rows once, or none", ok: wrong.length === 0, detail: wrong.join("; ") || "all exact" });
+    checks.push({ name: "no staging table left", ok: left[0]!.n === 0, detail: `${left[0]!.n} left` });
+    return {
+      imports: made.length,
+      succeeded,
+      failed,
+      kills,
+      seconds: (Date.now() - t0) / 1000,
+      checks,
+      ok: checks.every((c) => c.ok),
+    };
+  } finally {
+    for (const p of procs) p?.kill("SIGKILL");
+    await db.end();
+  }
+}
+
+export function formatImportReport(r: ImportChaosReport): string {
+  return [
+    `imports: ${r.imports} (${r.succeeded} succeeded, ${r.failed} failed); SIGKILLs: ${r.kills.load} while loading, ${r.kills.commit} while committing; ${r.seconds.toFixed(1)} s`,
+    ...r.checks.map((c) => `${c.ok ? "ok  " : "FAIL"} ${c.name}: ${c.detail}`),
+  ].join("\n");
+}
