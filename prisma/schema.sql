@@ -502,6 +502,30 @@ CREATE TABLE tenants (
 
 CREATE UNIQUE INDEX tenants_slug_key ON public.tenants USING btree (slug);
 
+CREATE TABLE uploads (
+  id text NOT NULL,
+  tenant_id uuid NOT NULL,
+  created_by_id uuid,
+  filename text NOT NULL,
+  content_type text,
+  size bigint NOT NULL,
+  received bigint DEFAULT 0 NOT NULL,
+  completed_at timestamp(3) with time zone,
+  last_used_at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+  import_job_id uuid,
+  deleted_at timestamp(3) with time zone,
+  created_at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+  CONSTRAINT uploads_created_by_id_fkey FOREIGN KEY (created_by_id) REFERENCES users(id) ON UPDATE CASCADE ON DELETE SET NULL,
+  CONSTRAINT uploads_import_job_id_fkey FOREIGN KEY (import_job_id) REFERENCES jobs(id) ON UPDATE CASCADE ON DELETE SET NULL,
+  CONSTRAINT uploads_pkey PRIMARY KEY (id),
+  CONSTRAINT uploads_size_check CHECK (((size >= 0) AND (received >= 0) AND (received <= size))),
+  CONSTRAINT uploads_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES tenants(id) ON UPDATE CASCADE ON DELETE CASCADE
+);
+
+CREATE INDEX uploads_import_job_id_idx ON public.uploads USING btree (import_job_id) WHERE ((import_job_id IS NOT NULL) AND (deleted_at IS NULL));
+CREATE INDEX uploads_last_used_at_idx ON public.uploads USING btree (last_used_at) WHERE (deleted_at IS NULL);
+CREATE INDEX uploads_tenant_id_created_at_idx ON public.uploads USING btree (tenant_id, created_at DESC) WHERE (deleted_at IS NULL);
+
 CREATE TABLE users (
   id uuid NOT NULL,
   email text NOT NULL,
