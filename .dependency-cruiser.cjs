@@ -5,7 +5,7 @@
  * The folders of lib/ form layers; a folder may import its own layer and those
  * below it, never above:
  *   base       lib/*.ts (env, db, errors, ids, validation, audit, maintenance, health), lib/generated
- *   below the engine: lib/auth, lib/tenants, lib/storage, lib/events
+ *   below the engine: lib/auth, lib/tenants, lib/storage, lib/events, then lib/uploads (it uses auth, tenants)
  *   engine     lib/jobs (lib/jobs/sql below it), then lib/admission
  *   views      lib/sse, lib/ops
  *   workloads  lib/exports, lib/probe (later lib/schedules, lib/webhooks, lib/imports)
@@ -59,8 +59,9 @@ module.exports = {
     {
       name: "below-the-engine",
       severity: "error",
-      comment: "auth, tenants, storage and events serve the engine and everything above; they import none of it.",
-      from: { path: "^lib/(auth|tenants|storage|events)/" },
+      comment:
+        "auth, tenants, storage, events and uploads serve the engine and everything above; they import none of it.",
+      from: { path: "^lib/(auth|tenants|storage|events|uploads)/" },
       to: { path: "^lib/(jobs|admission|sse|ops|exports|probe|schedules|webhooks|imports|workloads|http|client)/" },
     },
     {
@@ -81,7 +82,7 @@ module.exports = {
       name: "only-edges-above-workloads",
       severity: "error",
       comment: "Only lib/workloads, lib/http and lib/client sit above the workloads.",
-      from: { path: "^lib/(jobs|admission|events|sse|ops|auth|tenants|storage)/" },
+      from: { path: "^lib/(jobs|admission|events|sse|ops|auth|tenants|storage|uploads)/" },
       to: { path: ["^lib/workloads/", "^lib/http/", "^lib/client/"] },
     },
   ],

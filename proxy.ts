@@ -5,6 +5,7 @@
  * it finds it in the request's CSP), HSTS in production, and a 413 for a
  * declared body over MAX_BODY_BYTES before anything reads it (route handlers
  * also stop reading at the limit when no length is declared: lib/http/route.ts).
+ * It does not run for /api/v1/uploads (tus: large bodies; see the matcher).
  */
 import { NextResponse, type NextRequest } from "next/server";
 import { env } from "@/lib/env";
@@ -28,7 +29,7 @@ function contentSecurityPolicy(nonce: string, dev: boolean): string {
 export function proxy(request: NextRequest): NextResponse {
   const max = env().MAX_BODY_BYTES;
   const declared = Number(request.headers.get("content-length") ?? 0);
-  if (declared > max && !request.nextUrl.pathname.startsWith("/api/v1/uploads")) {
+  if (declared > max) {
     return NextResponse.json(
       {
         error: {
@@ -55,6 +56,9 @@ export function proxy(request: NextRequest): NextResponse {
 }
 
 export const config = {
-  // Not the build's static files: they carry no markup.
-  matcher: [{ source: "/((?!_next/static|_next/image|favicon.ico).*)" }],
+  // Not the build's static files: they carry no markup. Not the uploads (tus): they carry no markup
+  // either, and Next.js clones the body of every request the proxy runs on, holding up to
+  // proxyClientMaxBodySize (10 MB) in memory and silently cutting the body there (a 50 MB PATCH
+  // arrived as its first 10 MB and answered 204). Excluded, their bodies stream to the store.
+  matcher: [{ source: "/((?!_next/static|_next/image|favicon.ico|api/v1/uploads(?:/|$)).*)" }],
 };

@@ -136,6 +136,14 @@ const envSchema = z.object({
     .int()
     .min(0)
     .default(20 * 1024 ** 3),
+  /** The largest upload (tus, /api/v1/uploads) one may declare, in bytes; a larger Upload-Length answers 413. */
+  UPLOAD_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(2 * 1024 ** 3),
+  /** An upload nobody touched (sent bytes, resumed, read it for an import) for this many hours is removed, whatever its state. */
+  UPLOAD_UNUSED_HOURS: intFrom(24, 1, 24 * 365),
   /** Request bodies larger than this answer 413 before they are read, in bytes. */
   MAX_BODY_BYTES: intFrom(64 * 1024, 1_024, 100 * 1024 * 1024),
   /** Server-Sent Event streams one principal may hold open at once (fleet-wide). */
@@ -222,6 +230,11 @@ export function dataDir(): string {
 
 export function exportStorageDir(): string {
   return path.resolve(env().EXPORT_STORAGE_DIR ?? path.join(dataDir(), "exports"));
+}
+
+/** Where the local disk keeps uploads (tus) while they arrive and until an import is done with them. */
+export function uploadStorageDir(): string {
+  return path.join(dataDir(), "uploads");
 }
 
 /** For tests and scripts that change process.env after the first read. */

@@ -67,6 +67,7 @@ CREATE TABLE customers (
 );
 
 CREATE INDEX customers_tenant_id_created_at_idx ON public.customers USING btree (tenant_id, created_at);
+CREATE UNIQUE INDEX customers_tenant_id_email_key ON public.customers USING btree (tenant_id, email);
 CREATE INDEX customers_tenant_id_id_idx ON public.customers USING btree (tenant_id, id);
 
 CREATE TABLE downstream_slots (
@@ -161,6 +162,33 @@ CREATE TABLE export_links (
 
 CREATE INDEX export_links_file_id_idx ON public.export_links USING btree (file_id);
 CREATE UNIQUE INDEX export_links_token_hash_key ON public.export_links USING btree (token_hash);
+
+CREATE TABLE imports (
+  id uuid NOT NULL,
+  job_id uuid NOT NULL,
+  tenant_id uuid NOT NULL,
+  upload_id text NOT NULL,
+  dataset text NOT NULL,
+  format text NOT NULL,
+  mode text NOT NULL,
+  staging_table text,
+  rows_read bigint,
+  rejected bigint,
+  inserted bigint,
+  updated bigint,
+  bad_rows jsonb DEFAULT '[]'::jsonb NOT NULL,
+  files jsonb DEFAULT '[]'::jsonb NOT NULL,
+  committed_at timestamp(3) with time zone,
+  cleaned_at timestamp(3) with time zone,
+  created_at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+  CONSTRAINT imports_job_id_fkey FOREIGN KEY (job_id) REFERENCES jobs(id) ON UPDATE CASCADE ON DELETE CASCADE,
+  CONSTRAINT imports_pkey PRIMARY KEY (id),
+  CONSTRAINT imports_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES tenants(id) ON UPDATE CASCADE ON DELETE CASCADE
+);
+
+CREATE INDEX imports_job_id_idx ON public.imports USING btree (job_id);
+CREATE INDEX imports_open_cleanup_idx ON public.imports USING btree (created_at) WHERE (cleaned_at IS NULL);
+CREATE INDEX imports_tenant_id_created_at_idx ON public.imports USING btree (tenant_id, created_at);
 
 CREATE TABLE invites (
   id uuid NOT NULL,
@@ -298,6 +326,7 @@ END) STORED,
   resumes integer DEFAULT 0 NOT NULL,
   schedule_id uuid,
   scheduled_for timestamp(3) with time zone,
+  rollup_progress boolean DEFAULT true NOT NULL,
   CONSTRAINT jobs_cancel_requested_by_id_fkey FOREIGN KEY (cancel_requested_by_id) REFERENCES users(id) ON UPDATE CASCADE ON DELETE SET NULL,
   CONSTRAINT jobs_created_by_id_fkey FOREIGN KEY (created_by_id) REFERENCES users(id) ON UPDATE CASCADE ON DELETE SET NULL,
   CONSTRAINT jobs_parent_id_fkey FOREIGN KEY (parent_id) REFERENCES jobs(id) ON UPDATE CASCADE ON DELETE SET NULL,
@@ -501,6 +530,30 @@ CREATE TABLE tenants (
 );
 
 CREATE UNIQUE INDEX tenants_slug_key ON public.tenants USING btree (slug);
+
+CREATE TABLE uploads (
+  id text NOT NULL,
+  tenant_id uuid NOT NULL,
+  created_by_id uuid,
+  filename text NOT NULL,
+  content_type text,
+  size bigint NOT NULL,
+  received bigint DEFAULT 0 NOT NULL,
+  completed_at timestamp(3) with time zone,
+  last_used_at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+  import_job_id uuid,
+  deleted_at timestamp(3) with time zone,
+  created_at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+  CONSTRAINT uploads_created_by_id_fkey FOREIGN KEY (created_by_id) REFERENCES users(id) ON UPDATE CASCADE ON DELETE SET NULL,
+  CONSTRAINT uploads_import_job_id_fkey FOREIGN KEY (import_job_id) REFERENCES jobs(id) ON UPDATE CASCADE ON DELETE SET NULL,
+  CONSTRAINT uploads_pkey PRIMARY KEY (id),
+  CONSTRAINT uploads_size_check CHECK (((size >= 0) AND (received >= 0) AND (received <= size))),
+  CONSTRAINT uploads_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES tenants(id) ON UPDATE CASCADE ON DELETE CASCADE
+);
+
+CREATE INDEX uploads_import_job_id_idx ON public.uploads USING btree (import_job_id) WHERE ((import_job_id IS NOT NULL) AND (deleted_at IS NULL));
+CREATE INDEX uploads_last_used_at_idx ON public.uploads USING btree (last_used_at) WHERE (deleted_at IS NULL);
+CREATE INDEX uploads_tenant_id_created_at_idx ON public.uploads USING btree (tenant_id, created_at DESC) WHERE (deleted_at IS NULL);
 
 CREATE TABLE users (
   id uuid NOT NULL,
@@ -758,12 +811,12 @@ DECLARE
   agg record;
 BEGIN
   IF NEW.status IS DISTINCT FROM OLD.status THEN
-    SELECT id, waiting_since, updated_at INTO p FROM jobs WHERE id = NEW.parent_id FOR UPDATE;
+    SELECT id, waiting_since, updated_at, rollup_progress INTO p FROM jobs WHERE id = NEW.parent_id FOR UPDATE;
   ELSE
     -- Progress only: skip when the parent is busy (another child's write, a cancel) or was
     -- updated in the last 250 ms; the next write or the child's end brings it up to date.
     -- This also throttles the parent's NOTIFYs however many children run.
-    SELECT id, waiting_since, updated_at INTO p FROM jobs WHERE id = NEW.parent_id FOR UPDATE SKIP LOCKED;
+    SELECT id, waiting_since, updated_at, rollup_progress INTO p FROM jobs WHERE id = NEW.parent_id FOR UPDATE SKIP LOCKED;
     IF p.id IS NOT NULL AND p.updated_at > now() - interval '250 milliseconds' THEN
       RETURN NULL;
     END IF;
@@ -785,6 +838,11 @@ BEGIN
                     resume_pending = true,
                     children_total = agg.total, children_done = agg.done, children_failed = agg.failed,
                     progress_bytes = agg.bytes, updated_at = now()
+    WHERE id = p.id;
+  ELSIF NOT p.rollup_progress THEN
+    -- A pipeline: its progress is its own ("stage 2 of 5"); only the counts follow its children.
+    UPDATE jobs SET children_total = agg.total, children_done = agg.done, children_failed = agg.failed,
+                    updated_at = now()
     WHERE id = p.id;
   ELSE
     UPDATE jobs SET progress_done = greatest(progress_done, agg.rows_done),

@@ -93,7 +93,16 @@ function needsBuild(): boolean {
   const buildId = path.join(".next", "BUILD_ID");
   if (!existsSync(buildId)) return true;
   const built = statSync(buildId).mtimeMs;
-  const sources = ["app", "components", "lib", "public", "next.config.ts", "postcss.config.mjs", "package.json"];
+  const sources = [
+    "app",
+    "components",
+    "lib",
+    "public",
+    "proxy.ts",
+    "next.config.ts",
+    "postcss.config.mjs",
+    "package.json",
+  ];
   return sources.some((s) => newestMtime(s) > built);
 }
 

@@ -1,6 +1,6 @@
 /**
  * Quotas: how much unfinished work a user and a tenant may have at once, and
- * how many bytes of export files a tenant may keep. A tenant's own values
+ * how many bytes of export files and uploads a tenant may keep. A tenant's own values
  * (set by platform admins) win over the platform defaults (QUOTA_*). Checked
  * before a job is accepted; nothing already accepted is ever dropped.
  */
@@ -27,6 +27,15 @@ export function effectiveQuotas(t: {
 }
 
 const OPEN = `status IN ('scheduled', 'queued', 'running', 'retrying') AND parent_id IS NULL`;
+
+/**
+ * The bytes a tenant ($1) keeps: its live export files and its live uploads
+ * (their declared sizes, from the moment they are created: uploads count
+ * against the tenant's storage).
+ */
+const STORED_BYTES = `((SELECT coalesce(sum(size), 0) FROM export_files
+                        WHERE tenant_id = $1 AND deleted_at IS NULL AND expires_at > now())
+                     + (SELECT coalesce(sum(size), 0) FROM uploads WHERE tenant_id = $1 AND deleted_at IS NULL))`;
 
 function exceeded(quota: QuotaName, limit: number, used: number, message: string): AppError {
   return new AppError("quota_exceeded", message, undefined, { details: { quota, limit, used } });
@@ -62,8 +71,7 @@ export async function checkQuotas(
             CASE WHEN $2::uuid IS NULL THEN 0 ELSE (SELECT count(*)::int FROM (
               SELECT 1 FROM jobs WHERE created_by_id = $2::uuid AND ${OPEN} LIMIT q."perUser") s) END AS "userJobs",
             (SELECT count(*)::int FROM (SELECT 1 FROM jobs WHERE tenant_id = $1 AND ${OPEN} LIMIT q."perTenant") s) AS "tenantJobs",
-            CASE WHEN $6 THEN (SELECT coalesce(sum(size), 0) FROM export_files
-                               WHERE tenant_id = $1 AND deleted_at IS NULL AND expires_at > now()) END::text AS bytes
+            CASE WHEN $6 THEN ${STORED_BYTES} END::text AS bytes
      FROM q`,
     [tenantId, userId, e.QUOTA_JOBS_PER_USER, e.QUOTA_JOBS_PER_TENANT, e.QUOTA_EXPORT_BYTES, Boolean(opts.exportBytes)],
   );
@@ -90,7 +98,33 @@ export async function checkQuotas(
       "export_bytes",
       Number(r.bytesLimit),
       Number(r.bytes),
-      `Quota exceeded: export_bytes — this tenant keeps ${Number(r.bytes)} bytes of export files and may keep ${Number(r.bytesLimit)}; delete some exports (or wait for them to expire)`,
+      `Quota exceeded: export_bytes — this tenant keeps ${Number(r.bytes)} bytes of export files and uploads and may keep ${Number(r.bytesLimit)}; delete some exports or uploads (or wait for them to expire)`,
+    );
+  }
+}
+
+/**
+ * Refuses (429 `quota_exceeded`, quota `export_bytes`) `addBytes` more stored
+ * bytes — a new upload's declared size — when the tenant's export files and
+ * live uploads plus them would pass its quota. Run it in the transaction that
+ * records the bytes, under a lock that serialises the tenant's writers.
+ */
+export async function checkStorageQuota(tenantId: string, addBytes: number, client: SqlClient = pool()): Promise<void> {
+  const { rows } = await client.query<{ limit: string; used: string }>(
+    `SELECT coalesce(quota_export_bytes, $2::bigint)::text AS limit, ${STORED_BYTES}::text AS used
+     FROM tenants WHERE id = $1`,
+    [tenantId, env().QUOTA_EXPORT_BYTES],
+  );
+  const r = rows[0];
+  if (!r) return; // no such tenant: the insert will say so
+  const limit = Number(r.limit);
+  const used = Number(r.used);
+  if (used + addBytes > limit) {
+    throw exceeded(
+      "export_bytes",
+      limit,
+      used,
+      `Quota exceeded: export_bytes — this tenant keeps ${used} bytes of export files and uploads and may keep ${limit}; ${addBytes} more would pass it. Delete some uploads or exports`,
     );
   }
 }
