@@ -12,7 +12,7 @@ const envSchema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
   /** Postgres URL. Unset: `npm start` and `npm test` start an embedded Postgres. */
   DATABASE_URL: z.string().url().optional(),
-  /** Directory for local state: embedded Postgres data, exports, the generated auth secret. */
+  /** Directory for local state: embedded Postgres data, exports, uploads, the generated auth secret. */
   CONVEYOR_DATA_DIR: z.string().default(".data"),
   /** Port of the embedded Postgres (only when DATABASE_URL is unset). */
   EMBEDDED_PG_PORT: intFrom(54329, 1024, 65535),
@@ -26,7 +26,7 @@ const envSchema = z.object({
   EXPORT_RETENTION_DAYS: intFrom(7, 1, 3650),
   /** gzip level for compressed exports: 1 is fastest, 9 smallest. */
   EXPORT_GZIP_LEVEL: intFrom(1, 1, 9),
-  /** Where export files go: `local` (EXPORT_STORAGE_DIR) or `s3` (an S3-compatible bucket, S3_*). */
+  /** Where export files and uploads go: `local` (EXPORT_STORAGE_DIR, <CONVEYOR_DATA_DIR>/uploads) or `s3` (an S3-compatible bucket, S3_*). */
   STORAGE_DRIVER: z.enum(["local", "s3"]).default("local"),
   S3_BUCKET: z.string().min(3).optional(),
   S3_REGION: z.string().min(1).default("us-east-1"),
