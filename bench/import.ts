@@ -82,7 +82,9 @@ async function upload(base: string, token: string, file: string): Promise<string
 }
 
 async function importOnce(base: string, token: string, file: string, tenantId: string) {
-  const before = Number((await q<{ n: string }>("SELECT count(*) AS n FROM events WHERE tenant_id = $1", [tenantId]))[0]!.n);
+  const before = Number(
+    (await q<{ n: string }>("SELECT count(*) AS n FROM events WHERE tenant_id = $1", [tenantId]))[0]!.n,
+  );
   const t0 = performance.now();
   const uploadId = await upload(base, token, file);
   const uploaded = performance.now();
@@ -101,8 +103,11 @@ async function importOnce(base: string, token: string, file: string, tenantId: s
     await sleep(100);
   }
   const seconds = (performance.now() - t0) / 1000;
-  if (imp.job.status !== "succeeded") throw new Error(`import ${id} ended ${imp.job.status}: ${imp.job.error?.message}`);
-  const after = Number((await q<{ n: string }>("SELECT count(*) AS n FROM events WHERE tenant_id = $1", [tenantId]))[0]!.n);
+  if (imp.job.status !== "succeeded")
+    throw new Error(`import ${id} ended ${imp.job.status}: ${imp.job.error?.message}`);
+  const after = Number(
+    (await q<{ n: string }>("SELECT count(*) AS n FROM events WHERE tenant_id = $1", [tenantId]))[0]!.n,
+  );
   const stages = imp.stages.map((s) => ({
     name: s.name,
     seconds: s.startedAt && s.finishedAt ? (Date.parse(s.finishedAt) - Date.parse(s.startedAt)) / 1000 : NaN,
@@ -115,7 +120,13 @@ async function psqlCopy(url: string, file: string, tenantId: string): Promise<{ 
   await q(`ALTER TABLE events ALTER COLUMN tenant_id SET DEFAULT '${tenantId}'::uuid`);
   try {
     const t0 = performance.now();
-    await run("psql", [url, "-v", "ON_ERROR_STOP=1", "-c", `\\copy events (${COLUMNS}) FROM '${file}' WITH (FORMAT csv, HEADER true)`]);
+    await run("psql", [
+      url,
+      "-v",
+      "ON_ERROR_STOP=1",
+      "-c",
+      `\\copy events (${COLUMNS}) FROM '${file}' WITH (FORMAT csv, HEADER true)`,
+    ]);
     return { seconds: (performance.now() - t0) / 1000 };
   } finally {
     await q("ALTER TABLE events ALTER COLUMN tenant_id DROP DEFAULT");

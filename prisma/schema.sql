@@ -545,7 +545,7 @@ CREATE TABLE uploads (
   deleted_at timestamp(3) with time zone,
   created_at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
   CONSTRAINT uploads_created_by_id_fkey FOREIGN KEY (created_by_id) REFERENCES users(id) ON UPDATE CASCADE ON DELETE SET NULL,
-  CONSTRAINT uploads_import_job_id_fkey FOREIGN KEY (import_job_id) REFERENCES jobs(id) ON UPDATE CASCADE ON DELETE SET NULL,
+  CONSTRAINT uploads_import_job_id_fkey FOREIGN KEY (import_job_id) REFERENCES jobs(id) ON UPDATE CASCADE ON DELETE SET NULL DEFERRABLE INITIALLY DEFERRED,
   CONSTRAINT uploads_pkey PRIMARY KEY (id),
   CONSTRAINT uploads_size_check CHECK (((size >= 0) AND (received >= 0) AND (received <= size))),
   CONSTRAINT uploads_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES tenants(id) ON UPDATE CASCADE ON DELETE CASCADE

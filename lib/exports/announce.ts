@@ -4,7 +4,7 @@ import type { SqlClient } from "../db";
 import { appUrl } from "../env";
 import { emitEvent, eventWanted } from "../events/outbox";
 import type { JobInfo } from "../jobs/task";
-import { hashLink, LINK_PREFIX } from "./link-token";
+import { hashLink, LINK_PREFIX } from "../files/link-token";
 
 /** How long the link an `export.ready` webhook carries stays valid (never past the file's expiry). */
 const WEBHOOK_LINK_TTL_SECONDS = 24 * 3600;

@@ -1,8 +1,9 @@
 import { z } from "zod";
 import { isoInstant } from "../validation";
 
-export const datasetNames = ["customers", "orders", "events"] as const;
-export type DatasetName = (typeof datasetNames)[number];
+import { datasetNames } from "../tenants/datasets";
+
+export { datasetNames, type DatasetName } from "../tenants/datasets";
 
 const exportFields = {
   dataset: z.enum(datasetNames, { error: `must be one of ${datasetNames.join(", ")}` }),

@@ -1,7 +1,6 @@
 /**
  * Export requests and downloads, as the API and the UI use them.
  */
-import type { Readable } from "node:stream";
 import { requireTenant, tenantScope } from "../auth/authorize";
 import type { Principal } from "../auth/principal";
 import { db } from "../db";
@@ -12,9 +11,11 @@ import { enqueueJob } from "../jobs/enqueue";
 import { checkQuotas } from "../tenants/quotas";
 import { pauseScopesFor } from "../jobs/pause-scopes";
 import { jobView } from "../jobs/view";
-import { storage } from "../storage";
 import { isoInstant } from "../validation";
 import { exportTask } from "./task";
+import { downloadableFile, openAndCount, type ExportDownload } from "../files/open";
+
+export { downloadableFile, openAndCount, type ExportDownload } from "../files/open";
 
 const MAX_IDEMPOTENCY_KEY = 200;
 /** How far ahead `runAt` may be. */
@@ -64,24 +65,6 @@ export async function requestExport(
   return { job: jobView(job, [], await pauseScopesFor([job])), created };
 }
 
-export type ExportDownload = { stream: Readable; size: number; name: string; contentType: string };
-
-type ExportFileRow = Awaited<ReturnType<ReturnType<typeof db>["exportFile"]["findFirstOrThrow"]>>;
-
-/**
- * What an export may give: its file, or 409 while it has none yet, 410 once it
- * expired or was deleted. A failed split export gives its finished parts (partial).
- */
-export function downloadableFile(status: string, file: ExportFileRow | undefined): ExportFileRow {
-  if (status !== "succeeded" && status !== "expired" && !(status === "failed" && file?.partial)) {
-    throw new AppError("conflict", `The export is ${status}; there is nothing to download yet`);
-  }
-  if (!file || file.deletedAt || file.expiresAt <= new Date() || status === "expired") {
-    throw new AppError("gone", "This export has expired or was deleted");
-  }
-  return file;
-}
-
 /** The principal's export (404 for another tenant's) and its downloadable file. */
 export async function findDownloadableExport(principal: Principal, rawJobId: string) {
   const jobId = parseIdOr404(rawJobId, "Export not found");
@@ -91,22 +74,6 @@ export async function findDownloadableExport(principal: Principal, rawJobId: str
   });
   if (!job) throw notFound("Export not found");
   return { job, file: downloadableFile(job.status, job.files[0]) };
-}
-
-/** Opens a file for download and counts it, on the file and on the link that led to it. */
-export async function openAndCount(file: ExportFileRow, linkId?: string): Promise<ExportDownload> {
-  const opened = await storage().open(file.storageKey);
-  if (!opened) throw new AppError("gone", "This export's file is no longer stored");
-  try {
-    await db().$transaction([
-      db().exportFile.update({ where: { id: file.id }, data: { downloadCount: { increment: 1 } } }),
-      ...(linkId ? [db().exportLink.update({ where: { id: linkId }, data: { downloadCount: { increment: 1 } } })] : []),
-    ]);
-  } catch (err) {
-    opened.stream.destroy();
-    throw err;
-  }
-  return { stream: opened.stream, size: opened.size, name: file.name, contentType: file.contentType };
 }
 
 /** Opens an export's file for the principal: 404 for another tenant's, 409 before it has one, 410 once ended. */

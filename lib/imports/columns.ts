@@ -5,7 +5,7 @@
  * the export's (lib/exports/datasets.ts), so a file Conveyor exported imports
  * back as it is.
  */
-import type { DatasetName } from "../exports/schema";
+import type { DatasetName } from "../tenants/datasets";
 
 type Kind = "bigint" | "text" | "email" | "char2" | "char3" | "money" | "json" | "time";
 

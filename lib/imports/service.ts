@@ -6,8 +6,8 @@ import { requireTenant, tenantScope } from "../auth/authorize";
 import type { Principal } from "../auth/principal";
 import { db, pool } from "../db";
 import { AppError, notFound, parseOrThrow } from "../errors";
-import { createFileLink, createLinkSchema, type ExportLinkDto } from "../exports/links";
-import { openAndCount, type ExportDownload } from "../exports/service";
+import { createFileLink, createLinkSchema, type ExportLinkDto } from "../files/links";
+import { openAndCount, type ExportDownload } from "../files/open";
 import { parseIdOr404 } from "../ids";
 import type { JobDto } from "../jobs/dto";
 import { enqueueJob } from "../jobs/enqueue";
@@ -67,10 +67,11 @@ export async function requestImport(
     input,
     createdById: principal.userId,
     idempotencyKey,
-    beforeInsert: async (tx, jobId) => {
+    beforeInsert: async (tx, jobId, inserting) => {
       await checkQuotas(tenantId, principal.userId, {}, tx);
-      // 404 for another tenant's upload, 409 for an unfinished one or one another open import holds.
-      await claimUploadForImport(tx, tenantId, input.uploadId, jobId);
+      // 404 for another tenant's upload, 409 for an unfinished one or one another open import holds;
+      // claimed in the transaction that inserts the job.
+      await claimUploadForImport(tx, tenantId, input.uploadId, jobId, { checkOnly: !inserting });
     },
   });
   return { job: jobView(job, [], await pauseScopesFor([job])), created };

@@ -23,8 +23,8 @@ import { from as copyFrom } from "pg-copy-streams";
 import { z } from "zod";
 import { inTransaction, pool, type SqlClient } from "../db";
 import { env } from "../env";
-import { datasetNames } from "../exports/schema";
-import { recordExportFile } from "../exports/files";
+import { datasetNames } from "../tenants/datasets";
+import { recordFile } from "../files/record";
 import { PermanentError } from "../jobs/errors";
 import { defineTask, type JobContext, type RetryPolicy } from "../jobs/task";
 import { storage } from "../storage";
@@ -217,6 +217,19 @@ export const importScanTask = defineTask({
           `The file is not UTF-8 text (an invalid byte sequence within bytes ${size}–${size + chunk.length})`,
         );
       }
+      if (
+        size === 0 &&
+        csv &&
+        /^\s*\{/.test(
+          chunk
+            .subarray(0, 64)
+            .toString("utf8")
+            .replace(/^\uFEFF/, ""),
+        )
+      ) {
+        file.stream.destroy();
+        throw new PermanentError("The file looks like JSON Lines, not CSV: import it with format jsonl");
+      }
       if (head.length < 65_536) head = Buffer.concat([head, chunk.subarray(0, 65_536)]);
       hash.update(chunk);
       csv?.feed(chunk);
@@ -302,6 +315,8 @@ async function* rowsOf(
 ): AsyncGenerator<{ line: number; cells: Cell[] | null; object: Record<string, Cell> | null; problem?: string }> {
   if (format === "csv") {
     const parser = Papa.parse(Papa.NODE_STREAM_INPUT, { delimiter: ",", quoteChar: '"', skipEmptyLines: true });
+    // Decoded before papaparse sees it: a character split between two reads stays whole.
+    stream.setEncoding("utf8");
     const feeding = pipe(stream, parser).catch((err: Error) => parser.destroy(err));
     let line = 0;
     for await (const row of parser as AsyncIterable<string[]>) {
@@ -442,7 +457,7 @@ export const importParseTask = defineTask({
     const [, stored] = await Promise.all([cleanDone, errorsDone]);
     // The errors file is the import's to download (like an export's file), and the first bad rows are shown inline.
     await inTransaction(async (tx) => {
-      await recordExportFile(
+      await recordFile(
         tx,
         { id: input.importId, tenantId: job.tenantId },
         {

@@ -32,9 +32,10 @@ export type EnqueueOptions = {
    * answers with an existing job — and may refuse it by throwing (quotas). It
    * runs once alone (a quick refusal), then again in the insert's transaction
    * under a lock per creating user (or tenant), so concurrent requests cannot
-   * all pass a check the last one fails.
+   * all pass a check the last one fails. `inserting`: the second call, whose
+   * writes commit with the job's row (`jobId`).
    */
-  beforeInsert?: (tx: SqlClient, jobId: string) => Promise<void>;
+  beforeInsert?: (tx: SqlClient, jobId: string, inserting: boolean) => Promise<void>;
 };
 
 export type EnqueueResult = { job: JobModel; created: boolean };
@@ -107,14 +108,14 @@ export async function enqueueJob(opts: EnqueueOptions): Promise<EnqueueResult> {
       ],
     );
   // Refused without the lock first: a flood past its quota never queues on it (nor holds connections waiting).
-  await opts.beforeInsert?.(pool(), id);
+  await opts.beforeInsert?.(pool(), id, false);
   try {
     const { rows } = opts.beforeInsert
       ? await inTransaction(async (tx) => {
           await tx.query("SELECT pg_advisory_xact_lock(hashtext('conveyor_enqueue'), hashtext($1))", [
             opts.createdById ?? opts.tenantId,
           ]);
-          await opts.beforeInsert!(tx, id);
+          await opts.beforeInsert!(tx, id, true);
           return insert(tx);
         })
       : await insert(pool());

@@ -188,15 +188,17 @@ export async function markDeleted(tenantId: string, id: string): Promise<void> {
  * caller's transaction `tx` (the row stays locked until it commits). 404 when
  * there is no such live upload of the tenant; 409 while it is incomplete, or
  * while another import that claimed it is still open (scheduled, queued,
- * running, retrying). Claiming again for the same job is harmless.
+ * running, retrying). Claiming again for the same job is harmless. `checkOnly`:
+ * the same answers, without claiming (a quick refusal outside the transaction).
  */
 export async function claimUploadForImport(
   tx: SqlClient,
   tenantId: string,
   uploadId: string,
   jobId: string,
+  opts: { checkOnly?: boolean } = {},
 ): Promise<UploadRow> {
-  const row = await liveUpload(tx, tenantId, uploadId, true);
+  const row = await liveUpload(tx, tenantId, uploadId, !opts.checkOnly);
   if (!row) throw uploadNotFound();
   if (!row.completedAt) {
     throw new AppError("conflict", `The upload is not complete (${row.received} of ${row.size} bytes)`, undefined, {
@@ -210,6 +212,7 @@ export async function claimUploadForImport(
       throw new AppError("conflict", `The upload is already being imported by job ${row.importJobId} (${status})`);
     }
   }
+  if (opts.checkOnly) return row;
   const { rows } = await tx.query<UploadRow>(
     `UPDATE uploads SET import_job_id = $2, last_used_at = now() WHERE id = $1 RETURNING ${COLUMNS}`,
     [uploadId, jobId],

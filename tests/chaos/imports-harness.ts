@@ -131,7 +131,9 @@ export async function runImportChaos(o: ImportChaosOptions): Promise<ImportChaos
         if (committing > 0) kills.commit++;
         else kills.load++;
         lastKill = Date.now();
-        o.log(`[chaos:imports] SIGKILLed worker ${i} (${loading} chunks loading, ${committing} commits); ${open} imports open`);
+        o.log(
+          `[chaos:imports] SIGKILLed worker ${i} (${loading} chunks loading, ${committing} commits); ${open} imports open`,
+        );
         await sleep(200);
         spawnWorker(i);
       }
@@ -157,14 +159,24 @@ export async function runImportChaos(o: ImportChaosOptions): Promise<ImportChaos
       else failed++;
       const expected = status === "succeeded" ? m.good : 0;
       if (c[0]!.n !== expected || c[0]!.distinct !== c[0]!.n) {
-        wrong.push(`import ${m.k} ${status}${j[0]!.error ? ` (${j[0]!.error})` : ""}: ${c[0]!.n} rows (${c[0]!.distinct} distinct), expected ${expected}`);
+        wrong.push(
+          `import ${m.k} ${status}${j[0]!.error ? ` (${j[0]!.error})` : ""}: ${c[0]!.n} rows (${c[0]!.distinct} distinct), expected ${expected}`,
+        );
       }
     }
     const { rows: left } = await db.query<{ n: number }>(
       "SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'import_staging'",
     );
-    checks.push({ name: "every import ended", ok: made.length === succeeded + failed, detail: `${succeeded + failed} of ${made.length}` });
-    checks.push({ name: "the table holds exactly each import's good rows once, or none", ok: wrong.length === 0, detail: wrong.join("; ") || "all exact" });
+    checks.push({
+      name: "every import ended",
+      ok: made.length === succeeded + failed,
+      detail: `${succeeded + failed} of ${made.length}`,
+    });
+    checks.push({
+      name: "the table holds exactly each import's good rows once, or none",
+      ok: wrong.length === 0,
+      detail: wrong.join("; ") || "all exact",
+    });
     checks.push({ name: "no staging table left", ok: left[0]!.n === 0, detail: `${left[0]!.n} left` });
     return {
       imports: made.length,

@@ -24,7 +24,9 @@ CREATE TABLE "uploads" (
     CONSTRAINT "uploads_pkey" PRIMARY KEY ("id"),
     CONSTRAINT "uploads_tenant_id_fkey" FOREIGN KEY ("tenant_id") REFERENCES "tenants"("id") ON DELETE CASCADE ON UPDATE CASCADE,
     CONSTRAINT "uploads_created_by_id_fkey" FOREIGN KEY ("created_by_id") REFERENCES "users"("id") ON DELETE SET NULL ON UPDATE CASCADE,
-    CONSTRAINT "uploads_import_job_id_fkey" FOREIGN KEY ("import_job_id") REFERENCES "jobs"("id") ON DELETE SET NULL ON UPDATE CASCADE,
+    CONSTRAINT "uploads_import_job_id_fkey" FOREIGN KEY ("import_job_id") REFERENCES "jobs"("id") ON DELETE SET NULL ON UPDATE CASCADE
+        -- Checked at commit: an import claims its upload in the transaction that inserts its job, before the insert.
+        DEFERRABLE INITIALLY DEFERRED,
     CONSTRAINT "uploads_size_check" CHECK ("size" >= 0 AND "received" >= 0 AND "received" <= "size")
 );
 -- A tenant's live uploads, newest first (the list; the quota's sum).
