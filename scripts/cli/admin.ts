@@ -32,6 +32,7 @@ const usage = `usage:
   npm run cli -- webhooks list --email <e-mail> [--tenant <slug>]
   npm run cli -- webhooks test|enable|disable <endpoint id> --email <e-mail>
   npm run cli -- webhooks recover <endpoint id> --since <ISO time> --email <e-mail>
+  npm run cli -- imports create|get|list|errors …   (through the HTTP API with a token: npm run cli -- imports --help)
 The schedules and webhooks commands act as the user with that e-mail, in their tenant (--tenant: a platform admin's filter,
 or which of a user's tenants).`;
 
