@@ -122,6 +122,8 @@ type Values = {
 const log = (line: string) => process.stderr.write(`${line}\n`);
 const num = (n: number | null | undefined) => (n === null || n === undefined ? "-" : n.toLocaleString("en"));
 
+const rowsOf = (n: number) => `${num(n)} ${n === 1 ? "row" : "rows"}`;
+
 /** Bytes for people: 1.5 MB. */
 function bytes(n: number): string {
   if (n < 1_000) return `${n} B`;
@@ -364,6 +366,7 @@ async function follow(api: Api, id: string, quiet: boolean): Promise<ImportDto> 
   const tty = Boolean(process.stderr.isTTY);
   const seen = new Map<string, Seen>();
   let heldBy = "";
+  let open: string | null = null; // the stage whose line is still being drawn (a TTY)
   const stop = () => {
     log(`\nStopped following. The import goes on: npm run cli -- imports get ${id}`);
     process.exit(130);
@@ -377,6 +380,8 @@ async function follow(api: Api, id: string, quiet: boolean): Promise<ImportDto> 
         const pause = imp.job.pause && !ENDED.has(imp.job.status) ? imp.job.pause : null;
         const key = pause ? JSON.stringify(pause) : "";
         if (pause && key !== heldBy) {
+          if (open) process.stderr.write("\n");
+          open = null;
           log(`import    held by a pause${pause.reason ? `: ${oneLine(pause.reason)}` : ""}`);
         }
         heldBy = key;
@@ -392,13 +397,21 @@ async function follow(api: Api, id: string, quiet: boolean): Promise<ImportDto> 
             (tty ? before.done !== done || before.total !== total : before.step !== step);
           if (!changed) continue;
           seen.set(s.name, { status: s.status, done, total, step, attempts: s.attempts });
-          log(stageLine(s));
+          if (!tty) {
+            log(stageLine(s));
+            continue;
+          }
+          // On a TTY a running stage's line is redrawn in place; a new stage or status starts a new one.
+          if (open === s.name) process.stderr.write(`\r${stageLine(s)}\x1b[K`);
+          else process.stderr.write(`${open ? "\n" : ""}${stageLine(s)}`);
+          open = s.name;
         }
       }
       if (ENDED.has(imp.job.status)) return imp;
       await sleep(POLL_MS);
     }
   } finally {
+    if (open) process.stderr.write("\n");
     process.removeListener("SIGINT", stop);
   }
 }
@@ -415,9 +428,20 @@ function stageLine(s: Stage): string {
   return `${s.name.padEnd(9)} ${s.status.padEnd(10)} ${progress}${attempt}${error}`;
 }
 
+/** The counts known so far (those a stage that did not run would make are left out): `300 rows read, 2 rejected`. */
 const countsLine = (c: ImportDto["counts"]) =>
-  `${num(c.rowsRead)} rows read, ${num(c.inserted)} inserted, ${num(c.updated)} updated, ` +
-  `${num(c.rejected)} rejected, ${num(c.duplicates)} duplicates`;
+  (
+    [
+      [c.rowsRead, "rows read"],
+      [c.inserted, "inserted"],
+      [c.updated, "updated"],
+      [c.rejected, "rejected"],
+      [c.duplicates, "duplicates"],
+    ] as const
+  )
+    .filter(([n]) => n !== null)
+    .map(([n, what]) => `${num(n)} ${what}`)
+    .join(", ") || "none yet";
 
 /** What an import that ended came to: counts and errors file on stdout, a failure's error on stderr. */
 function printOutcome(api: Api, imp: ImportDto): void {
@@ -427,7 +451,7 @@ function printOutcome(api: Api, imp: ImportDto): void {
   console.log(`Import ${id} ${imp.job.status}${anyCount ? `: ${countsLine(c)}` : ""}`);
   if (imp.errorsFile) {
     console.log(
-      `Errors file: ${api.base}${imp.errorsFile.url} (${num(imp.errorsFile.rows)} rows; ` +
+      `Errors file: ${api.base}${imp.errorsFile.url} (${rowsOf(imp.errorsFile.rows)}; ` +
         `npm run cli -- imports errors ${id} --out errors.csv)`,
     );
   }
@@ -500,7 +524,7 @@ async function get(values: Values, id: string): Promise<number> {
   for (const b of imp.badRows) lines.push(`  bad row   line ${b.line}, ${b.column}: ${oneLine(b.reason)}`);
   if (imp.errorsFile) {
     lines.push(
-      `  errors    ${api.base}${imp.errorsFile.url} (${num(imp.errorsFile.rows)} rows, ${bytes(imp.errorsFile.size)}, until ${imp.errorsFile.expiresAt})`,
+      `  errors    ${api.base}${imp.errorsFile.url} (${rowsOf(imp.errorsFile.rows)}, ${bytes(imp.errorsFile.size)}, until ${imp.errorsFile.expiresAt})`,
     );
   }
   if (j.status !== "succeeded" && ENDED.has(j.status)) lines.push(`  error     ${failure(imp)}`);
