@@ -834,8 +834,14 @@ BEGIN
     INTO agg
   FROM jobs WHERE parent_id = NEW.parent_id;
   IF agg.open = 0 THEN
+    -- The last child's end also brings a rolled-up parent's progress up to date (the children's
+    -- progress-only writes before it may have been skipped by the throttle below).
     UPDATE jobs SET status = 'retrying', waiting_since = NULL, admitted_at = NULL, run_at = now(),
                     resume_pending = true,
+                    progress_done = CASE WHEN p.rollup_progress THEN greatest(progress_done, agg.rows_done) ELSE progress_done END,
+                    progress_total = CASE WHEN p.rollup_progress
+                                          THEN greatest(coalesce(progress_total, 0), agg.rows_total, agg.rows_done)
+                                          ELSE progress_total END,
                     children_total = agg.total, children_done = agg.done, children_failed = agg.failed,
                     progress_bytes = agg.bytes, updated_at = now()
     WHERE id = p.id;

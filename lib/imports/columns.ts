@@ -109,66 +109,91 @@ const MAX_TEXT = 10_000;
 /** A cell as it reaches the checks: CSV gives strings, JSON Lines any JSON value. */
 export type Cell = string | number | boolean | null | object | undefined;
 
-/** The COPY text form of a good value, or an error (a reason). */
-export type Checked = { ok: true; value: string | null } | { ok: false; reason: string };
+/**
+ * A good value's COPY text (a string, or null for a missing one), or what is
+ * wrong with it (`{ reason }`). No object for a good value: a million rows are
+ * millions of cells.
+ */
+export type Checked = string | null | { reason: string };
 
-function bad(reason: string): Checked {
-  return { ok: false, reason };
+export function isBad(c: Checked): c is { reason: string } {
+  return c !== null && typeof c === "object";
 }
+
+const bad = (reason: string) => ({ reason });
+const REQUIRED = bad("is required");
+const NOT_JSON = bad("is not valid JSON");
+const NOT_CONTAINER = bad("must be a JSON object or array");
+const HAS_NUL = bad("holds a NUL character");
+const messages = {
+  bigint: bad("must be a whole number of at most 18 digits"),
+  money: bad("must be a number with at most 2 decimals"),
+  char2: bad("must be a 2-letter country code (ISO 3166, upper case)"),
+  char3: bad("must be a 3-letter currency code (ISO 4217, upper case)"),
+  email: bad("must be an email address"),
+  time: bad("must be a date and time (ISO 8601)"),
+  text: bad(`must be at most 10000 characters`),
+};
 
 /** Checks one cell against its column; `fromCsv`: an empty string is a missing value. */
 export function checkCell(col: ColumnSpec, cell: Cell, fromCsv: boolean): Checked {
   if (cell === undefined || cell === null || (fromCsv && cell === "" && !col.allowEmpty)) {
-    if (col.required) return bad("is required");
-    return { ok: true, value: null };
+    return col.required ? REQUIRED : null;
   }
   if (col.kind === "json") {
     if (typeof cell === "string") {
-      if (!fromCsv) return bad("must be a JSON object or array");
-      try {
-        const v: unknown = JSON.parse(cell);
-        if (v === null || typeof v !== "object") return bad("must be a JSON object or array");
-      } catch {
-        return bad("is not valid JSON");
-      }
-      return cell.includes("\u0000") ? bad("holds a NUL character") : { ok: true, value: cell };
+      if (!fromCsv) return NOT_CONTAINER;
+      const first = cell.charCodeAt(0);
+      // An object or an array starts so (JSON.parse then checks the rest); anything else is not one.
+      if (first !== 0x7b && first !== 0x5b) return /^\s*[[{]/.test(cell) ? parsesAsContainer(cell) : NOT_CONTAINER;
+      return parsesAsContainer(cell);
     }
-    if (typeof cell !== "object") return bad("must be a JSON object or array");
+    if (typeof cell !== "object") return NOT_CONTAINER;
     const text = JSON.stringify(cell);
-    return text.includes("\\u0000") ? bad("holds a NUL character") : { ok: true, value: text };
+    return text.includes("\\u0000") ? HAS_NUL : text;
   }
   const text = typeof cell === "string" ? cell : typeof cell === "number" ? String(cell) : null;
   if (text === null) return bad(`must be a ${col.kind === "bigint" || col.kind === "money" ? "number" : "string"}`);
   switch (col.kind) {
     case "bigint":
-      return BIGINT.test(text) ? { ok: true, value: text } : bad("must be a whole number of at most 18 digits");
+      return BIGINT.test(text) ? text : messages.bigint;
     case "money":
-      return MONEY.test(text) ? { ok: true, value: text } : bad("must be a number with at most 2 decimals");
+      return MONEY.test(text) ? text : messages.money;
     case "char2":
-      return CHAR2.test(text)
-        ? { ok: true, value: text }
-        : bad("must be a 2-letter country code (ISO 3166, upper case)");
+      return CHAR2.test(text) ? text : messages.char2;
     case "char3":
-      return CHAR3.test(text)
-        ? { ok: true, value: text }
-        : bad("must be a 3-letter currency code (ISO 4217, upper case)");
+      return CHAR3.test(text) ? text : messages.char3;
     case "email":
-      return text.length <= 254 && EMAIL.test(text) ? { ok: true, value: text } : bad("must be an email address");
+      return text.length <= 254 && EMAIL.test(text) ? text : messages.email;
     case "time":
-      return validTime(text) ? { ok: true, value: text } : bad("must be a date and time (ISO 8601)");
+      return validTime(text) ? text : messages.time;
     default:
-      if (text.length > MAX_TEXT) return bad(`must be at most ${MAX_TEXT} characters`);
-      if (text.includes("\u0000")) return bad("holds a NUL character");
-      return { ok: true, value: text };
+      if (text.length > MAX_TEXT) return messages.text;
+      if (text.includes("\u0000")) return HAS_NUL;
+      return text;
   }
+}
+
+function parsesAsContainer(text: string): Checked {
+  try {
+    const v: unknown = JSON.parse(text);
+    if (v === null || typeof v !== "object") return NOT_CONTAINER;
+  } catch {
+    return NOT_JSON;
+  }
+  return text.includes("\u0000") ? HAS_NUL : text;
 }
 
 function validTime(text: string): boolean {
   const m = TIME.exec(text);
   if (!m) return false;
-  const [, y, mo, d, h, mi, s] = m.map((x) => (x === undefined ? 0 : Number(x)));
-  if (y! < 1 || mo! < 1 || mo! > 12 || d! < 1 || h! > 23 || mi! > 59 || s! > 60) return false;
-  return d! <= new Date(Date.UTC(y!, mo!, 0)).getUTCDate();
+  const year = +m[1]!;
+  const month = +m[2]!;
+  const day = +m[3]!;
+  if (year < 1 || month < 1 || month > 12 || day < 1) return false;
+  if (day > 28 && day > new Date(Date.UTC(year, month, 0)).getUTCDate()) return false;
+  if (m[4] !== undefined && (+m[4] > 23 || +m[5]! > 59 || (m[6] !== undefined && +m[6] > 60))) return false;
+  return true;
 }
 
 /** A value in COPY's text format. */

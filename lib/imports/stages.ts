@@ -29,7 +29,7 @@ import { PermanentError } from "../jobs/errors";
 import { defineTask, type JobContext, type RetryPolicy } from "../jobs/task";
 import { storage } from "../storage";
 import { openUpload, touchUpload } from "../uploads/service";
-import { checkCell, copyText, headerProblem, importDatasets, type Cell } from "./columns";
+import { checkCell, copyText, headerProblem, importDatasets, isBad, type Cell } from "./columns";
 
 export const IMPORT_RETRY: RetryPolicy = {
   maxAttempts: 3,
@@ -284,22 +284,27 @@ export const importScanTask = defineTask({
 
 // ── parse ───────────────────────────────────────────────────────────────────
 
-/** Writes to a stream with backpressure, in batches of about 64 KB. */
+/** Writes to a stream in batches of about 64 KB; `drained()` waits when the stream asked to. */
 class BatchWriter {
   private parts: string[] = [];
   private length = 0;
+  private full = false;
   constructor(readonly stream: PassThrough) {}
-  async push(s: string): Promise<void> {
+  push(s: string): void {
     this.parts.push(s);
     this.length += s.length;
-    if (this.length >= 65_536) await this.flush();
+    if (this.length >= 65_536) this.flush();
   }
-  async flush(): Promise<void> {
+  flush(): void {
     if (!this.parts.length) return;
-    const ok = this.stream.write(this.parts.join(""));
+    if (!this.stream.write(this.parts.join(""))) this.full = true;
     this.parts = [];
     this.length = 0;
-    if (!ok) await once(this.stream, "drain");
+  }
+  async drained(): Promise<void> {
+    if (!this.full) return;
+    this.full = false;
+    await once(this.stream, "drain");
   }
 }
 
@@ -308,54 +313,68 @@ function csvCell(v: string | number): string {
   return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
-/** Rows of the upload as arrays of cells (CSV) or objects (JSON Lines), with their line numbers. */
-async function* rowsOf(
+type Row = { line: number; cells: Cell[] | null; object: Record<string, Cell> | null; problem?: string };
+
+/**
+ * Calls `onRow` for every row of the upload — arrays of cells (CSV) or objects
+ * (JSON Lines), with their line numbers — synchronously as each read is
+ * parsed (rows kept across reads cost more in garbage collection than the
+ * parse), and awaits `afterRead` between reads: the caller's backpressure.
+ */
+export async function eachRow(
   stream: Readable,
   format: "csv" | "jsonl",
-): AsyncGenerator<{ line: number; cells: Cell[] | null; object: Record<string, Cell> | null; problem?: string }> {
+  onRow: (row: Row) => void,
+  afterRead: () => Promise<void>,
+): Promise<void> {
+  let line = 0;
   if (format === "csv") {
     const parser = Papa.parse(Papa.NODE_STREAM_INPUT, { delimiter: ",", quoteChar: '"', skipEmptyLines: true });
+    let failed: Error | null = null;
+    parser.on("data", (cells: string[]) => {
+      line++;
+      if (line > 1) onRow({ line, cells, object: null }); // line 1: the header, checked by scan
+    });
+    parser.once("error", (err: Error) => (failed ??= err));
+    const ended = new Promise<void>((resolve) => {
+      parser.once("end", resolve);
+      parser.once("error", () => resolve());
+    });
     // Decoded before papaparse sees it: a character split between two reads stays whole.
     stream.setEncoding("utf8");
-    const feeding = pipe(stream, parser).catch((err: Error) => parser.destroy(err));
-    let line = 0;
-    for await (const row of parser as AsyncIterable<string[]>) {
-      line++;
-      if (line === 1) continue; // the header, checked by scan
-      yield { line, cells: row, object: null };
+    for await (const text of stream as AsyncIterable<string>) {
+      if (!parser.write(text)) await once(parser, "drain");
+      if (failed) throw failed;
+      await afterRead();
     }
-    await feeding;
+    parser.end();
+    await ended;
+    if (failed) throw failed;
     return;
   }
   let rest = "";
-  let line = 0;
   const decoder = new TextDecoder("utf-8");
-  const parseLine = (text: string) => {
+  const parseLine = (text: string): void => {
     line++;
-    if (!text.trim()) return null;
+    if (!text.trim()) return;
     try {
       const v: unknown = JSON.parse(text);
-      if (!v || typeof v !== "object" || Array.isArray(v))
-        return { line, cells: null, object: null, problem: "is not a JSON object" };
-      return { line, cells: null, object: v as Record<string, Cell> };
+      if (!v || typeof v !== "object" || Array.isArray(v)) {
+        onRow({ line, cells: null, object: null, problem: "is not a JSON object" });
+      } else onRow({ line, cells: null, object: v as Record<string, Cell> });
     } catch {
-      return { line, cells: null, object: null, problem: "is not valid JSON" };
+      onRow({ line, cells: null, object: null, problem: "is not valid JSON" });
     }
   };
   for await (const chunk of stream as AsyncIterable<Buffer>) {
     const text = rest + decoder.decode(chunk, { stream: true });
     const parts = text.split("\n");
     rest = parts.pop() ?? "";
-    for (const p of parts) {
-      const r = parseLine(p);
-      if (r) yield r;
-    }
+    for (const p of parts) parseLine(p);
+    await afterRead();
   }
   rest += decoder.decode();
-  if (rest) {
-    const r = parseLine(rest);
-    if (r) yield r;
-  }
+  if (rest) parseLine(rest);
 }
 
 export const importParseTask = defineTask({
@@ -383,7 +402,7 @@ export const importParseTask = defineTask({
     // Whichever fails first stops the rest; the other promise must not go unhandled.
     cleanDone.catch(() => {});
     errorsDone.catch(() => {});
-    await errors.push("line,column,reason,value\n");
+    errors.push("line,column,reason,value\n");
 
     // Where each file column goes; every dataset column has a place in the clean row.
     const positions = spec.columns.map((c) => scan.columns.indexOf(c.name));
@@ -392,60 +411,57 @@ export const importParseTask = defineTask({
     let good = 0;
     let rejected = 0;
     const file = await upload(req.uploadId);
-    const fail = async (line: number, column: string, reason: string, value: unknown) => {
+    const fail = (line: number, column: string, reason: string, value: unknown) => {
       rejected++;
       if (shown.length < SHOWN_BAD_ROWS) shown.push({ line, column, reason });
       const v = value === undefined || value === null ? "" : typeof value === "string" ? value : JSON.stringify(value);
-      await errors.push(`${line},${csvCell(column)},${csvCell(reason)},${csvCell(v.slice(0, 200))}\n`);
+      errors.push(`${line},${csvCell(column)},${csvCell(reason)},${csvCell(v.slice(0, 200))}\n`);
     };
     try {
-      for await (const row of rowsOf(file.stream, req.format)) {
-        if (ctx.signal.aborted) throw ctx.signal.reason;
+      const onRow = (row: Row) => {
         rowsRead++;
         if (row.problem) {
-          await fail(row.line, "(row)", row.problem, null);
-        } else if (row.cells && row.cells.length !== scan.columns.length) {
-          await fail(row.line, "(row)", `has ${row.cells.length} fields; the header has ${scan.columns.length}`, null);
-        } else {
-          let out = String(row.line);
-          let problem: { column: string; reason: string; value: unknown } | null = null;
-          if (row.object) {
-            const unknown = Object.keys(row.object).find((k) => !spec.columns.some((c) => c.name === k));
-            if (unknown) problem = { column: unknown, reason: "is not a column of " + req.dataset, value: null };
-          }
-          for (let i = 0; i < spec.columns.length && !problem; i++) {
-            const col = spec.columns[i]!;
-            const cell: Cell = row.object
-              ? row.object[col.name]
-              : positions[i]! >= 0
-                ? row.cells![positions[i]!]
-                : undefined;
-            if (cell === undefined && positions[i]! < 0 && !row.object) {
-              out += "\t\\N";
-              continue;
-            }
-            const checked = checkCell(col, cell, !row.object);
-            if (!checked.ok) problem = { column: col.name, reason: checked.reason, value: cell };
-            else out += "\t" + copyText(checked.value);
-          }
-          if (problem) await fail(row.line, problem.column, problem.reason, problem.value);
-          else {
-            good++;
-            await clean.push(out + "\n");
-          }
+          fail(row.line, "(row)", row.problem, null);
+          return;
         }
-        if ((rowsRead & 4095) === 0) {
-          ctx.progress({
-            done: rowsRead,
-            total: Math.max(scan.rows, rowsRead),
-            unit: "rows",
-            stage: "parse",
-            message: `${good} good, ${rejected} bad`,
-          });
+        if (row.cells && row.cells.length !== scan.columns.length) {
+          fail(row.line, "(row)", `has ${row.cells.length} fields; the header has ${scan.columns.length}`, null);
+          return;
         }
-      }
-      await clean.flush();
-      await errors.flush();
+        let out = String(row.line);
+        if (row.object) {
+          const unknown = Object.keys(row.object).find((k) => !spec.columns.some((c) => c.name === k));
+          if (unknown) return fail(row.line, unknown, "is not a column of " + req.dataset, null);
+        }
+        for (let i = 0; i < spec.columns.length; i++) {
+          const col = spec.columns[i]!;
+          const at = positions[i]!;
+          if (!row.object && at < 0) {
+            out += "\t\\N";
+            continue;
+          }
+          const cell: Cell = row.object ? row.object[col.name] : row.cells![at];
+          const checked = checkCell(col, cell, !row.object);
+          if (isBad(checked)) return fail(row.line, col.name, checked.reason, cell);
+          out += "\t" + copyText(checked);
+        }
+        good++;
+        clean.push(out + "\n");
+      };
+      await eachRow(file.stream, req.format, onRow, async () => {
+        if (ctx.signal.aborted) throw ctx.signal.reason;
+        await clean.drained();
+        await errors.drained();
+        ctx.progress({
+          done: rowsRead,
+          total: Math.max(scan.rows, rowsRead),
+          unit: "rows",
+          stage: "parse",
+          message: `${good} good, ${rejected} bad`,
+        });
+      });
+      clean.flush();
+      errors.flush();
       clean.stream.end();
       errors.stream.end();
     } catch (err) {
@@ -683,13 +699,15 @@ export const importLoadTask = defineTask({
     if (failed)
       throw new PermanentError(`Chunk ${failed.n} ${failed.status}${failed.error ? `: ${failed.error}` : ""}`);
     const loaded = rows.reduce((s, r) => s + (r.rows ?? 0), 0);
+    ctx.progress({ done: loaded, total: loaded, unit: "rows", stage: "load", message: `${rows.length} chunks loaded` });
     return { stagingTable: table, rows: loaded, chunks: rows.length };
   },
 });
 
 // ── commit ──────────────────────────────────────────────────────────────────
 
-type CommitPlan = { sql: string; params: unknown[] };
+/** `counts`: the statement's row count is this; otherwise it returns one row of { inserted, updated }. */
+type CommitPlan = { sql: string; params: unknown[]; counts?: "inserted" };
 
 /** The statements that move the staged rows into the tenant's table, counting what they did. */
 function commitStatements(req: ImportRequest, table: string, tenantId: string, present: string[]): CommitPlan[] {
@@ -708,10 +726,10 @@ function commitStatements(req: ImportRequest, table: string, tenantId: string, p
   if (req.mode === "insert") {
     return [
       {
-        sql: `WITH ins AS (INSERT INTO ${spec.table} (tenant_id, ${names})
-                SELECT $1::uuid, ${values} FROM ${table} s ORDER BY s.line RETURNING 1)
-              SELECT count(*)::bigint AS inserted, 0::bigint AS updated FROM ins`,
+        // Counted from the command tag (no RETURNING to materialise); ids follow the file's order.
+        sql: `INSERT INTO ${spec.table} (tenant_id, ${names}) SELECT $1::uuid, ${values} FROM ${table} s ORDER BY s.line`,
         params: [tenantId],
+        counts: "inserted",
       },
     ];
   }
@@ -830,21 +848,30 @@ export const importCommitTask = defineTask({
       const exists = await tx.query("SELECT to_regclass($1) AS t", [load.stagingTable]);
       if (!(exists.rows[0] as { t: string | null }).t)
         throw new PermanentError("The staged rows are gone; replay the import");
-      const { rows: counted } = await tx.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${load.stagingTable}`);
-      if (Number(counted[0]!.n) !== parse.good) {
-        throw new PermanentError(
-          `The staging table holds ${counted[0]!.n} rows, not ${parse.good} (was the database restarted?); replay the import`,
+      // Room to sort the staged rows into the file's order in memory.
+      await tx.query("SET LOCAL work_mem = '256MB'");
+      const lost = (n: number | string) =>
+        new PermanentError(
+          `The staging table holds ${n} rows, not ${parse.good} (was the database restarted?); replay the import`,
         );
+      if (req.mode === "upsert") {
+        const { rows: counted } = await tx.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${load.stagingTable}`);
+        if (Number(counted[0]!.n) !== parse.good) throw lost(counted[0]!.n);
       }
       await checkStaged(tx, req, load.stagingTable, job.tenantId);
       let inserted = 0;
       let updated = 0;
       for (const st of commitStatements(req, load.stagingTable, job.tenantId, scan.columns)) {
         if (ctx.signal.aborted) throw ctx.signal.reason;
-        const { rows } = await tx.query<{ inserted: string; updated: string }>(st.sql, st.params);
-        inserted += Number(rows[0]!.inserted);
-        updated += Number(rows[0]!.updated);
+        const r = await tx.query<{ inserted: string; updated: string }>(st.sql, st.params);
+        if (st.counts === "inserted") inserted += r.rowCount ?? 0;
+        else {
+          inserted += Number(r.rows[0]!.inserted);
+          updated += Number(r.rows[0]!.updated);
+        }
       }
+      // An insert moves every staged row: fewer means the staging table lost some (rolled back).
+      if (req.mode === "insert" && inserted !== parse.good) throw lost(inserted);
       const { rows: at } = await tx.query<{ committed_at: Date }>(
         "UPDATE imports SET committed_at = now(), inserted = $2, updated = $3 WHERE id = $1 RETURNING committed_at",
         [input.importId, inserted, updated],

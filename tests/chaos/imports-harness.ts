@@ -115,29 +115,36 @@ export async function runImportChaos(o: ImportChaosOptions): Promise<ImportChaos
     for (let i = 0; i < o.workers; i++) spawnWorker(i);
     const deadline = Date.now() + o.timeoutMs;
     let lastKill = 0;
+    const killed = new Set<string>();
     for (;;) {
-      const { rows: s } = await db.query<{ open: number; loading: number; committing: number }>(
-        `SELECT count(*) FILTER (WHERE type = 'import' AND status NOT IN ('succeeded', 'failed', 'cancelled'))::int AS open,
-                count(*) FILTER (WHERE type = 'import_load_chunk' AND status = 'running')::int AS loading,
-                count(*) FILTER (WHERE type = 'import_commit' AND status = 'running')::int AS committing
-         FROM jobs WHERE type IN ('import', 'import_load_chunk', 'import_commit')`,
+      const { rows: s } = await db.query<{ open: number }>(
+        `SELECT count(*)::int AS open FROM jobs WHERE type = 'import' AND status NOT IN ('succeeded', 'failed', 'cancelled')`,
       );
-      const { open, loading, committing } = s[0]!;
+      const open = s[0]!.open;
       if (open === 0 || Date.now() > deadline) break;
-      // Kill while rows move: a loading chunk or a commit, at most every 700 ms, in the first two thirds.
-      if ((loading > 0 || committing > 0) && Date.now() - lastKill > 700 && Date.now() - t0 < (o.timeoutMs * 2) / 3) {
-        const i = Math.floor(Math.random() * o.workers);
-        procs[i]?.kill("SIGKILL");
-        if (committing > 0) kills.commit++;
+      // The process running a chunk load or a commit right now (its lease, and the worker's pid).
+      // Each job is killed once at most: the retry it costs must leave the import able to finish.
+      const { rows: busy } = await db.query<{ id: string; type: string; pid: number }>(
+        `SELECT j.id, j.type, w.pid FROM jobs j JOIN workers w ON w.id = j.lease_owner
+         WHERE j.type IN ('import_load_chunk', 'import_commit') AND j.status = 'running' AND w.state = 'running'
+           AND NOT (j.id = ANY($1::uuid[]))
+         ORDER BY j.type = 'import_commit' DESC LIMIT 1`,
+        [[...killed]],
+      );
+      const target = busy[0];
+      const i = target ? procs.findIndex((p) => p?.pid === target.pid && p.exitCode === null) : -1;
+      // Kill it while rows move, at most every 300 ms, in the first two thirds of the time.
+      if (i >= 0 && Date.now() - lastKill > 300 && Date.now() - t0 < (o.timeoutMs * 2) / 3) {
+        procs[i]!.kill("SIGKILL");
+        killed.add(target!.id);
+        if (target!.type === "import_commit") kills.commit++;
         else kills.load++;
         lastKill = Date.now();
-        o.log(
-          `[chaos:imports] SIGKILLed worker ${i} (${loading} chunks loading, ${committing} commits); ${open} imports open`,
-        );
+        o.log(`[chaos:imports] SIGKILLed worker ${i} during ${target!.type}; ${open} imports open`);
         await sleep(200);
         spawnWorker(i);
       }
-      await sleep(40);
+      await sleep(20);
     }
     for (const p of procs) p?.kill("SIGKILL");
     await cleanupImports();

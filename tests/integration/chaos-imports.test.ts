@@ -25,13 +25,16 @@ test("import chaos, short: 4 imports on 2 workers SIGKILLed while chunks load an
     dataDir,
     email: "ada@acme.test",
     imports: 4,
-    rowsEach: 4_000,
-    chunkRows: 500,
+    rowsEach: 6_000,
+    chunkRows: 1_500,
     workers: 2,
     timeoutMs: 150_000,
     log: () => {},
   });
   console.log(formatImportReport(report));
-  assert.ok(report.kills.load + report.kills.commit >= 1, "at least one worker was SIGKILLed while rows moved");
+  assert.ok(report.kills.load >= 1, "a worker was SIGKILLed while it loaded a chunk");
+  assert.ok(report.kills.commit >= 1, "a worker was SIGKILLed while it committed");
   for (const c of report.checks) assert.ok(c.ok, `${c.name}: ${c.detail}`);
+  // Each killed job was killed once: its retry finishes it, so every import ends succeeded.
+  assert.equal(report.succeeded, report.imports, formatImportReport(report));
 });

@@ -1,6 +1,7 @@
 -- Pipelines and imports.
 --
--- * A waiting parent's progress is the sum of its children's (export parts) unless it says
+-- * A waiting parent's progress is the sum of its children's (export parts; now also brought up
+--   to date by the last child's end, which the progress throttle could leave behind) unless it says
 --   otherwise: a pipeline (lib/jobs/pipeline.ts) keeps its own, "stage 2 of 5", and each stage
 --   child shows its own.
 -- * imports: one row per import (its first job's id), what its stages found and did. The
@@ -39,8 +40,14 @@ BEGIN
     INTO agg
   FROM jobs WHERE parent_id = NEW.parent_id;
   IF agg.open = 0 THEN
+    -- The last child's end also brings a rolled-up parent's progress up to date (the children's
+    -- progress-only writes before it may have been skipped by the throttle below).
     UPDATE jobs SET status = 'retrying', waiting_since = NULL, admitted_at = NULL, run_at = now(),
                     resume_pending = true,
+                    progress_done = CASE WHEN p.rollup_progress THEN greatest(progress_done, agg.rows_done) ELSE progress_done END,
+                    progress_total = CASE WHEN p.rollup_progress
+                                          THEN greatest(coalesce(progress_total, 0), agg.rows_total, agg.rows_done)
+                                          ELSE progress_total END,
                     children_total = agg.total, children_done = agg.done, children_failed = agg.failed,
                     progress_bytes = agg.bytes, updated_at = now()
     WHERE id = p.id;
