@@ -48,13 +48,16 @@ async function generate(file: string, rows: number): Promise<void> {
   await once(out, "finish");
 }
 
-/** Peak RSS (VmHWM, MB) of every worker process under the product's process group. */
-function workerPeaks(): Map<number, number> {
+/** Peak RSS (VmHWM, MB) of every worker process in the product's process group (`npm start` runs detached). */
+function workerPeaks(group: number): Map<number, number> {
   const peaks = new Map<number, number>();
   for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
     try {
       const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8");
       if (!cmd.includes("worker/index.ts")) continue;
+      // /proc/<pid>/stat: "pid (comm) state ppid pgrp …"; comm may hold spaces, so count from its ')'.
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]) !== group) continue;
       const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
       if (hwm) peaks.set(Number(pid), Number(hwm[1]) / 1024);
     } catch {
@@ -98,6 +101,12 @@ async function importOnce(base: string, token: string, file: string, tenantId: s
   let imp: ImportDto;
   for (;;) {
     const r = await fetch(`${base}/api/v1/imports/${id}`, { headers: { Authorization: `Bearer ${token}` } });
+    if (!r.ok) {
+      // A busy shared database can refuse a connection now and then: ask again.
+      console.error(`[bench:import] GET /api/v1/imports/${id} answered ${r.status}; asking again`);
+      await sleep(500);
+      continue;
+    }
     imp = (await r.json()) as ImportDto;
     if (["succeeded", "failed", "cancelled"].includes(imp.job.status)) break;
     await sleep(100);
@@ -165,7 +174,7 @@ async function main(): Promise<void> {
               `), psql \\copy ${c.seconds.toFixed(2)} s, ratio ${(c.seconds / r.seconds).toFixed(2)}×`,
           );
         }
-        const peaks = workerPeaks();
+        const peaks = workerPeaks(child.pid!);
         const m = median(ours);
         const b = median(copies);
         console.log(

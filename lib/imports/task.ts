@@ -52,6 +52,8 @@ export const importTask = definePipeline<ImportRequest, ImportResult>({
   type: "import",
   queue: "interactive",
   inputSchema: importRequestSchema,
+  // Its one file, errors.csv, downloads from the import's own route.
+  fileUrl: (jobId) => `/api/v1/imports/${jobId}/errors`,
   stages: [
     { name: "scan", task: importScanTask, input: (a) => ({ ...stageInput(a), outputs: {} }) },
     { name: "parse", task: importParseTask, input: (a) => ({ ...stageInput(a), outputs: { scan: a.outputs.scan } }) },

@@ -46,6 +46,8 @@ export type PipelineDefinition<I, R> = {
   retry?: RetryPolicy;
   /** The longest a whole pipeline may take; stages have their own timeouts. Default 24 h. */
   timeoutMs?: number;
+  /** Where a file recorded for the pipeline's job downloads from (see TaskDefinition.fileUrl). */
+  fileUrl?(jobId: string, fileName: string): string;
 };
 
 /**
@@ -104,6 +106,7 @@ export function definePipeline<I, R>(def: PipelineDefinition<I, R>): PipelineTas
     retry: def.retry ?? PIPELINE_RETRY,
     timeoutMs: def.timeoutMs ?? 24 * 3_600_000,
     leaseMs: 30_000,
+    ...(def.fileUrl ? { fileUrl: def.fileUrl } : {}),
     async handler(ctx: JobContext<I>): Promise<R> {
       const cp = readCheckpoint(ctx.lastCheckpoint, ctx.job.id);
       const args = () => ({ input: ctx.input, outputs: cp.outputs, job: ctx.job, pipelineId: cp.pipelineId });

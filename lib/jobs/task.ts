@@ -127,6 +127,11 @@ export type TaskDefinition<I = unknown, R = unknown> = {
    * A pipeline resumes at its failed stage, keeping what earlier stages produced.
    */
   replayCheckpoint?(checkpoint: unknown): unknown;
+  /**
+   * Where a file the job recorded (export_files) downloads from, when not the
+   * export route (an import's errors file: its own route).
+   */
+  fileUrl?(jobId: string, fileName: string): string;
   schedulable?: {
     inputSchema: z.ZodType<unknown>;
     runInput(input: unknown, run: ScheduledRun): unknown;

@@ -19,6 +19,7 @@ import { openLinkDownload } from "@/lib/exports/links";
 import { cleanupImports } from "@/lib/imports/cleanup";
 import type { ImportDto } from "@/lib/imports/service";
 import { cancelJob, replayJob } from "@/lib/jobs/actions";
+import { getJob } from "@/lib/jobs/queries";
 import { reap } from "@/lib/jobs/reaper";
 import { resetStorage } from "@/lib/storage";
 import { resetUploadServer } from "@/lib/uploads/tus";
@@ -293,6 +294,12 @@ describe("imports", () => {
     assert.equal(ok.counts.inserted, 3);
     assert.equal(ok.counts.rejected, 2);
     assert.equal(ok.errorsFile?.rows, 2);
+    // The job object (the console, /api/v1/jobs) points at the import's own download route.
+    const asJob = await getJob(fx.p.ada, lenient);
+    assert.deepEqual(
+      asJob.result?.files.map((f) => [f.name, f.downloadUrl]),
+      [["errors.csv", `/api/v1/imports/${lenient}/errors`]],
+    );
     assert.equal(await count("events", fx.p.acmeId), before + 3);
   });
 
