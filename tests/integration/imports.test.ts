@@ -21,7 +21,7 @@ import type { ImportDto } from "@/lib/imports/service";
 import { cancelJob, replayJob } from "@/lib/jobs/actions";
 import { getJob } from "@/lib/jobs/queries";
 import { reap } from "@/lib/jobs/reaper";
-import { resetStorage } from "@/lib/storage";
+import { resetStorage, storage } from "@/lib/storage";
 import { resetUploadServer } from "@/lib/uploads/tus";
 import { useTestDatabase } from "../helpers/db";
 import { drainJobs } from "../helpers/fixtures";
@@ -347,6 +347,48 @@ describe("imports", () => {
       assert.match(imp.job.error?.message ?? "", expected, name);
     }
     assert.equal(await count("events", fx.p.acmeId), before, "nothing half-loaded");
+  });
+
+  test("a stage whose input is gone fails for good, naming the stage (chunk: the parsed file; load: a chunk file), and nothing lands", async () => {
+    const data = Buffer.from(
+      "type,source,message\n" + Array.from({ length: 250 }, (_, i) => `t,s,m${i}`).join("\n") + "\n",
+    );
+    for (const [type, stage, gone, expected] of [
+      ["import_chunk", 2, "cleanKey", /Stage chunk failed: The parsed file is gone; replay the import/],
+      ["import_load_chunk", 3, "chunk", /Stage load failed: Chunk 1 failed: Chunk 1 is gone; replay the import/],
+    ] as const) {
+      const before = await count("events", fx.p.acmeId);
+      const pause = await createPause(fx.p.root, { type, reason: `test: hold ${type}` });
+      const id = await startImport("ada@acme.test", {
+        uploadId: await upload("ada@acme.test", data),
+        dataset: "events",
+      });
+      await drainJobs();
+      const held = await getImport("ada@acme.test", id);
+      // Take the stage's input away while it waits.
+      if (gone === "cleanKey") {
+        const parse = await pool().query<{ result: { cleanKey: string } }>("SELECT result FROM jobs WHERE id = $1", [
+          held.stages[1]!.jobId,
+        ]);
+        await storage().delete(parse.rows[0]!.result.cleanKey);
+      } else {
+        const chunk = await pool().query<{ result: { chunks: { key: string }[] } }>(
+          "SELECT result FROM jobs WHERE id = $1",
+          [held.stages[2]!.jobId],
+        );
+        await storage().delete(chunk.rows[0]!.result.chunks[0]!.key);
+      }
+      await resumePause(fx.p.root, pause.id);
+      await drainJobs();
+      const failed = await getImport("ada@acme.test", id);
+      assert.equal(failed.job.status, "failed", type);
+      assert.equal(failed.stages[stage]!.status, "failed", type);
+      assert.equal(failed.stages[stage]!.attempts, 1, `${type}: a permanent failure is not retried`);
+      assert.match(failed.job.error?.message ?? "", expected);
+      assert.equal(await count("events", fx.p.acmeId), before);
+    }
+    await cleanupImports();
+    assert.equal(await stagingTables(), "0", "the failed load's staging table is dropped");
   });
 
   test("JSON Lines exported from Conveyor import back (orders upsert by id within the tenant)", async () => {
