@@ -50,8 +50,8 @@ export function ImportForm() {
   const [maxBadRows, setMaxBadRows] = useState("0");
   const [dragging, setDragging] = useState(false);
   const [cancelError, setCancelError] = useState<string | null>(null);
-  /** The file whose import was just started: its bar stays full until another file is chosen. */
-  const [sent, setSent] = useState<number | null>(null);
+  /** The upload an import was started from: its bar stays full until another file is chosen. */
+  const [imported, setImported] = useState<string | null>(null);
   const upload = useTusUpload();
   // Nothing works before hydration (the upload is the browser's): the button waits for it, and a file
   // picked meanwhile is taken up then.
@@ -65,10 +65,9 @@ export function ImportForm() {
       void qc.invalidateQueries({ queryKey: importKeys.all });
       void qc.invalidateQueries({ queryKey: jobKeys.lists() });
       // Ready for the next file; the import's timeline takes over (and the focus).
-      setSent(file?.size ?? null);
+      setImported(uploadedId);
       setFile(null);
       if (fileInput.current) fileInput.current.value = "";
-      upload.reset();
       router.push(`/imports?id=${job.id}`, { scroll: false });
     },
   });
@@ -84,7 +83,7 @@ export function ImportForm() {
 
   const choose = (f: File | null) => {
     setFile(f);
-    setSent(null);
+    setImported(null);
     mutation.reset();
     setCancelError(null);
     if (upload.state.phase === "done" || upload.state.phase === "failed") upload.reset();
@@ -124,7 +123,7 @@ export function ImportForm() {
 
   const onSubmit = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();
-    if (upload.state.phase === "done") return startImport(upload.state.uploadId);
+    if (pending) return startImport(pending);
     if (!file || problem) {
       fileInput.current?.focus();
       return;
@@ -135,6 +134,8 @@ export function ImportForm() {
 
   // When the bytes are all there, the import starts by itself.
   const uploadedId = upload.state.phase === "done" ? upload.state.uploadId : null;
+  /** An upload that is complete and whose import has not started (the API refused the fields): the next submit starts it. */
+  const pending = uploadedId !== imported ? uploadedId : null;
   const startedFor = useRef<string | null>(null);
   useEffect(() => {
     if (!uploadedId || startedFor.current === uploadedId) return;
@@ -149,6 +150,8 @@ export function ImportForm() {
   return (
     <form
       onSubmit={onSubmit}
+      // The API checks the fields and its messages show under them; an upload it refuses is kept for the next try.
+      noValidate
       aria-label="Import a file"
       className="rounded-lg border border-slate-200 bg-white p-4 shadow-sm sm:p-5"
     >
@@ -288,11 +291,7 @@ export function ImportForm() {
         )}
       </fieldset>
 
-      <UploadPanel
-        state={
-          upload.state.phase === "idle" && sent !== null ? { phase: "done", uploadId: "", total: sent } : upload.state
-        }
-      />
+      <UploadPanel state={upload.state} imported={uploadedId !== null && uploadedId === imported} />
 
       <div className="mt-4 flex flex-wrap items-center gap-3">
         {upload.state.phase === "uploading" || upload.state.phase === "paused" ? (
@@ -326,7 +325,7 @@ export function ImportForm() {
           <Button type="submit" variant="primary" size="md" disabled={!ready || mutation.isPending || Boolean(problem)}>
             {mutation.isPending
               ? "Starting the import…"
-              : upload.state.phase === "done"
+              : pending
                 ? "Start import"
                 : upload.state.phase === "failed"
                   ? "Try again"
@@ -372,7 +371,7 @@ function FieldError({ error, id, children }: { error: string | undefined; id: st
 }
 
 /** The upload's bar: bytes sent of the total, percent, rate and time left; what it is doing, for screen readers too. */
-function UploadPanel({ state }: { state: UploadState }) {
+function UploadPanel({ state, imported }: { state: UploadState; imported: boolean }) {
   // Screen readers hear the upload in steps of 10 %, not at every progress event.
   const percent =
     state.phase === "uploading" || state.phase === "paused" || state.phase === "failed"
@@ -416,11 +415,12 @@ function UploadPanel({ state }: { state: UploadState }) {
           {state.phase === "uploading" && state.rate !== null && ` · ${formatBytes(state.rate)}/s`}
           {left && ` · ${left} left`}
           {state.phase === "paused" && " · paused"}
-          {state.phase === "done" && " · uploaded"}
+          {state.phase === "done" && (imported ? " · uploaded; the import started" : " · uploaded")}
         </p>
-        {(state.phase === "uploading" || state.phase === "paused") && state.resumed && (
+        {state.phase !== "failed" && state.resumed && (
           <p className="text-xs text-slate-600" data-testid="upload-resumed">
-            Resuming the upload of this file started {formatTime(state.resumed.startedAt)}
+            {state.phase === "done" ? "Resumed" : "Resuming"} the upload of this file started{" "}
+            {formatTime(state.resumed.startedAt)}
             {state.resumed.offset !== null && `: the server had ${formatBytes(state.resumed.offset)}`}.
           </p>
         )}

@@ -34,7 +34,7 @@ export function ImportList({ selected }: { selected?: string }) {
     queryFn: () => fetchImports(LIMIT),
     refetchInterval: (q) => (q.state.data?.imports.some((i) => !isTerminal(i.job.status)) ? 5_000 : false),
   });
-  // A new import or one that moved on: read the list again (at most once a second).
+  // A new import or one that moved on (not its stages' every step): read the list again, at most once a second.
   useJobEventsWhere(
     (e) => e.type === "import",
     () => void qc.invalidateQueries({ queryKey: importKeys.list() }),
@@ -96,14 +96,14 @@ export function ImportList({ selected }: { selected?: string }) {
                       <Time iso={imp.job.createdAt} />
                     </Link>
                     {imp.job.requestedBy && (
-                      <span className="block text-xs text-slate-500">by {imp.job.requestedBy}</span>
+                      <span className="block text-xs text-slate-600">by {imp.job.requestedBy}</span>
                     )}
                   </td>
                   <td className={`${td} whitespace-nowrap`}>{importName(imp.request)}</td>
                   <td className={`${td} whitespace-nowrap`}>
                     <StatusBadge status={imp.job.status} />
                     {!isTerminal(imp.job.status) && (
-                      <span className="block text-xs text-slate-500">
+                      <span className="block text-xs text-slate-600">
                         stage {at.index} of {at.of}: {at.stage.name}
                       </span>
                     )}

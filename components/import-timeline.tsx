@@ -62,10 +62,8 @@ export function ImportTimeline({ id }: { id: string }) {
   const known = new Set([id, ...(imp?.stages.flatMap((s) => (s.jobId ? [s.jobId] : [])) ?? [])]);
   const live = useJobEventsWhere(
     (e) => known.has(e.jobId) || e.type.startsWith("import_"),
-    () => {
-      void qc.invalidateQueries({ queryKey: importKeys.detail(id) });
-      void qc.invalidateQueries({ queryKey: importKeys.list() });
-    },
+    // The list below follows the imports' own events (components/import-list.tsx).
+    () => void qc.invalidateQueries({ queryKey: importKeys.detail(id) }),
     { enabled: open },
   );
   useEffect(() => setStreamOpen(live), [live]);

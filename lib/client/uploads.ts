@@ -23,7 +23,7 @@ export type UploadState =
       /** Resuming an upload started earlier (another page load): when it was started, and the bytes the server had. */
       resumed: { startedAt: string; offset: number | null } | null;
     }
-  | { phase: "done"; uploadId: string; total: number }
+  | { phase: "done"; uploadId: string; total: number; resumed: { startedAt: string; offset: number | null } | null }
   | { phase: "failed"; message: string; sent: number; total: number };
 
 /** Waits between tries after a failed request (ms): five tries over about 45 s, then the upload fails. */
@@ -117,7 +117,8 @@ export function useTusUpload(): {
       },
       onSuccess: () => {
         uploadRef.current = null;
-        setState({ phase: "done", uploadId: uploadIdOf(upload.url ?? ""), total: file.size });
+        const r = resumed;
+        setState({ phase: "done", uploadId: uploadIdOf(upload.url ?? ""), total: file.size, resumed: r });
       },
       onError: (err) => {
         uploadRef.current = null;
