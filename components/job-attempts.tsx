@@ -6,14 +6,14 @@ import { formatDuration, formatTime } from "@/lib/client/format";
 import { TableBox, td, th, theadClass } from "./ui/table";
 import { Time } from "./ui/time";
 
-/** An attempt's outcome in words: a run that fanned out "waiting" for its parts, or "waited" once they ended. */
-function outcomeText(outcome: string, later: boolean): string {
-  if (outcome === "waiting") return later ? "waited for its parts" : "waiting for its parts";
+/** An attempt's outcome in words: a run that fanned out "waiting" for its parts (stages, chunks), or "waited" once they ended. */
+function outcomeText(outcome: string, later: boolean, noun: string): string {
+  if (outcome === "waiting") return later ? `waited for its ${noun}` : `waiting for its ${noun}`;
   return outcome;
 }
 
 /** Every attempt of a job, with its worker, duration, outcome and error; refreshed as the job moves. */
-export function JobAttempts({ jobId, seq }: { jobId: string; seq: number }) {
+export function JobAttempts({ jobId, seq, noun = "parts" }: { jobId: string; seq: number; noun?: string }) {
   const { data } = useQuery({ queryKey: [...historyKeys.detail(jobId), seq], queryFn: () => fetchJobHistory(jobId) });
   if (!data || data.attempts.length === 0) return null;
   return (
@@ -41,7 +41,7 @@ export function JobAttempts({ jobId, seq }: { jobId: string; seq: number }) {
                 {a.attempt}
                 {a.resume > 0 && <span className="text-xs text-slate-500"> resumed</span>}
               </td>
-              <td className={td}>{outcomeText(a.outcome, i < data.attempts.length - 1)}</td>
+              <td className={td}>{outcomeText(a.outcome, i < data.attempts.length - 1, noun)}</td>
               <td className={`${td} min-w-40 font-mono text-xs break-all`}>{a.workerId ?? "—"}</td>
               <td className={td}>
                 <Time iso={a.startedAt} />

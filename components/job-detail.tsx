@@ -3,7 +3,16 @@
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { fetchJob, jobKeys, type JobDto } from "@/lib/client/api";
-import { cancelText, formatBytes, formatCount, formatTime, isHeld, jobTitle, progressText } from "@/lib/client/format";
+import {
+  cancelText,
+  childNoun,
+  formatBytes,
+  formatCount,
+  formatTime,
+  isHeld,
+  jobTitle,
+  progressText,
+} from "@/lib/client/format";
 import type { JobFileDto, JobRelations } from "@/lib/jobs/dto";
 import { useJobEvents } from "@/lib/client/live";
 import { isTerminal } from "@/lib/jobs/dto";
@@ -76,6 +85,10 @@ export function JobDetail({
               <Link href="/ops/jobs" className="underline">
                 Jobs
               </Link>
+            ) : job.type.startsWith("import") ? (
+              <Link href="/imports" className="underline">
+                Imports
+              </Link>
             ) : (
               <Link href="/exports" className="underline">
                 Exports
@@ -103,6 +116,14 @@ export function JobDetail({
         <StatusBadge status={job.status} />
         <PauseBadge pause={job.pause} />
         <div className="flex w-full flex-wrap items-center gap-3 sm:ml-auto sm:w-auto">
+          {job.type === "import" && (
+            <Link
+              href={`/imports?id=${job.id}`}
+              className="rounded border border-slate-300 px-3 py-1.5 text-sm text-slate-800 hover:bg-slate-50"
+            >
+              Stages and bad rows
+            </Link>
+          )}
           {job.type === "export" && (
             <Link
               href={`/exports?again=${job.id}`}
@@ -120,7 +141,11 @@ export function JobDetail({
           : job.scheduleId
             ? "Made by its schedule"
             : job.parentId
-              ? "Part of a split export"
+              ? job.type === "import_load_chunk"
+                ? "A chunk of an import's load stage"
+                : job.type.startsWith("import_")
+                  ? "A stage of an import"
+                  : "Part of a split export"
               : job.replayOfId
                 ? "A replay"
                 : "Requested by a deleted user or the system"}{" "}
@@ -129,9 +154,9 @@ export function JobDetail({
       <PauseNotice pause={job.pause} canOperate={canOperate} />
       <section aria-label="Progress" className="rounded-lg border border-slate-200 bg-white p-5 shadow-sm">
         <JobProgress job={job} label="Job progress" />
-        {progressText(job) && (
+        {progressText(job, childNoun(job.type)) && (
           <p className="mt-2 text-sm text-slate-600" data-testid="job-progress-message">
-            {progressText(job)}
+            {progressText(job, childNoun(job.type))}
           </p>
         )}
         {cancelText(job) && <p className="mt-2 text-sm text-slate-700">{cancelText(job)}</p>}
@@ -189,7 +214,8 @@ export function JobDetail({
                 </span>
                 {!f.expired && (
                   <a
-                    href={f.downloadUrl}
+                    // An import's one file is its errors file, served by the imports API (not the exports').
+                    href={job.type === "import" ? `/api/v1/imports/${job.id}/errors` : f.downloadUrl}
                     download
                     data-testid="download"
                     className={
@@ -207,8 +233,10 @@ export function JobDetail({
           {job.type === "export" && job.result.files.some((f) => !f.expired) && <ExportLinks jobId={job.id} />}
         </section>
       )}
-      {job.type === "export" && <JobParts jobId={job.id} status={job.status} />}
-      <JobAttempts jobId={job.id} seq={job.seq} />
+      {(job.type === "export" || job.type === "import" || job.type === "import_load") && (
+        <JobParts jobId={job.id} type={job.type} status={job.status} />
+      )}
+      <JobAttempts jobId={job.id} seq={job.seq} noun={childNoun(job.type)} />
       {canOperate && (
         <JobOpsPanel jobId={job.id} status={job.status} attempts={job.attempts} replayOfId={job.replayOfId} />
       )}

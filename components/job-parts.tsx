@@ -4,16 +4,29 @@ import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { fetchJobParts, type JobDto } from "@/lib/client/api";
 import { isTerminal } from "@/lib/jobs/dto";
-import { formatCount, percentDone } from "@/lib/client/format";
+import { childNoun, formatBytes, formatCount, percentDone } from "@/lib/client/format";
 import { StatusBadge } from "./ui/status-badge";
 import { PauseBadge } from "./pause-notice";
 
+/** A child's name on its tile: an import's stage by name ("Parse"), else "Part 3", "Chunk 3". */
+function tileLabel(type: string, part: JobDto, i: number): string {
+  if (type === "import") return part.type.replace(/^import_/, "").replace(/^./, (c) => c.toUpperCase());
+  return `${type === "import_load" ? "Chunk" : "Part"} ${i + 1}`;
+}
+
+/** What a child did: a finished one its whole total (an import's load stage counts its chunks' rows late). */
+function shownDone(part: JobDto): number {
+  const { done, total } = part.progress;
+  return part.status === "succeeded" ? Math.max(done, total ?? 0) : done;
+}
+
 /**
- * The parts of a split export, one tile each with its state and progress:
- * fetched again each time the parent changes status, and every 1.5 s while it
- * runs (the parent's own progress moves live with every part's).
+ * A job's child jobs, one tile each with its state and progress: a split
+ * export's parts, an import's stages, its load stage's chunks (`type`: the
+ * parent's). Fetched again each time the parent changes status, and every
+ * 1.5 s while it runs (an export's own progress moves live with every part's).
  */
-export function JobParts({ jobId, status }: { jobId: string; status: JobDto["status"] }) {
+export function JobParts({ jobId, type, status }: { jobId: string; type: string; status: JobDto["status"] }) {
   const { data } = useQuery({
     queryKey: ["jobs", "parts", jobId, status],
     queryFn: () => fetchJobParts(jobId),
@@ -23,10 +36,12 @@ export function JobParts({ jobId, status }: { jobId: string; status: JobDto["sta
   const parts = data?.parts ?? [];
   if (parts.length === 0) return null;
   const done = parts.filter((p) => p.status === "succeeded").length;
+  const noun = childNoun(type);
+  const title = noun.charAt(0).toUpperCase() + noun.slice(1);
   return (
-    <section aria-label="Parts" className="rounded-lg border border-slate-200 bg-white p-5 shadow-sm">
+    <section aria-label={title} className="rounded-lg border border-slate-200 bg-white p-5 shadow-sm">
       <h2 className="mb-3 font-semibold">
-        Parts <span className="text-sm font-normal text-slate-500">{`${done} of ${parts.length} done`}</span>
+        {title} <span className="text-sm font-normal text-slate-500">{`${done} of ${parts.length} done`}</span>
       </h2>
       <ol className="grid grid-cols-2 gap-2 text-sm sm:grid-cols-4 lg:grid-cols-6">
         {parts.map((part, i) => {
@@ -40,7 +55,7 @@ export function JobParts({ jobId, status }: { jobId: string; status: JobDto["sta
             >
               <div className="flex items-center justify-between gap-1">
                 <Link href={`/jobs/${part.id}`} className="text-indigo-700 underline">
-                  Part {i + 1}
+                  {tileLabel(type, part, i)}
                 </Link>
                 {part.pause ? (
                   <PauseBadge pause={part.pause} />
@@ -52,7 +67,10 @@ export function JobParts({ jobId, status }: { jobId: string; status: JobDto["sta
                 <div className="h-1.5 rounded bg-sky-500" style={{ width: `${percent}%` }} />
               </div>
               <p className="text-xs text-slate-500">
-                {formatCount(part.progress.done)} rows{part.attempts > 1 ? ` · attempt ${part.attempts}` : ""}
+                {part.progress.unit === "bytes"
+                  ? formatBytes(shownDone(part))
+                  : `${formatCount(shownDone(part))} ${part.progress.unit ?? "rows"}`}
+                {part.attempts > 1 ? ` · attempt ${part.attempts}` : ""}
               </p>
             </li>
           );

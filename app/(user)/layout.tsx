@@ -11,8 +11,10 @@ async function logout() {
 }
 
 /** The main navigation; console pages for operators and platform admins, the fleet for admins. */
-const NAV: { href: string; label: string; for: "everyone" | "operators" | "admins" }[] = [
+const NAV: { href: string; label: string; for: "everyone" | "members" | "operators" | "admins" }[] = [
   { href: "/exports", label: "Exports", for: "everyone" },
+  // Imports write into a tenant's data: members and operators of one.
+  { href: "/imports", label: "Imports", for: "members" },
   { href: "/schedules", label: "Schedules", for: "everyone" },
   { href: "/ops/overview", label: "Overview", for: "operators" },
   { href: "/ops/jobs", label: "Jobs", for: "operators" },
@@ -30,8 +32,14 @@ const NAV: { href: string; label: string; for: "everyone" | "operators" | "admin
 export default async function UserLayout({ children }: { children: ReactNode }) {
   const principal = await sessionPrincipal();
   if (!principal) redirect("/login");
-  const items = NAV.filter(
-    (n) => n.for === "everyone" || (n.for === "admins" ? principal.isPlatformAdmin : isOperator(principal)),
+  const items = NAV.filter((n) =>
+    n.for === "everyone"
+      ? true
+      : n.for === "members"
+        ? principal.tenantId !== null
+        : n.for === "admins"
+          ? principal.isPlatformAdmin
+          : isOperator(principal),
   ).map(({ href, label }) => ({ href, label }));
   const who = `${principal.email}${principal.tenantSlug ? ` · ${principal.tenantSlug} (${principal.role})` : ""}${
     principal.isPlatformAdmin ? " · platform admin" : ""

@@ -158,7 +158,27 @@ function exportName(input: unknown): string | null {
   return `${capitalize(i.dataset)} · ${format}${i.compression === "gzip" ? ".gz" : ""}`;
 }
 
-/** The name of a job for people: "Events · CSV.gz export", "Part 3 of 20 · Events · CSV export". */
+/** An import request's name: "Events · CSV". */
+function importRequestName(input: unknown): string | null {
+  const i = input as { dataset?: unknown; format?: unknown } | null;
+  if (!i || typeof i.dataset !== "string") return null;
+  return `${capitalize(i.dataset)} · ${i.format === "jsonl" ? "JSON Lines" : "CSV"}`;
+}
+
+/**
+ * What a job's child jobs are called: an export's parts, an import's stages,
+ * the load stage's chunks.
+ */
+export function childNoun(type: string): string {
+  if (type === "import") return "stages";
+  if (type === "import_load") return "chunks";
+  return "parts";
+}
+
+/**
+ * The name of a job for people: "Events · CSV.gz export", "Part 3 of 20 · Events · CSV export",
+ * "Events · CSV import", "Parse · Events · CSV import", "Chunk 2 of 7 · Events import".
+ */
 export function jobTitle(job: Pick<JobDto, "type" | "input">): string {
   if (job.type === "export") {
     const name = exportName(job.input);
@@ -169,6 +189,20 @@ export function jobTitle(job: Pick<JobDto, "type" | "input">): string {
     const name = exportName(i?.request);
     const part = i?.part && i.parts ? `Part ${i.part} of ${i.parts}` : "Part";
     return name ? `${part} · ${name} export` : `${part} of an export`;
+  }
+  if (job.type === "import") {
+    const name = importRequestName(job.input);
+    return name ? `${name} import` : "Import";
+  }
+  if (job.type === "import_load_chunk") {
+    const i = job.input as { dataset?: unknown; chunk?: { n?: number }; chunks?: number } | null;
+    const chunk = i?.chunk?.n && i.chunks ? `Chunk ${i.chunk.n} of ${i.chunks}` : "Chunk";
+    return typeof i?.dataset === "string" ? `${chunk} · ${capitalize(i.dataset)} import` : `${chunk} of an import`;
+  }
+  if (job.type.startsWith("import_")) {
+    const stage = capitalize(job.type.slice("import_".length));
+    const name = importRequestName((job.input as { request?: unknown } | null)?.request);
+    return name ? `${stage} · ${name} import` : `${stage} stage of an import`;
   }
   if (job.type === "webhook_delivery") return "Webhook delivery";
   return capitalize(job.type.replace(/[_.]/g, " "));

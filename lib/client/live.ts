@@ -3,7 +3,7 @@
  * Live updates over Server-Sent Events, merged into react-query's cache.
  */
 import { useQueryClient, type InfiniteData } from "@tanstack/react-query";
-import { useEffect } from "react";
+import { useEffect, useRef, useState } from "react";
 import { isTerminal, type JobDto } from "../jobs/dto";
 import type { JobEventWire } from "../sse/streams";
 import { jobKeys } from "./api";
@@ -103,4 +103,53 @@ export function useJobEventsRefetch(queryKey: readonly unknown[]): void {
       source.close();
     };
   }, [key, qc]);
+}
+
+/**
+ * Calls `onMatch` (at most once per `minGapMs`) when an event of the tenant's
+ * stream passes `match`: for views that read something the events do not carry
+ * (an import's stages, counts and bad rows) and refetch it instead. Answers
+ * whether the stream is open, so a view can poll while it is not.
+ */
+export function useJobEventsWhere(
+  match: (e: JobEventWire) => boolean,
+  onMatch: () => void,
+  { enabled = true, minGapMs = 300 }: { enabled?: boolean; minGapMs?: number } = {},
+): boolean {
+  const [open, setOpen] = useState(false);
+  // The latest callbacks, without reconnecting the stream when they change.
+  const matchRef = useRef(match);
+  const onMatchRef = useRef(onMatch);
+  useEffect(() => {
+    matchRef.current = match;
+    onMatchRef.current = onMatch;
+  });
+  useEffect(() => {
+    if (!enabled) return;
+    const source = new EventSource("/api/v1/events");
+    let timer: ReturnType<typeof setTimeout> | null = null;
+    let last = 0;
+    const fire = () => {
+      if (timer) return;
+      const wait = Math.max(0, last + minGapMs - Date.now());
+      timer = setTimeout(() => {
+        timer = null;
+        last = Date.now();
+        onMatchRef.current();
+      }, wait);
+    };
+    source.onopen = () => setOpen(true);
+    source.onerror = () => setOpen(source.readyState === EventSource.OPEN);
+    source.addEventListener("job", (m) => {
+      if (matchRef.current(JSON.parse((m as MessageEvent<string>).data) as JobEventWire)) fire();
+    });
+    // Too much to replay after a reconnect: whatever changed, read it again.
+    source.addEventListener("reset", fire);
+    return () => {
+      if (timer) clearTimeout(timer);
+      source.close();
+      setOpen(false);
+    };
+  }, [enabled, minGapMs]);
+  return open;
 }

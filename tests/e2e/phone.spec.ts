@@ -28,7 +28,7 @@ async function checkPage(page: Page, path: string, current?: string): Promise<vo
 test.describe("as ada (member)", () => {
   test.use({ storageState: storageStateFor("ada@acme.test") });
 
-  test("exports, a job, schedules, settings and webhooks", async ({ page }) => {
+  test("exports, a job, imports, schedules, settings and webhooks", async ({ page }) => {
     await checkPage(page, "/exports", "Exports");
     const [job] = await sql<{ id: string }>(
       `SELECT j.id FROM jobs j JOIN tenants t ON t.id = j.tenant_id
@@ -42,6 +42,13 @@ test.describe("as ada (member)", () => {
         }
       ).id;
     await checkPage(page, `/jobs/${id}`);
+    await checkPage(page, "/imports", "Imports");
+    // An import's timeline (stages, counts, bad rows) when the tenant has one (tests/e2e/imports.spec.ts makes some).
+    const [imp] = await sql<{ id: string }>(
+      `SELECT j.id FROM jobs j JOIN tenants t ON t.id = j.tenant_id
+        WHERE t.slug = 'acme' AND j.type = 'import' ORDER BY j.created_at DESC LIMIT 1`,
+    );
+    if (imp) await checkPage(page, `/imports?id=${imp.id}`, "Imports");
     await checkPage(page, "/schedules", "Schedules");
     await checkPage(page, "/settings", "Settings");
     await checkPage(page, "/settings/webhooks");

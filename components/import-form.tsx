@@ -1,0 +1,440 @@
+"use client";
+
+import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useRouter } from "next/navigation";
+import { useEffect, useId, useRef, useState, type DragEvent, type FormEvent } from "react";
+import { ApiError, jobKeys } from "@/lib/client/api";
+import { formatBytes, formatDuration, formatTime } from "@/lib/client/format";
+import {
+  createImport,
+  datasetOfName,
+  fileProblem,
+  formatOfName,
+  importKeys,
+  type ImportBody,
+} from "@/lib/client/imports";
+import { useTusUpload, type UploadState } from "@/lib/client/uploads";
+import { Alert } from "./ui/alert";
+import { Button } from "./ui/button";
+import { useConfirm } from "./ui/confirm-dialog";
+import { ProgressBar } from "./ui/progress-bar";
+import { fieldClass as field, Select } from "./ui/select";
+
+const MODES = [
+  ["insert", "Insert", "Every good row becomes a new row (ids in the file are ignored)."],
+  [
+    "upsert",
+    "Upsert",
+    "Rows that match an existing one are updated (customers by email, orders and events by id); the rest are added.",
+  ],
+] as const;
+
+/** The fields the API may name in a 400, and what the form calls them. */
+type Field = "uploadId" | "dataset" | "format" | "mode" | "maxBadRows";
+
+/**
+ * Pick or drop a file, say where it goes and how, then send it (tus, resumable:
+ * pause, resume, cancel; a dropped connection retries) and start the import.
+ * Once the import is queued the page shows its timeline (`?id=`).
+ */
+export function ImportForm() {
+  const qc = useQueryClient();
+  const router = useRouter();
+  const id = useId();
+  const { confirm, dialog } = useConfirm();
+  const fileInput = useRef<HTMLInputElement>(null);
+  const [file, setFile] = useState<File | null>(null);
+  const [dataset, setDataset] = useState("events");
+  const [format, setFormat] = useState("csv");
+  const [mode, setMode] = useState("insert");
+  const [maxBadRows, setMaxBadRows] = useState("0");
+  const [dragging, setDragging] = useState(false);
+  const [cancelError, setCancelError] = useState<string | null>(null);
+  /** The upload an import was started from: its bar stays full until another file is chosen. */
+  const [imported, setImported] = useState<string | null>(null);
+  const upload = useTusUpload();
+  // Nothing works before hydration (the upload is the browser's): the button waits for it, and a file
+  // picked meanwhile is taken up then.
+  const [ready, setReady] = useState(false);
+  const problem = file ? fileProblem(file) : null;
+  const busy = upload.state.phase === "uploading" || upload.state.phase === "paused";
+
+  const mutation = useMutation({
+    mutationFn: ({ body, key }: { body: ImportBody; key: string }) => createImport(body, key),
+    onSuccess: (job) => {
+      void qc.invalidateQueries({ queryKey: importKeys.all });
+      void qc.invalidateQueries({ queryKey: jobKeys.lists() });
+      // Ready for the next file; the import's timeline takes over (and the focus).
+      setImported(uploadedId);
+      setFile(null);
+      if (fileInput.current) fileInput.current.value = "";
+      router.push(`/imports?id=${job.id}`, { scroll: false });
+    },
+  });
+  const error = mutation.error instanceof ApiError ? mutation.error : null;
+  const fieldError = (path: Field) => error?.fields.find((f) => f.path === path)?.message;
+  // A 400 names its fields: the first one named takes the focus.
+  useEffect(() => {
+    const first = error?.fields[0]?.path;
+    if (!first) return;
+    const el = document.getElementById(`${id}-${first}`);
+    el?.focus();
+  }, [error, id]);
+
+  const choose = (f: File | null) => {
+    setFile(f);
+    setImported(null);
+    mutation.reset();
+    setCancelError(null);
+    if (upload.state.phase === "done" || upload.state.phase === "failed") upload.reset();
+    if (!f) return;
+    const fmt = formatOfName(f.name);
+    if (fmt) setFormat(fmt);
+    const ds = datasetOfName(f.name);
+    if (ds) setDataset(ds);
+  };
+
+  useEffect(() => {
+    setReady(true);
+    const early = fileInput.current?.files?.[0];
+    if (early) choose(early);
+    // Once, at hydration.
+  }, []);
+
+  const onDrop = (e: DragEvent<HTMLDivElement>) => {
+    e.preventDefault();
+    setDragging(false);
+    if (busy) return;
+    const files = e.dataTransfer.files;
+    const f = files[0] ?? null;
+    // The input shows the dropped file as if it had been picked.
+    if (f && fileInput.current) fileInput.current.files = files;
+    choose(f);
+  };
+
+  const startImport = (uploadId: string) => {
+    const n = Number(maxBadRows);
+    mutation.mutate({
+      body: { uploadId, dataset, format, mode, maxBadRows: maxBadRows.trim() === "" ? 0 : n },
+      // One key per submission: a double click starts one import.
+      key: crypto.randomUUID(),
+    });
+  };
+
+  const onSubmit = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault();
+    if (pending) return startImport(pending);
+    if (!file || problem) {
+      fileInput.current?.focus();
+      return;
+    }
+    mutation.reset();
+    void upload.start(file);
+  };
+
+  // When the bytes are all there, the import starts by itself.
+  const uploadedId = upload.state.phase === "done" ? upload.state.uploadId : null;
+  /** An upload that is complete and whose import has not started (the API refused the fields): the next submit starts it. */
+  const pending = uploadedId !== imported ? uploadedId : null;
+  const startedFor = useRef<string | null>(null);
+  useEffect(() => {
+    if (!uploadedId || startedFor.current === uploadedId) return;
+    startedFor.current = uploadedId;
+    // The fields as they are now: the upload's end is the moment to read them.
+    startImport(uploadedId);
+  }, [uploadedId]);
+
+  const fileErrorId = `${id}-file-error`;
+  const fileError = problem ?? fieldError("uploadId");
+
+  return (
+    <form
+      onSubmit={onSubmit}
+      // The API checks the fields and its messages show under them; an upload it refuses is kept for the next try.
+      noValidate
+      aria-label="Import a file"
+      className="rounded-lg border border-slate-200 bg-white p-4 shadow-sm sm:p-5"
+    >
+      {dialog}
+      <h2 className="mb-4 text-lg font-semibold">Import a file</h2>
+      <div
+        data-testid="drop-zone"
+        onDragOver={(e) => {
+          e.preventDefault();
+          if (!busy) setDragging(true);
+        }}
+        onDragLeave={() => setDragging(false)}
+        onDrop={onDrop}
+        className={`rounded-lg border-2 border-dashed p-4 ${
+          dragging ? "border-indigo-500 bg-indigo-50" : "border-slate-300 bg-slate-50"
+        }`}
+      >
+        <label htmlFor={`${id}-uploadId`} className="block text-sm font-medium">
+          File: CSV or JSON Lines, up to 2 GB
+        </label>
+        <input
+          ref={fileInput}
+          id={`${id}-uploadId`}
+          type="file"
+          name="file"
+          accept=".csv,.jsonl,.ndjson,text/csv,application/x-ndjson"
+          disabled={busy}
+          onChange={(e) => choose(e.target.files?.[0] ?? null)}
+          aria-invalid={fileError ? true : undefined}
+          aria-describedby={`${id}-drop-hint${fileError ? ` ${fileErrorId}` : ""}`}
+          className="mt-2 block w-full max-w-full text-sm text-slate-700 file:mr-3 file:rounded file:border file:border-slate-300 file:bg-white file:px-3 file:py-1.5 file:text-sm file:font-medium file:text-slate-800 hover:file:bg-slate-50"
+        />
+        <p id={`${id}-drop-hint`} className="mt-2 text-xs text-slate-600">
+          Or drop the file here. The first line of a CSV names the columns; a JSON Lines file has one object per line.
+          {file && !problem && (
+            <>
+              {" "}
+              Chosen: <span className="break-all font-medium">{file.name}</span> ({formatBytes(file.size)}).
+            </>
+          )}
+        </p>
+        {fileError && (
+          <p id={fileErrorId} role="alert" className="mt-2 text-sm text-red-700" data-testid="file-error">
+            {fileError}
+          </p>
+        )}
+      </div>
+
+      <div className="mt-4 grid grid-cols-1 gap-4 min-[360px]:grid-cols-2 md:grid-cols-3">
+        <FieldError error={fieldError("dataset")} id={`${id}-dataset-error`}>
+          <Select
+            id={`${id}-dataset`}
+            label="Dataset"
+            name="dataset"
+            value={dataset}
+            onChange={(e) => setDataset(e.target.value)}
+            disabled={busy}
+            aria-invalid={fieldError("dataset") ? true : undefined}
+            aria-describedby={fieldError("dataset") ? `${id}-dataset-error` : undefined}
+            options={[
+              ["customers", "Customers"],
+              ["orders", "Orders"],
+              ["events", "Events"],
+            ]}
+          />
+        </FieldError>
+        <FieldError error={fieldError("format")} id={`${id}-format-error`}>
+          <Select
+            id={`${id}-format`}
+            label="Format"
+            name="format"
+            value={format}
+            onChange={(e) => setFormat(e.target.value)}
+            disabled={busy}
+            aria-invalid={fieldError("format") ? true : undefined}
+            aria-describedby={fieldError("format") ? `${id}-format-error` : undefined}
+            options={[
+              ["csv", "CSV"],
+              ["jsonl", "JSON Lines"],
+            ]}
+          />
+        </FieldError>
+        <FieldError error={fieldError("maxBadRows")} id={`${id}-maxBadRows-error`}>
+          <label className="text-sm font-medium">
+            Allow up to N bad rows
+            <input
+              id={`${id}-maxBadRows`}
+              type="number"
+              name="maxBadRows"
+              min={0}
+              max={1_000_000_000}
+              step={1}
+              inputMode="numeric"
+              value={maxBadRows}
+              onChange={(e) => setMaxBadRows(e.target.value)}
+              disabled={busy}
+              className={field}
+              aria-invalid={fieldError("maxBadRows") ? true : undefined}
+              aria-describedby={`${id}-maxBadRows-hint${fieldError("maxBadRows") ? ` ${id}-maxBadRows-error` : ""}`}
+            />
+          </label>
+          <span id={`${id}-maxBadRows-hint`} className="mt-1 block text-xs text-slate-500">
+            Bad rows are left out and listed; more than this fails the import.
+          </span>
+        </FieldError>
+      </div>
+
+      <fieldset
+        className="mt-4"
+        aria-invalid={fieldError("mode") ? true : undefined}
+        aria-describedby={fieldError("mode") ? `${id}-mode-error` : undefined}
+      >
+        <legend className="text-sm font-medium">Mode</legend>
+        <div className="mt-1 grid gap-2 md:grid-cols-2">
+          {MODES.map(([value, label, help], i) => (
+            <label key={value} className="flex items-start gap-2 text-sm">
+              <input
+                id={i === 0 ? `${id}-mode` : undefined}
+                type="radio"
+                name="mode"
+                value={value}
+                checked={mode === value}
+                onChange={() => setMode(value)}
+                disabled={busy}
+                className="mt-1"
+              />
+              <span>
+                <span className="font-medium">{label}</span>: {help}
+              </span>
+            </label>
+          ))}
+        </div>
+        {fieldError("mode") && (
+          <p id={`${id}-mode-error`} className="mt-1 text-xs text-red-700">
+            {fieldError("mode")}
+          </p>
+        )}
+      </fieldset>
+
+      <UploadPanel state={upload.state} imported={uploadedId !== null && uploadedId === imported} />
+
+      <div className="mt-4 flex flex-wrap items-center gap-3">
+        {upload.state.phase === "uploading" || upload.state.phase === "paused" ? (
+          <>
+            {upload.state.phase === "uploading" ? (
+              <Button onClick={upload.pause}>Pause</Button>
+            ) : (
+              <Button variant="primary" onClick={upload.resume}>
+                Resume
+              </Button>
+            )}
+            <Button
+              variant="danger"
+              onClick={async () => {
+                const ok = await confirm({
+                  title: "Cancel this upload?",
+                  message: "What was sent so far is removed from the server; sending the file again starts over.",
+                  confirmLabel: "Cancel upload",
+                  variant: "danger",
+                });
+                if (!ok) return;
+                setCancelError(null);
+                await upload.cancel().catch((err: Error) => setCancelError(err.message));
+                fileInput.current?.focus();
+              }}
+            >
+              Cancel upload
+            </Button>
+          </>
+        ) : (
+          <Button type="submit" variant="primary" size="md" disabled={!ready || mutation.isPending || Boolean(problem)}>
+            {mutation.isPending
+              ? "Starting the import…"
+              : pending
+                ? "Start import"
+                : upload.state.phase === "failed"
+                  ? "Try again"
+                  : "Upload and import"}
+          </Button>
+        )}
+        {error && !error.fields.length && (
+          <Alert tone="error" inline>
+            Could not start the import: {error.message}
+          </Alert>
+        )}
+        {error && error.fields.length > 0 && (
+          <Alert tone="error" inline>
+            Check the fields marked above.
+          </Alert>
+        )}
+        {mutation.error && !error && (
+          <Alert tone="error" inline>
+            Could not start the import: {mutation.error.message}
+          </Alert>
+        )}
+        {cancelError && (
+          <Alert tone="error" inline>
+            Could not remove the upload: {cancelError}
+          </Alert>
+        )}
+      </div>
+    </form>
+  );
+}
+
+function FieldError({ error, id, children }: { error: string | undefined; id: string; children: React.ReactNode }) {
+  return (
+    <div className="min-w-0">
+      {children}
+      {error && (
+        <p id={id} className="mt-1 text-xs text-red-700">
+          {error}
+        </p>
+      )}
+    </div>
+  );
+}
+
+/** The upload's bar: bytes sent of the total, percent, rate and time left; what it is doing, for screen readers too. */
+function UploadPanel({ state, imported }: { state: UploadState; imported: boolean }) {
+  // Screen readers hear the upload in steps of 10 %, not at every progress event.
+  const percent =
+    state.phase === "uploading" || state.phase === "paused" || state.phase === "failed"
+      ? state.total
+        ? Math.floor((state.sent / state.total) * 100)
+        : 0
+      : state.phase === "done"
+        ? 100
+        : null;
+  const [announced, setAnnounced] = useState("");
+  const step = percent === null ? null : Math.floor(percent / 10) * 10;
+  useEffect(() => {
+    if (state.phase === "idle") return setAnnounced("");
+    if (state.phase === "paused") return setAnnounced(`Upload paused at ${step}%`);
+    if (state.phase === "done") return setAnnounced("Upload complete; starting the import");
+    if (state.phase === "failed") return setAnnounced("");
+    setAnnounced(`Uploading: ${step}%`);
+  }, [state.phase, step]);
+
+  // One live region, there from the start: a region that appears with its text is not always read out.
+  const live = (
+    <span role="status" aria-live="polite" className="sr-only">
+      {announced}
+    </span>
+  );
+  if (state.phase === "idle") return <div>{live}</div>;
+  const sent = state.phase === "done" ? state.total : state.sent;
+  const left =
+    state.phase === "uploading" && state.rate ? formatDuration(((state.total - state.sent) / state.rate) * 1000) : null;
+  return (
+    <div>
+      {live}
+      <div className="mt-4 space-y-1" data-testid="upload-panel" data-phase={state.phase}>
+        <ProgressBar
+          percent={percent}
+          label="Upload progress"
+          tone={state.phase === "failed" ? "failed" : state.phase === "paused" ? "stopped" : "active"}
+        />
+        <p className="text-xs text-slate-600" data-testid="upload-text">
+          {formatBytes(sent)} of {formatBytes(state.total)} · {percent}%
+          {state.phase === "uploading" && state.rate !== null && ` · ${formatBytes(state.rate)}/s`}
+          {left && ` · ${left} left`}
+          {state.phase === "paused" && " · paused"}
+          {state.phase === "done" && (imported ? " · uploaded; the import started" : " · uploaded")}
+        </p>
+        {state.phase !== "failed" && state.resumed && (
+          <p className="text-xs text-slate-600" data-testid="upload-resumed">
+            {state.phase === "done" ? "Resumed" : "Resuming"} the upload of this file started{" "}
+            {formatTime(state.resumed.startedAt)}
+            {state.resumed.offset !== null && `: the server had ${formatBytes(state.resumed.offset)}`}.
+          </p>
+        )}
+        {state.phase === "uploading" && state.retrying && (
+          <p className="text-xs text-amber-800" data-testid="upload-retrying">
+            The connection dropped; trying again from where the server got to…
+          </p>
+        )}
+        {state.phase === "failed" && (
+          <Alert tone="error" inline testId="upload-error">
+            The upload stopped at {formatBytes(state.sent)}: {state.message}
+          </Alert>
+        )}
+      </div>
+    </div>
+  );
+}
