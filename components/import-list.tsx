@@ -99,7 +99,10 @@ export function ImportList({ selected }: { selected?: string }) {
                       <span className="block text-xs text-slate-600">by {imp.job.requestedBy}</span>
                     )}
                   </td>
-                  <td className={`${td} whitespace-nowrap`}>{importName(imp.request)}</td>
+                  <td className={`${td} whitespace-nowrap`}>
+                    {importName(imp.request)}
+                    {imp.fileName ? <span className="block text-xs text-slate-500">{imp.fileName}</span> : null}
+                  </td>
                   <td className={`${td} whitespace-nowrap`}>
                     <StatusBadge status={imp.job.status} />
                     {!isTerminal(imp.job.status) && (

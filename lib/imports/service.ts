@@ -28,6 +28,8 @@ export type ImportDto = {
   /** The import's id: its first job's (a replay keeps it). */
   importId: string;
   request: ImportRequest;
+  /** The uploaded file's name (as the upload's metadata gave it). */
+  fileName: string | null;
   file: { size: number; sha256: string; rows: number; columns: string[] } | null;
   counts: {
     rowsRead: number | null;
@@ -125,11 +127,17 @@ export async function getImport(principal: Principal, rawId: string): Promise<Im
   const parse = stages[1]?.status === "succeeded" ? (stages[1].result as ParseOutput) : null;
   const result = job.status === "succeeded" ? (job.result as ImportResult) : null;
   const errors = await db().exportFile.findFirst({ where: { jobId: importId, name: "errors.csv", deletedAt: null } });
+  const request = job.input as ImportRequest;
+  const { rows: named } = await pool().query<{ filename: string }>(
+    "SELECT filename FROM uploads WHERE id = $1 AND tenant_id = $2",
+    [request.uploadId, job.tenantId],
+  );
   const num = (v: string | null | undefined) => (v === null || v === undefined ? null : Number(v));
   return {
     job: jobView(job, [], await pauseScopesFor([job])),
     importId,
-    request: job.input as ImportRequest,
+    request,
+    fileName: named[0]?.filename ?? null,
     file: scan ? { size: scan.size, sha256: scan.sha256, rows: scan.rows, columns: scan.columns } : null,
     counts: {
       rowsRead: num(row?.rows_read) ?? parse?.rowsRead ?? null,

@@ -89,6 +89,10 @@ export type CommitOutput = { inserted: number; updated: number; duplicates: numb
 
 const filesOf = (tenantId: string, importId: string) => `${tenantId}/imports/${importId}`;
 
+const fmt = (n: number) => n.toLocaleString("en");
+/** "1 row", "2,500 rows". */
+const count = (n: number, noun: string) => `${fmt(n)} ${noun}${n === 1 ? "" : "s"}`;
+
 /** The unlogged table the load stage fills: `import_staging.i_<import id>`. */
 export function stagingTableOf(importId: string): string {
   return `import_staging."i_${importId.replace(/-/g, "")}"`;
@@ -276,7 +280,7 @@ export const importScanTask = defineTask({
       total: size,
       unit: "bytes",
       stage: "scan",
-      message: `${rows} rows, ${columns.length} columns`,
+      message: `${count(rows, "row")}, ${count(columns.length, "column")}`,
     });
     return { size, sha256: hash.digest("hex"), encoding: "utf-8", format: req.format, columns, rows };
   },
@@ -457,7 +461,7 @@ export const importParseTask = defineTask({
           total: Math.max(scan.rows, rowsRead),
           unit: "rows",
           stage: "parse",
-          message: `${good} good, ${rejected} bad`,
+          message: `${fmt(good)} good, ${fmt(rejected)} bad`,
         });
       });
       clean.flush();
@@ -495,7 +499,7 @@ export const importParseTask = defineTask({
       total: rowsRead,
       unit: "rows",
       stage: "parse",
-      message: `${good} good, ${rejected} bad`,
+      message: `${fmt(good)} good, ${fmt(rejected)} bad`,
     });
     if (rejected > req.maxBadRows) {
       throw new PermanentError(
@@ -570,7 +574,7 @@ export const importChunkTask = defineTask({
           total: parse.good,
           unit: "rows",
           stage: "chunk",
-          message: `${chunks.length} chunks`,
+          message: count(chunks.length, "chunk"),
         });
       }
       if (current) {
@@ -589,7 +593,7 @@ export const importChunkTask = defineTask({
     ]);
     if (total !== parse.good)
       throw new PermanentError(`The parsed file holds ${total} rows, not ${parse.good}; replay the import`);
-    ctx.progress({ done: total, total, unit: "rows", stage: "chunk", message: `${chunks.length} chunks` });
+    ctx.progress({ done: total, total, unit: "rows", stage: "chunk", message: count(chunks.length, "chunk") });
     return { chunks, rows: total };
   },
 });
@@ -680,7 +684,7 @@ export const importLoadTask = defineTask({
         total: chunked.rows,
         unit: "rows",
         stage: "load",
-        message: `${chunked.chunks.length} chunks`,
+        message: count(chunked.chunks.length, "chunk"),
       });
       return ctx.waitForChildren(
         chunked.chunks.map((chunk) => ({
@@ -699,7 +703,13 @@ export const importLoadTask = defineTask({
     if (failed)
       throw new PermanentError(`Chunk ${failed.n} ${failed.status}${failed.error ? `: ${failed.error}` : ""}`);
     const loaded = rows.reduce((s, r) => s + (r.rows ?? 0), 0);
-    ctx.progress({ done: loaded, total: loaded, unit: "rows", stage: "load", message: `${rows.length} chunks loaded` });
+    ctx.progress({
+      done: loaded,
+      total: loaded,
+      unit: "rows",
+      stage: "load",
+      message: `${count(rows.length, "chunk")} loaded`,
+    });
     return { stagingTable: table, rows: loaded, chunks: rows.length };
   },
 });
@@ -826,7 +836,7 @@ export const importCommitTask = defineTask({
       total: parse.good,
       unit: "rows",
       stage: "commit",
-      message: `Moving ${parse.good} rows into ${req.dataset}`,
+      message: `Moving ${count(parse.good, "row")} into ${req.dataset}`,
     });
     const out = await inTransaction(async (tx) => {
       // The import's row is the commit's lock: a second attempt waits, then finds it committed.
@@ -885,7 +895,7 @@ export const importCommitTask = defineTask({
       total: parse.good,
       unit: "rows",
       stage: "commit",
-      message: `${out.inserted} inserted, ${out.updated} updated`,
+      message: `${fmt(out.inserted)} inserted, ${fmt(out.updated)} updated`,
     });
     return { inserted: out.inserted, updated: out.updated, duplicates, committedAt: out.committedAt };
   },

@@ -160,6 +160,7 @@ describe("imports", () => {
     assert.equal(imp.counts.inserted, rows);
     assert.equal(imp.counts.rejected, 0);
     assert.equal(imp.file?.rows, rows);
+    assert.equal(imp.fileName, "events.csv");
     assert.match(imp.file!.sha256, /^[0-9a-f]{64}$/);
     assert.equal(await count("events", fx.p.acmeId), before + rows);
     // Every row twice now: the original and its copy under a new id, the same in every column.
