@@ -48,18 +48,25 @@ async function generate(file: string, rows: number): Promise<void> {
   await once(out, "finish");
 }
 
-/** Peak RSS (VmHWM, MB) of every worker process in the product's process group (`npm start` runs detached). */
-function workerPeaks(group: number): Map<number, number> {
-  const peaks = new Map<number, number>();
+/** The parent pid of `pid` (/proc/<pid>/stat: "pid (comm) state ppid …"; comm may hold spaces). */
+function parentOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+}
+
+/** Peak RSS (VmHWM, MB) of every worker process under the product (`root`: the pid `npm start` runs as). */
+function workerPeaks(root: number): Map<string, number> {
+  const peaks = new Map<string, number>();
   for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
     try {
       const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8");
       if (!cmd.includes("worker/index.ts")) continue;
-      // /proc/<pid>/stat: "pid (comm) state ppid pgrp …"; comm may hold spaces, so count from its ')'.
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]) !== group) continue;
+      let up = Number(pid);
+      while (up > 1 && up !== root) up = parentOf(up);
+      if (up !== root) continue; // another product's worker (another run on this machine)
       const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-      if (hwm) peaks.set(Number(pid), Number(hwm[1]) / 1024);
+      const pool = /--queues\0([^\0]+)/.exec(cmd)?.[1] ?? pid;
+      if (hwm) peaks.set(pool, Number(hwm[1]) / 1024);
     } catch {
       /* gone */
     }
@@ -182,7 +189,7 @@ async function main(): Promise<void> {
             `psql \\copy ${b.toFixed(2)} s: ratio ${(b / m).toFixed(2)}× (goal ≥ 0.5×), medians of ${runs}`,
         );
         console.log(
-          `[bench:import] worker peak RSS (VmHWM): ${[...peaks.values()].map((v) => `${v.toFixed(0)} MB`).join(", ")} (goal ≤ 256 MB)`,
+          `[bench:import] worker peak RSS (VmHWM): ${[...peaks].map(([pool, v]) => `${pool} ${v.toFixed(0)} MB`).join(", ")} (goal ≤ 256 MB)`,
         );
       } finally {
         await stopProduct(child);
