@@ -811,12 +811,12 @@ DECLARE
   agg record;
 BEGIN
   IF NEW.status IS DISTINCT FROM OLD.status THEN
-    SELECT id, waiting_since, updated_at, rollup_progress INTO p FROM jobs WHERE id = NEW.parent_id FOR UPDATE;
+    SELECT id, waiting_since, updated_at, rollup_progress, queue INTO p FROM jobs WHERE id = NEW.parent_id FOR UPDATE;
   ELSE
     -- Progress only: skip when the parent is busy (another child's write, a cancel) or was
     -- updated in the last 250 ms; the next write or the child's end brings it up to date.
     -- This also throttles the parent's NOTIFYs however many children run.
-    SELECT id, waiting_since, updated_at, rollup_progress INTO p FROM jobs WHERE id = NEW.parent_id FOR UPDATE SKIP LOCKED;
+    SELECT id, waiting_since, updated_at, rollup_progress, queue INTO p FROM jobs WHERE id = NEW.parent_id FOR UPDATE SKIP LOCKED;
     IF p.id IS NOT NULL AND p.updated_at > now() - interval '250 milliseconds' THEN
       RETURN NULL;
     END IF;
@@ -845,6 +845,9 @@ BEGIN
                     children_total = agg.total, children_done = agg.done, children_failed = agg.failed,
                     progress_bytes = agg.bytes, updated_at = now()
     WHERE id = p.id;
+    -- Its queue's admitters run now (at commit), not at their next sweep: a pipeline's next stage,
+    -- an export's zip, start within milliseconds of the last child's end.
+    PERFORM pg_notify('conveyor_admit', p.queue);
   ELSIF NOT p.rollup_progress THEN
     -- A pipeline: its progress is its own ("stage 2 of 5"); only the counts follow its children.
     UPDATE jobs SET children_total = agg.total, children_done = agg.done, children_failed = agg.failed,
