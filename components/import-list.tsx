@@ -101,7 +101,7 @@ export function ImportList({ selected }: { selected?: string }) {
                   </td>
                   <td className={`${td} whitespace-nowrap`}>
                     {importName(imp.request)}
-                    {imp.fileName ? <span className="block text-xs text-slate-500">{imp.fileName}</span> : null}
+                    {imp.fileName ? <span className="block text-xs text-slate-600">{imp.fileName}</span> : null}
                   </td>
                   <td className={`${td} whitespace-nowrap`}>
                     <StatusBadge status={imp.job.status} />
