@@ -97,6 +97,24 @@ export async function inTransaction<T>(fn: (tx: pg.PoolClient) => Promise<T>, fr
   }
 }
 
+/**
+ * Makes `signal` cancel what `client` is running: a long statement (a commit's
+ * INSERT of millions of rows) does not look at the signal, so when it fires,
+ * another connection asks Postgres to cancel it (`pg_cancel_backend`) and the
+ * statement fails at once. Returns the function that stops listening.
+ */
+export async function cancelOnAbort(client: SqlClient, signal: AbortSignal): Promise<() => void> {
+  const { rows } = await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
+  const pid = rows[0]!.pid;
+  const cancel = () =>
+    void pool()
+      .query("SELECT pg_cancel_backend($1)", [pid])
+      .catch(() => {});
+  if (signal.aborted) cancel();
+  signal.addEventListener("abort", cancel, { once: true });
+  return () => signal.removeEventListener("abort", cancel);
+}
+
 /** Closes the pools (scripts and tests). */
 export async function closeDb(): Promise<void> {
   const h = store[globalKey];

@@ -8,7 +8,7 @@
  */
 import type { JobInfo, RetryPolicy } from "../jobs/task";
 import type { ExportRequest } from "./schema";
-import type { ExportFileRecord } from "../files/record";
+import { attemptRun, type ExportFileRecord } from "../files/record";
 
 export { recordFile as recordExportFile, type ExportFileRecord } from "../files/record";
 
@@ -27,7 +27,7 @@ export const EXPORT_RETRY: RetryPolicy = {
  * under its export: `tenant/export/parts/part/attempt/name`.
  */
 export function attemptFileKey(job: JobInfo, name: string, exportId?: string): string {
-  const run = job.resume ? `${job.attempt}.${job.resume}` : `${job.attempt}`;
+  const run = attemptRun(job);
   return exportId
     ? `${job.tenantId}/${exportId}/parts/${job.id}/${run}/${name}`
     : `${job.tenantId}/${job.id}/${run}/${name}`;

@@ -4,6 +4,15 @@
  * with its expiry from the database's clock and the tenant's retention.
  */
 import type { SqlClient } from "../db";
+
+/**
+ * The part of a storage key that names one run of an attempt: `2`, or `2.1`
+ * for its run after waiting for children. A file an attempt writes goes under
+ * its own run, so a stale attempt never overwrites or deletes the winner's.
+ */
+export function attemptRun(job: { attempt: number; resume: number }): string {
+  return job.resume ? `${job.attempt}.${job.resume}` : `${job.attempt}`;
+}
 import { env } from "../env";
 
 export type ExportFileRecord = {

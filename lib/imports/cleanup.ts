@@ -29,6 +29,10 @@ export async function cleanupImports(limit = 50): Promise<{ ran: boolean; stagin
       SELECT i.id::text, i.upload_id, i.staging_table, i.files, j.status::text AS status, j.finished_at
       FROM imports i JOIN jobs j ON j.id = i.job_id
       WHERE i.cleaned_at IS NULL AND j.status IN ('succeeded', 'failed', 'cancelled')
+        -- Only those with something to do now: a failed import kept for its replay is not read
+        -- again every tick (nor may a day of them crowd out the imports that just ended).
+        AND (i.staging_table IS NOT NULL OR j.status <> 'failed'
+             OR j.finished_at < now() - make_interval(secs => ${KEEP_FAILED_MS / 1000}::float8))
       ORDER BY i.created_at LIMIT ${limit}`,
   );
   if (!run.ran) return { ran: false, staging: 0, imports: 0 };
@@ -41,9 +45,9 @@ export async function cleanupImports(limit = 50): Promise<{ ran: boolean; stagin
         const dropped = await inTransaction(async (tx) => {
           await tx.query("SET LOCAL lock_timeout = '2s'");
           const { rows } = await tx.query<{ t: string | null }>("SELECT to_regclass($1)::text AS t", [i.staging_table]);
-          if (!rows[0]?.t) return false;
-          await tx.query(`DROP TABLE IF EXISTS ${i.staging_table}`);
-          return true;
+          if (rows[0]?.t) await tx.query(`DROP TABLE IF EXISTS ${i.staging_table}`);
+          await tx.query("UPDATE imports SET staging_table = NULL WHERE id = $1", [i.id]);
+          return Boolean(rows[0]?.t);
         });
         if (dropped) staging++;
       } catch (err) {
@@ -51,7 +55,7 @@ export async function cleanupImports(limit = 50): Promise<{ ran: boolean; stagin
         continue;
       }
     }
-    const done = i.status !== "failed" || (i.finished_at && Date.now() - i.finished_at.getTime() > KEEP_FAILED_MS);
+    const done = i.status !== "failed" || (i.finished_at && Date.now() - i.finished_at.getTime() >= KEEP_FAILED_MS);
     if (!done) continue;
     for (const key of i.files) {
       try {
@@ -61,7 +65,7 @@ export async function cleanupImports(limit = 50): Promise<{ ran: boolean; stagin
       }
     }
     await removeUpload(i.upload_id);
-    await pool().query("UPDATE imports SET cleaned_at = now(), staging_table = NULL WHERE id = $1", [i.id]);
+    await pool().query("UPDATE imports SET cleaned_at = now() WHERE id = $1", [i.id]);
     imports++;
   }
   return { ran: true, staging, imports };

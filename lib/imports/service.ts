@@ -12,7 +12,7 @@ import { parseIdOr404 } from "../ids";
 import type { JobDto } from "../jobs/dto";
 import { enqueueJob } from "../jobs/enqueue";
 import { pauseScopesFor } from "../jobs/pause-scopes";
-import { pipelineStages, type StageView } from "../jobs/pipeline";
+import { pipelineStages, replayChains, type StageView } from "../jobs/pipeline";
 import { jobView } from "../jobs/view";
 import { checkQuotas } from "../tenants/quotas";
 import { claimUploadForImport } from "../uploads/service";
@@ -79,31 +79,27 @@ export async function requestImport(
   return { job: jobView(job, [], await pauseScopesFor([job])), created };
 }
 
-/** The jobs an import ran as: the one asked for and the ones it replays, newest first. */
-async function replayChain(jobId: string): Promise<string[]> {
-  const { rows } = await pool().query<{ id: string }>(
-    `WITH RECURSIVE chain AS (
-       SELECT id, replay_of_id, 0 AS depth FROM jobs WHERE id = $1
-       UNION ALL
-       SELECT j.id, j.replay_of_id, c.depth + 1 FROM jobs j JOIN chain c ON j.id = c.replay_of_id WHERE c.depth < 50
-     ) SELECT id FROM chain ORDER BY depth`,
-    [jobId],
-  );
-  return rows.map((r) => r.id);
-}
+const jobInclude = {
+  files: true,
+  createdBy: { select: { email: true } },
+  cancelRequestedBy: { select: { email: true } },
+} as const;
 
 async function findImportJob(principal: Principal, rawId: string) {
   const id = parseIdOr404(rawId, "Import not found");
   const job = await db().job.findFirst({
     where: { id, type: importTask.type, ...tenantScope(principal) },
-    include: { files: true, createdBy: { select: { email: true } }, cancelRequestedBy: { select: { email: true } } },
+    include: jobInclude,
   });
   if (!job) throw notFound("Import not found");
   return job;
 }
 
+type ImportJob = NonNullable<Awaited<ReturnType<typeof findImportJob>>>;
+
 type ImportRow = {
   id: string;
+  job_id: string;
   rows_read: string | null;
   rejected: string | null;
   inserted: string | null;
@@ -111,53 +107,78 @@ type ImportRow = {
   bad_rows: { line: number; column: string; reason: string }[];
 };
 
+/**
+ * Import jobs as the API shows them. A fixed number of queries however many
+ * (the list page asks for up to 100 on every change): their replay chains,
+ * `imports` rows, stages, errors files, file names and pauses, each read once.
+ */
+async function importViews(jobs: ImportJob[]): Promise<ImportDto[]> {
+  if (!jobs.length) return [];
+  const chains = await replayChains(
+    pool(),
+    jobs.map((j) => j.id),
+  );
+  const all = [...chains.values()].flat();
+  const [records, stagesOf, files, names, pauses] = await Promise.all([
+    pool().query<ImportRow>(
+      `SELECT id, job_id, rows_read::text, rejected::text, inserted::text, updated::text, bad_rows
+       FROM imports WHERE id = ANY($1::uuid[])`,
+      [all],
+    ),
+    pipelineStages(pool(), importTask, chains),
+    db().exportFile.findMany({ where: { jobId: { in: all }, name: "errors.csv", deletedAt: null } }),
+    pool().query<{ id: string; filename: string }>("SELECT id, filename FROM uploads WHERE id = ANY($1::text[])", [
+      jobs.map((j) => (j.input as ImportRequest).uploadId),
+    ]),
+    pauseScopesFor(jobs),
+  ]);
+  const recordOf = new Map(records.rows.map((r) => [r.id, r]));
+  const errorsOf = new Map(files.map((f) => [f.jobId, f]));
+  const nameOf = new Map(names.rows.map((r) => [r.id, r.filename]));
+  const num = (v: string | null | undefined) => (v === null || v === undefined ? null : Number(v));
+  return jobs.map((job) => {
+    const chain = chains.get(job.id)!;
+    // The import's id is its first job's: the last of the chain.
+    const importId = chain[chain.length - 1] ?? job.id;
+    const row = recordOf.get(importId);
+    const stages = stagesOf.get(job.id)!;
+    const scan = stages[0]?.status === "succeeded" ? (stages[0].result as ScanOutput) : null;
+    const parse = stages[1]?.status === "succeeded" ? (stages[1].result as ParseOutput) : null;
+    const result = job.status === "succeeded" ? (job.result as ImportResult) : null;
+    const errors = errorsOf.get(importId);
+    const request = job.input as ImportRequest;
+    return {
+      job: jobView(job, [], pauses),
+      importId,
+      request,
+      fileName: nameOf.get(request.uploadId) ?? null,
+      file: scan ? { size: scan.size, sha256: scan.sha256, rows: scan.rows, columns: scan.columns } : null,
+      counts: {
+        rowsRead: num(row?.rows_read) ?? parse?.rowsRead ?? null,
+        inserted: num(row?.inserted),
+        updated: num(row?.updated),
+        rejected: num(row?.rejected),
+        duplicates: result?.duplicates ?? null,
+      },
+      badRows: row?.bad_rows ?? [],
+      errorsFile:
+        errors && errors.expiresAt > new Date()
+          ? {
+              size: Number(errors.size),
+              rows: Number(errors.rowCount),
+              expiresAt: errors.expiresAt.toISOString(),
+              url: `/api/v1/imports/${job.id}/errors`,
+            }
+          : null,
+      stages: stages.map(({ result: _result, ...s }) => s),
+    };
+  });
+}
+
 /** The principal's import (404 for another tenant's or an unknown id), with its stages. */
 export async function getImport(principal: Principal, rawId: string): Promise<ImportDto> {
-  const job = await findImportJob(principal, rawId);
-  const chain = await replayChain(job.id);
-  const { rows } = await pool().query<ImportRow>(
-    `SELECT id, rows_read::text, rejected::text, inserted::text, updated::text, bad_rows
-     FROM imports WHERE id = ANY($1::uuid[]) OR job_id = $2 ORDER BY created_at LIMIT 1`,
-    [chain, job.id],
-  );
-  const row = rows[0];
-  const importId = row?.id ?? chain[chain.length - 1]!;
-  const stages = await pipelineStages(pool(), importTask, chain);
-  const scan = stages[0]?.status === "succeeded" ? (stages[0].result as ScanOutput) : null;
-  const parse = stages[1]?.status === "succeeded" ? (stages[1].result as ParseOutput) : null;
-  const result = job.status === "succeeded" ? (job.result as ImportResult) : null;
-  const errors = await db().exportFile.findFirst({ where: { jobId: importId, name: "errors.csv", deletedAt: null } });
-  const request = job.input as ImportRequest;
-  const { rows: named } = await pool().query<{ filename: string }>(
-    "SELECT filename FROM uploads WHERE id = $1 AND tenant_id = $2",
-    [request.uploadId, job.tenantId],
-  );
-  const num = (v: string | null | undefined) => (v === null || v === undefined ? null : Number(v));
-  return {
-    job: jobView(job, [], await pauseScopesFor([job])),
-    importId,
-    request,
-    fileName: named[0]?.filename ?? null,
-    file: scan ? { size: scan.size, sha256: scan.sha256, rows: scan.rows, columns: scan.columns } : null,
-    counts: {
-      rowsRead: num(row?.rows_read) ?? parse?.rowsRead ?? null,
-      inserted: num(row?.inserted),
-      updated: num(row?.updated),
-      rejected: num(row?.rejected),
-      duplicates: result?.duplicates ?? null,
-    },
-    badRows: row?.bad_rows ?? [],
-    errorsFile:
-      errors && errors.expiresAt > new Date()
-        ? {
-            size: Number(errors.size),
-            rows: Number(errors.rowCount),
-            expiresAt: errors.expiresAt.toISOString(),
-            url: `/api/v1/imports/${job.id}/errors`,
-          }
-        : null,
-    stages: stages.map(({ result: _result, ...s }) => s),
-  };
+  const [view] = await importViews([await findImportJob(principal, rawId)]);
+  return view!;
 }
 
 /** The tenant's imports, newest first (at most `limit`). */
@@ -167,14 +188,14 @@ export async function listImports(principal: Principal, limit = 50): Promise<Imp
     where: { type: importTask.type, ...tenantScope(principal) },
     orderBy: [{ createdAt: "desc" }, { id: "desc" }],
     take: Math.max(1, Math.min(limit, 100)),
-    select: { id: true },
+    include: jobInclude,
   });
-  return Promise.all(jobs.map((j) => getImport(principal, j.id)));
+  return importViews(jobs);
 }
 
 async function errorsFileOf(principal: Principal, rawId: string) {
   const job = await findImportJob(principal, rawId);
-  const chain = await replayChain(job.id);
+  const chain = (await replayChains(pool(), [job.id])).get(job.id)!;
   const file = await db().exportFile.findFirst({
     where: { jobId: { in: chain }, name: "errors.csv" },
     orderBy: { createdAt: "desc" },

@@ -5,7 +5,7 @@
  *   scan    size, sha256, UTF-8, not binary, CSV quoting, header against the dataset
  *   parse   every row checked against the dataset; good rows → a clean file in COPY's
  *           text format (one row per line), bad rows → errors.csv (line, column, reason)
- *   chunk   the clean file cut into chunk files of IMPORT_CHUNK_ROWS rows
+ *   chunk   the clean file cut into byte ranges of IMPORT_CHUNK_ROWS rows (nothing copied)
  *   load    an unlogged staging table, filled by one `import_load_chunk` job per chunk
  *           (COPY … FROM STDIN; a chunk's rows are replaced, so a retried chunk loads once)
  *   commit  one transaction moves the staged rows into the tenant's table (insert, or upsert
@@ -21,10 +21,10 @@ import { pipeline as pipe } from "node:stream/promises";
 import Papa from "papaparse";
 import { from as copyFrom } from "pg-copy-streams";
 import { z } from "zod";
-import { inTransaction, pool, type SqlClient } from "../db";
+import { cancelOnAbort, inTransaction, pool, type SqlClient } from "../db";
 import { env } from "../env";
 import { datasetNames } from "../tenants/datasets";
-import { recordFile } from "../files/record";
+import { attemptRun, recordFile } from "../files/record";
 import { PermanentError } from "../jobs/errors";
 import { defineTask, type JobContext, type RetryPolicy } from "../jobs/task";
 import { storage } from "../storage";
@@ -82,7 +82,16 @@ export type ScanOutput = {
   rows: number;
 };
 export type ParseOutput = { cleanKey: string; rowsRead: number; good: number; rejected: number; errorsKey: string };
-export type Chunk = { n: number; key: string; rows: number; fromLine: number; toLine: number };
+/** Bytes `start`–`end` (inclusive) of the clean file `key`: rows `fromLine`–`toLine` of the upload. */
+export type Chunk = {
+  n: number;
+  key: string;
+  start: number;
+  end: number;
+  rows: number;
+  fromLine: number;
+  toLine: number;
+};
 export type ChunkOutput = { chunks: Chunk[]; rows: number };
 export type LoadOutput = { stagingTable: string; rows: number; chunks: number };
 export type CommitOutput = { inserted: number; updated: number; duplicates: number; committedAt: string };
@@ -178,19 +187,10 @@ export const importScanTask = defineTask({
     const { input } = ctx;
     const req = input.request;
     await pool().query(
-      `INSERT INTO imports (id, job_id, tenant_id, upload_id, dataset, format, mode, staging_table)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+      `INSERT INTO imports (id, job_id, tenant_id, upload_id, dataset, format, mode)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)
        ON CONFLICT (id) DO UPDATE SET job_id = EXCLUDED.job_id`,
-      [
-        input.importId,
-        input.jobId,
-        ctx.job.tenantId,
-        req.uploadId,
-        req.dataset,
-        req.format,
-        req.mode,
-        stagingTableOf(input.importId),
-      ],
+      [input.importId, input.jobId, ctx.job.tenantId, req.uploadId, req.dataset, req.format, req.mode],
     );
     await touchUpload(req.uploadId);
     const file = await upload(req.uploadId);
@@ -251,8 +251,6 @@ export const importScanTask = defineTask({
     const first = firstLine(head);
     let columns: string[];
     if (req.format === "csv") {
-      if (first.startsWith("{"))
-        throw new PermanentError("The file looks like JSON Lines, not CSV: import it with format jsonl");
       csv!.end();
       columns = (Papa.parse<string[]>(first, { delimiter: ",", quoteChar: '"' }).data[0] ?? []).map((c) => c.trim());
     } else {
@@ -395,7 +393,7 @@ export const importParseTask = defineTask({
     const scan = input.outputs.scan as ScanOutput;
     const spec = importDatasets[req.dataset];
     const base = filesOf(job.tenantId, input.importId);
-    const run = `${job.attempt}${job.resume ? `.${job.resume}` : ""}`;
+    const run = attemptRun(job);
     const cleanKey = `${base}/parse/${job.id}/${run}/clean.tsv`;
     const errorsKey = `${base}/parse/${job.id}/${run}/errors.csv`;
 
@@ -520,77 +518,55 @@ export const importChunkTask = defineTask({
   timeoutMs: 60 * 60_000,
   leaseMs: 15_000,
   async handler(ctx): Promise<ChunkOutput> {
-    const { input, job } = ctx;
+    const { input } = ctx;
     await follow(input);
     const parse = input.outputs.parse as ParseOutput;
     const perChunk = env().IMPORT_CHUNK_ROWS;
     const opened = await storage().open(parse.cleanKey);
     if (!opened) throw new PermanentError("The parsed file is gone; replay the import");
-    const run = `${job.attempt}${job.resume ? `.${job.resume}` : ""}`;
-    const base = `${filesOf(job.tenantId, input.importId)}/chunks/${job.id}/${run}`;
+    // A chunk is a byte range of the clean file (its rows end at a newline): nothing is copied,
+    // each load job reads its range. Lines start with their line number.
     const chunks: Chunk[] = [];
-    let current: { pass: PassThrough; done: Promise<unknown>; chunk: Chunk } | null = null;
-    let total = 0;
-    const start = (fromLine: number) => {
-      const n = chunks.length + 1;
-      const chunk: Chunk = { n, key: `${base}/${String(n).padStart(5, "0")}.tsv`, rows: 0, fromLine, toLine: fromLine };
-      const pass = new PassThrough({ highWaterMark: 1 << 20 });
-      const done = storage().write(chunk.key, pass, [], ctx.signal);
-      done.catch(() => {});
-      chunks.push(chunk);
-      current = { pass, done, chunk };
-      return current;
-    };
-    const lineNumberAt = (b: Buffer, at: number) => Number(b.subarray(at, b.indexOf(0x09, at)).toString("latin1"));
+    let offset = 0; // of `b` in the file
+    let rows = 0; // in the chunk being measured
+    let start = 0; // its first byte
+    let fromLine = 0;
+    let lastLine = 0;
     let carry: Buffer = Buffer.alloc(0);
-    const write = async (pass: PassThrough, b: Buffer) => {
-      if (b.length && !pass.write(b)) await once(pass, "drain");
+    const lineNumberAt = (b: Buffer, at: number) => Number(b.subarray(at, b.indexOf(0x09, at)).toString("latin1"));
+    const close = (end: number) => {
+      chunks.push({ n: chunks.length + 1, key: parse.cleanKey, start, end, rows, fromLine, toLine: lastLine });
+      rows = 0;
+      start = end + 1;
     };
     try {
       for await (const piece of opened.stream as AsyncIterable<Buffer>) {
         if (ctx.signal.aborted) throw ctx.signal.reason;
         const b = carry.length ? Buffer.concat([carry, piece]) : piece;
-        let from = 0;
         let lineStart = 0;
         for (let nl = b.indexOf(0x0a); nl >= 0; nl = b.indexOf(0x0a, nl + 1)) {
-          let cur: { pass: PassThrough; done: Promise<unknown>; chunk: Chunk } =
-            current ?? start(lineNumberAt(b, lineStart));
-          if (cur.chunk.rows === perChunk) {
-            await write(cur.pass, b.subarray(from, lineStart));
-            cur.pass.end();
-            await cur.done;
-            from = lineStart;
-            cur = start(lineNumberAt(b, lineStart));
-          }
-          cur.chunk.rows++;
-          cur.chunk.toLine = lineNumberAt(b, lineStart);
-          total++;
+          lastLine = lineNumberAt(b, lineStart);
+          if (rows === 0) fromLine = lastLine;
+          rows++;
+          if (rows === perChunk) close(offset + nl);
           lineStart = nl + 1;
         }
-        if (current) await write((current as { pass: PassThrough }).pass, b.subarray(from, lineStart));
         carry = Buffer.from(b.subarray(lineStart));
+        offset += lineStart;
         ctx.progress({
-          done: total,
+          done: chunks.length * perChunk + rows,
           total: parse.good,
           unit: "rows",
           stage: "chunk",
           message: count(chunks.length, "chunk"),
         });
       }
-      if (current) {
-        const c = current as { pass: PassThrough; done: Promise<unknown> };
-        c.pass.end();
-        await c.done;
-      }
     } catch (err) {
-      (current as { pass: PassThrough } | null)?.pass.destroy(err as Error);
       opened.stream.destroy();
       throw err;
     }
-    await pool().query("UPDATE imports SET files = files || $2::jsonb WHERE id = $1", [
-      input.importId,
-      JSON.stringify(chunks.map((c) => c.key)),
-    ]);
+    if (rows > 0) close(offset - 1);
+    const total = chunks.reduce((n, c) => n + c.rows, 0);
     if (total !== parse.good)
       throw new PermanentError(`The parsed file holds ${total} rows, not ${parse.good}; replay the import`);
     ctx.progress({ done: total, total, unit: "rows", stage: "chunk", message: count(chunks.length, "chunk") });
@@ -607,6 +583,8 @@ export const loadChunkInputSchema = z
     chunk: z.object({
       n: z.number().int(),
       key: z.string(),
+      start: z.number().int().min(0),
+      end: z.number().int().min(0),
       rows: z.number().int(),
       fromLine: z.number().int(),
       toLine: z.number().int(),
@@ -626,7 +604,7 @@ export const importLoadChunkTask = defineTask({
   async handler(ctx): Promise<{ n: number; rows: number }> {
     const { chunk } = ctx.input;
     const table = stagingTableOf(ctx.input.importId);
-    const opened = await storage().open(chunk.key);
+    const opened = await storage().open(chunk.key, { start: chunk.start, end: chunk.end });
     if (!opened) throw new PermanentError(`Chunk ${chunk.n} is gone; replay the import`);
     ctx.progress({
       done: 0,
@@ -678,6 +656,8 @@ export const importLoadTask = defineTask({
       await pool().query(
         `CREATE UNLOGGED TABLE IF NOT EXISTS ${table} (line bigint NOT NULL, ${spec.columns.map((c) => `"${c.name}" ${c.pg}`).join(", ")})`,
       );
+      // Recorded (again, for a replay that loads anew), so the cleanup drops it when the import ends.
+      await pool().query("UPDATE imports SET staging_table = $2 WHERE id = $1", [input.importId, table]);
       if (chunked.chunks.length === 0) return { stagingTable: table, rows: 0, chunks: 0 };
       ctx.progress({
         done: 0,
@@ -717,7 +697,7 @@ export const importLoadTask = defineTask({
 // ── commit ──────────────────────────────────────────────────────────────────
 
 /** `counts`: the statement's row count is this; otherwise it returns one row of { inserted, updated }. */
-type CommitPlan = { sql: string; params: unknown[]; counts?: "inserted" };
+type CommitPlan = { sql: string; params: unknown[]; counts?: "inserted" | "updated" };
 
 /** The statements that move the staged rows into the tenant's table, counting what they did. */
 function commitStatements(req: ImportRequest, table: string, tenantId: string, present: string[]): CommitPlan[] {
@@ -763,18 +743,18 @@ function commitStatements(req: ImportRequest, table: string, tenantId: string, p
                    ORDER BY coalesce(id::text, 'line ' || line), line DESC)`;
   return [
     {
-      sql: `WITH upd AS (UPDATE ${spec.table} t SET ${updatable.map((c) => `"${c.name}" = ${value(c)}`).join(", ")}
-              FROM ${latest} s WHERE s.id IS NOT NULL AND t.tenant_id = $1::uuid AND t.id = s.id RETURNING 1)
-            SELECT 0::bigint AS inserted, count(*)::bigint AS updated FROM upd`,
+      sql: `UPDATE ${spec.table} t SET ${updatable.map((c) => `"${c.name}" = ${value(c)}`).join(", ")}
+            FROM ${latest} s WHERE s.id IS NOT NULL AND t.tenant_id = $1::uuid AND t.id = s.id`,
       params: [tenantId],
+      counts: "updated",
     },
     {
-      sql: `WITH ins AS (INSERT INTO ${spec.table} (tenant_id, ${names})
-              SELECT $1::uuid, ${values} FROM ${latest} s
-              WHERE s.id IS NULL OR NOT EXISTS (SELECT 1 FROM ${spec.table} t WHERE t.tenant_id = $1::uuid AND t.id = s.id)
-              ORDER BY s.line RETURNING 1)
-            SELECT count(*)::bigint AS inserted, 0::bigint AS updated FROM ins`,
+      sql: `INSERT INTO ${spec.table} (tenant_id, ${names})
+            SELECT $1::uuid, ${values} FROM ${latest} s
+            WHERE s.id IS NULL OR NOT EXISTS (SELECT 1 FROM ${spec.table} t WHERE t.tenant_id = $1::uuid AND t.id = s.id)
+            ORDER BY s.line`,
       params: [tenantId],
+      counts: "inserted",
     },
   ];
 }
@@ -784,17 +764,17 @@ async function checkStaged(tx: SqlClient, req: ImportRequest, table: string, ten
   const first = async (sql: string, params: unknown[] = [tenantId]) =>
     (await tx.query<{ line: string; v: string }>(sql, params)).rows[0];
   if (req.dataset === "customers") {
-    const dup =
-      req.mode === "insert"
-        ? await first(
-            `SELECT min(line)::text AS line, email AS v FROM ${table} GROUP BY email HAVING count(*) > 1 ORDER BY 1 LIMIT 1`,
-            [],
-          )
-        : undefined;
-    if (dup) {
-      throw new PermanentError(`Line ${dup.line}: the email ${dup.v} appears more than once in the file (mode insert)`);
-    }
+    // An upsert takes each email's last line; an insert must not meet an email twice.
     if (req.mode === "insert") {
+      const dup = await first(
+        `SELECT min(line)::text AS line, email AS v FROM ${table} GROUP BY email HAVING count(*) > 1 ORDER BY 1 LIMIT 1`,
+        [],
+      );
+      if (dup) {
+        throw new PermanentError(
+          `Line ${dup.line}: the email ${dup.v} appears more than once in the file (mode insert)`,
+        );
+      }
       const taken = await first(
         `SELECT s.line::text AS line, s.email AS v FROM ${table} s
          JOIN customers c ON c.tenant_id = $1::uuid AND c.email = s.email ORDER BY s.line LIMIT 1`,
@@ -852,7 +832,6 @@ export const importCommitTask = defineTask({
           inserted: Number(mine.inserted),
           updated: Number(mine.updated),
           committedAt: mine.committed_at.toISOString(),
-          again: true,
         };
       }
       const exists = await tx.query("SELECT to_regclass($1) AS t", [load.stagingTable]);
@@ -868,17 +847,26 @@ export const importCommitTask = defineTask({
         const { rows: counted } = await tx.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${load.stagingTable}`);
         if (Number(counted[0]!.n) !== parse.good) throw lost(counted[0]!.n);
       }
-      await checkStaged(tx, req, load.stagingTable, job.tenantId);
+      // A cancel (or a lost lease) stops the statement running, however long: nothing is committed.
+      const stopListening = await cancelOnAbort(tx, ctx.signal);
       let inserted = 0;
       let updated = 0;
-      for (const st of commitStatements(req, load.stagingTable, job.tenantId, scan.columns)) {
-        if (ctx.signal.aborted) throw ctx.signal.reason;
-        const r = await tx.query<{ inserted: string; updated: string }>(st.sql, st.params);
-        if (st.counts === "inserted") inserted += r.rowCount ?? 0;
-        else {
-          inserted += Number(r.rows[0]!.inserted);
-          updated += Number(r.rows[0]!.updated);
+      try {
+        await checkStaged(tx, req, load.stagingTable, job.tenantId);
+        for (const st of commitStatements(req, load.stagingTable, job.tenantId, scan.columns)) {
+          const r = await tx.query<{ inserted: string; updated: string }>(st.sql, st.params);
+          if (st.counts === "inserted") inserted += r.rowCount ?? 0;
+          else if (st.counts === "updated") updated += r.rowCount ?? 0;
+          else {
+            inserted += Number(r.rows[0]!.inserted);
+            updated += Number(r.rows[0]!.updated);
+          }
         }
+      } catch (err) {
+        if (ctx.signal.aborted) throw ctx.signal.reason;
+        throw err;
+      } finally {
+        stopListening();
       }
       // An insert moves every staged row: fewer means the staging table lost some (rolled back).
       if (req.mode === "insert" && inserted !== parse.good) throw lost(inserted);
@@ -887,7 +875,7 @@ export const importCommitTask = defineTask({
         [input.importId, inserted, updated],
       );
       await tx.query(`DROP TABLE ${load.stagingTable}`);
-      return { inserted, updated, committedAt: at[0]!.committed_at.toISOString(), again: false };
+      return { inserted, updated, committedAt: at[0]!.committed_at.toISOString() };
     });
     const duplicates = Math.max(0, parse.good - out.inserted - out.updated);
     ctx.progress({

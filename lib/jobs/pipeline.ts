@@ -172,15 +172,38 @@ export type StageView = {
 };
 
 /**
- * Every stage of a pipeline job, in order, with its latest job's state — and
- * for a replay, the stages it kept from the job it replays (their jobs).
+ * The jobs each pipeline job ran as: itself and the jobs it replays, newest
+ * first (its stages may have run under any of them), for many at once.
+ */
+export async function replayChains(client: SqlClient, jobIds: string[]): Promise<Map<string, string[]>> {
+  const { rows } = await client.query<{ root: string; id: string }>(
+    `WITH RECURSIVE chain AS (
+       SELECT id AS root, id, replay_of_id, 0 AS depth FROM jobs WHERE id = ANY($1::uuid[])
+       UNION ALL
+       SELECT c.root, j.id, j.replay_of_id, c.depth + 1 FROM jobs j JOIN chain c ON j.id = c.replay_of_id
+       WHERE c.depth < 50
+     ) SELECT root, id FROM chain ORDER BY root, depth`,
+    [jobIds],
+  );
+  const chains = new Map<string, string[]>(jobIds.map((id) => [id, []]));
+  for (const r of rows) chains.get(r.root)?.push(r.id);
+  return chains;
+}
+
+/**
+ * Every stage of each pipeline job, in order, with its latest job's state —
+ * over the job's replay chain (`replayChains`), so a replay shows the stages it
+ * kept from the job it replays. One query however many pipelines.
  */
 export async function pipelineStages(
   client: SqlClient,
   def: { stages: { name: string; type: string }[] },
-  jobIds: string[],
-): Promise<StageView[]> {
+  chains: Map<string, string[]>,
+): Promise<Map<string, StageView[]>> {
+  const roots = [...chains].flatMap(([root, ids]) => ids.map(() => root));
+  const ids = [...chains.values()].flat();
   const { rows } = await client.query<{
+    root: string;
     id: string;
     child_index: number;
     status: string;
@@ -195,34 +218,40 @@ export async function pipelineStages(
     error_message: string | null;
     result: unknown;
   }>(
-    // The newest job of each stage, over the job and the jobs it replays.
-    `SELECT DISTINCT ON (child_index) id, child_index, status::text AS status, attempts, progress_done::text,
-            progress_total::text, progress_unit, progress_message, progress_stage, started_at, finished_at,
-            error_message, result
-     FROM jobs WHERE parent_id = ANY($1::uuid[]) AND child_index IS NOT NULL
-     ORDER BY child_index, created_at DESC`,
-    [jobIds],
+    // The newest job of each stage of each pipeline, over the pipeline's chain.
+    `SELECT DISTINCT ON (c.root, j.child_index) c.root::text, j.id, j.child_index, j.status::text AS status,
+            j.attempts, j.progress_done::text, j.progress_total::text, j.progress_unit, j.progress_message,
+            j.progress_stage, j.started_at, j.finished_at, j.error_message, j.result
+     FROM unnest($1::uuid[], $2::uuid[]) AS c(root, id)
+     JOIN jobs j ON j.parent_id = c.id AND j.child_index IS NOT NULL
+     ORDER BY c.root, j.child_index, j.created_at DESC`,
+    [roots, ids],
   );
-  const byIndex = new Map(rows.map((r) => [r.child_index, r]));
-  return def.stages.map((s, i) => {
-    const r = byIndex.get(i);
-    return {
-      name: s.name,
-      type: s.type,
-      jobId: r?.id ?? null,
-      status: r?.status ?? "pending",
-      attempts: r?.attempts ?? 0,
-      progress: {
-        done: Number(r?.progress_done ?? 0),
-        total: r?.progress_total == null ? null : Number(r.progress_total),
-        unit: r?.progress_unit ?? null,
-        message: r?.progress_message ?? null,
-        stage: r?.progress_stage ?? null,
-      },
-      startedAt: r?.started_at?.toISOString() ?? null,
-      finishedAt: r?.finished_at?.toISOString() ?? null,
-      error: r?.error_message ?? null,
-      result: r?.result ?? null,
-    };
-  });
+  const found = new Map(rows.map((r) => [`${r.root}:${r.child_index}`, r]));
+  return new Map(
+    [...chains.keys()].map((root) => [
+      root,
+      def.stages.map((s, i) => {
+        const r = found.get(`${root}:${i}`);
+        return {
+          name: s.name,
+          type: s.type,
+          jobId: r?.id ?? null,
+          status: r?.status ?? "pending",
+          attempts: r?.attempts ?? 0,
+          progress: {
+            done: Number(r?.progress_done ?? 0),
+            total: r?.progress_total == null ? null : Number(r.progress_total),
+            unit: r?.progress_unit ?? null,
+            message: r?.progress_message ?? null,
+            stage: r?.progress_stage ?? null,
+          },
+          startedAt: r?.started_at?.toISOString() ?? null,
+          finishedAt: r?.finished_at?.toISOString() ?? null,
+          error: r?.error_message ?? null,
+          result: r?.result ?? null,
+        };
+      }),
+    ]),
+  );
 }

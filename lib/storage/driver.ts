@@ -8,11 +8,17 @@ import { Transform, type Readable } from "node:stream";
 
 export type StoredObject = { size: number; sha256: string };
 
+/** Bytes `start` to `end` of an object, both inclusive (HTTP's Range, fs.createReadStream's options). */
+export type ByteRange = { start: number; end: number };
+
 export interface StorageDriver {
   /** Streams `source` (through optional transforms) to `key`; resolves with its size and sha256. */
   write(key: string, source: Readable, transforms: Transform[], signal?: AbortSignal): Promise<StoredObject>;
-  /** Opens a stored object for reading, or null if it is gone. */
-  open(key: string): Promise<{ stream: Readable; size: number } | null>;
+  /**
+   * Opens a stored object for reading, or null if it is gone; with `range`,
+   * only its bytes `start` to `end` (inclusive; `size` is then the range's).
+   */
+  open(key: string, range?: ByteRange): Promise<{ stream: Readable; size: number } | null>;
   delete(key: string): Promise<void>;
 }
 

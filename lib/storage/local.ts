@@ -8,7 +8,7 @@ import { mkdir, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import type { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { createDigestStream, type StorageDriver, type StoredObject } from "./driver";
+import { createDigestStream, type ByteRange, type StorageDriver, type StoredObject } from "./driver";
 
 export class LocalDiskStorage implements StorageDriver {
   constructor(private readonly root: string) {}
@@ -35,10 +35,16 @@ export class LocalDiskStorage implements StorageDriver {
     }
   }
 
-  async open(key: string): Promise<{ stream: Readable; size: number } | null> {
+  async open(key: string, range?: ByteRange): Promise<{ stream: Readable; size: number } | null> {
     const file = this.resolve(key);
     try {
       const { size } = await stat(file);
+      if (range) {
+        return {
+          stream: createReadStream(file, { highWaterMark: 256 * 1024, start: range.start, end: range.end }),
+          size: Math.max(0, Math.min(range.end, size - 1) - range.start + 1),
+        };
+      }
       return { stream: createReadStream(file, { highWaterMark: 256 * 1024 }), size };
     } catch {
       return null;

@@ -14,7 +14,7 @@ import {
   type S3ClientConfig,
 } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
-import { createDigestStream, type StorageDriver, type StoredObject } from "./driver";
+import { createDigestStream, type ByteRange, type StorageDriver, type StoredObject } from "./driver";
 
 export type S3StorageOptions = {
   bucket: string;
@@ -73,9 +73,15 @@ export class S3Storage implements StorageDriver {
     }
   }
 
-  async open(key: string): Promise<{ stream: Readable; size: number } | null> {
+  async open(key: string, range?: ByteRange): Promise<{ stream: Readable; size: number } | null> {
     try {
-      const res = await this.client.send(new GetObjectCommand({ Bucket: this.opts.bucket, Key: this.key(key) }));
+      const res = await this.client.send(
+        new GetObjectCommand({
+          Bucket: this.opts.bucket,
+          Key: this.key(key),
+          ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}),
+        }),
+      );
       if (!res.Body) return null;
       return { stream: res.Body as Readable, size: Number(res.ContentLength ?? 0) };
     } catch (err) {

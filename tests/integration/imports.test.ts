@@ -12,7 +12,7 @@ import * as errorsLinksRoute from "@/app/api/v1/imports/[id]/errors/links/route"
 import { createPause, resumePause } from "@/lib/admission/pauses";
 import { forgetRefusals } from "@/lib/auth/rate-limit";
 import { createApiTokenForEmail } from "@/lib/auth/tokens";
-import { pool } from "@/lib/db";
+import { cancelOnAbort, inTransaction, pool } from "@/lib/db";
 import { resetEnvCache } from "@/lib/env";
 import { openExportDownload, requestExport } from "@/lib/exports/service";
 import { openLinkDownload } from "@/lib/exports/links";
@@ -390,6 +390,30 @@ describe("imports", () => {
     }
     await cleanupImports();
     assert.equal(await stagingTables(), "0", "the failed load's staging table is dropped");
+    // Failed imports keep their files and upload for a day (a replay may need them), but once their
+    // staging table is gone the cleanup has nothing to do for them and does not read them again.
+    const kept = await pool().query<{ staging_table: string | null; cleaned_at: Date | null }>(
+      "SELECT staging_table, cleaned_at FROM imports i JOIN jobs j ON j.id = i.job_id WHERE j.status = 'failed'",
+    );
+    assert.ok(kept.rows.length >= 2);
+    for (const k of kept.rows) assert.deepEqual([k.staging_table, k.cleaned_at], [null, null]);
+    assert.deepEqual(await cleanupImports(), { ran: true, staging: 0, imports: 0 });
+  });
+
+  test("a long statement stops at once when the attempt's signal fires (the commit's cancel)", async () => {
+    const aborter = new AbortController();
+    const started = Date.now();
+    const run = inTransaction(async (tx) => {
+      const stop = await cancelOnAbort(tx, aborter.signal);
+      try {
+        await tx.query("SELECT pg_sleep(20)");
+      } finally {
+        stop();
+      }
+    });
+    setTimeout(() => aborter.abort(new Error("cancelled")), 300);
+    await assert.rejects(run, /canceling statement due to user request/);
+    assert.ok(Date.now() - started < 5_000, `stopped after ${Date.now() - started} ms`);
   });
 
   test("JSON Lines exported from Conveyor import back (orders upsert by id within the tenant)", async () => {

@@ -74,6 +74,10 @@ describe("the S3 storage driver", () => {
     assert.equal(stored.sha256, createHash("sha256").update(big).digest("hex"));
     const back = await buffer((await storage().open("t/big.bin"))!.stream);
     assert.ok(back.equals(big), "20 MB round trip (three upload parts)");
+    // A byte range (an import's chunk of its clean file): both ends inclusive.
+    const range = await storage().open("t/big.bin", { start: 9_000_000, end: 9_000_999 });
+    assert.equal(range?.size, 1_000);
+    assert.ok((await buffer(range!.stream)).equals(big.subarray(9_000_000, 9_001_000)));
 
     await storage().delete("t/hello.txt");
     assert.equal(await storage().open("t/hello.txt"), null);
