@@ -145,6 +145,11 @@ describe("missed runs after every scheduler was down", () => {
   });
 
   test("all: every missed occurrence inside the catch-up window, at most maxCatchup, oldest first", async () => {
+    // A window that starts at noon four days ago whatever the time of day (3.5 days from now left
+    // out the midnight three days ago from noon UTC on): the midnights of the last three days and
+    // today are inside it.
+    const [threeDaysAgo] = await midnights(3);
+    const catchupWindowSeconds = Math.round((Date.now() - threeDaysAgo!.getTime()) / 1000) + 12 * 3_600;
     const s = await createSchedule(fx.p.ada, {
       name: name("all"),
       cron: "0 0 * * *",
@@ -152,7 +157,7 @@ describe("missed runs after every scheduler was down", () => {
       input: orders,
       missedRunPolicy: "all",
       overlapPolicy: "allow",
-      catchupWindowSeconds: Math.round(3.5 * 86_400),
+      catchupWindowSeconds,
       maxCatchup: 2,
     });
     await rewind(s.id, "date_trunc('day', now()) - interval '10 days'");
