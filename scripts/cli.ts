@@ -1,19 +1,29 @@
 /**
- * Conveyor's command line: `npm run cli -- <command> [options]` (`--help` lists them).
+ * Conveyor's command line: `npm run cli -- <command> <subcommand> [options]`
+ * (`--help` at every level lists them).
  *   imports …   through the public HTTP API with an API token, so they work from any machine
- *               that reaches the server (scripts/cli/imports.ts)
- *   the rest    token, user, tenant, schedules, webhooks: on the database directly, as the
- *               server's operator (scripts/cli/admin.ts)
- * Each side is loaded only when asked for: `imports` needs no database.
+ *               that reaches the server (scripts/cli/imports.ts); it needs no database
+ *   the rest    jobs, dead-letters, pauses, queues, tokens, tenants, users, schedules,
+ *               webhooks: on the database, as the user named by --as, through the same
+ *               lib/ functions as the API (scripts/cli/program.ts, scripts/cli/commands/)
+ * An error is one line on stderr and an exit code by its kind (scripts/cli/run.ts, EXIT).
  */
 const argv = process.argv.slice(2);
 
-const run: Promise<number> =
-  argv[0] === "imports"
-    ? import("./cli/imports").then((m) => m.main(argv.slice(1)))
-    : import("./cli/admin").then((m) => m.main(argv));
+async function main(): Promise<number> {
+  if (argv[0] === "imports") return (await import("./cli/imports")).main(argv.slice(1));
+  const [{ buildProgram }, { describeFailure }] = await Promise.all([import("./cli/program"), import("./cli/run")]);
+  try {
+    await buildProgram().parseAsync(argv, { from: "user" });
+    return 0;
+  } catch (err) {
+    const { line, code } = describeFailure(err);
+    if (line) console.error(line);
+    return code;
+  }
+}
 
-run.then(
+main().then(
   (code) => process.exit(code),
   (err: Error) => {
     console.error(err.stack ?? err.message);

@@ -1,0 +1,51 @@
+/**
+ * The CLI's commands as one commander program: the help at every level
+ * (`--help`, `jobs --help`, `jobs list --help`) is made from these definitions.
+ * A workload adds its commands in a file of ./commands and one line below.
+ */
+import { Command } from "commander";
+import { deadLettersCommands } from "./commands/dead-letters";
+import { jobsCommands } from "./commands/jobs";
+import { pausesCommands } from "./commands/pauses";
+import { queuesCommands } from "./commands/queues";
+import { schedulesCommands } from "./commands/schedules";
+import { tenantsCommands } from "./commands/tenants";
+import { tokensCommands } from "./commands/tokens";
+import { usersCommands } from "./commands/users";
+import { webhooksCommands } from "./commands/webhooks";
+import { exitCodesHelp } from "./run";
+
+export function buildProgram(): Command {
+  const program = new Command("npm run cli --")
+    .description(
+      "Conveyor's command line. Commands act on the database (DATABASE_URL, or the embedded one) as the user " +
+        "named by --as, through the same functions as the HTTP API: authorized and audited as that user.",
+    )
+    .usage("<command> <subcommand> [options]")
+    .helpCommand(false)
+    .showSuggestionAfterError(true)
+    // Errors are printed once, by scripts/cli.ts, as one line.
+    .configureOutput({ outputError: () => {} })
+    .exitOverride()
+    .addHelpText("after", exitCodesHelp);
+
+  jobsCommands(program);
+  deadLettersCommands(program);
+  pausesCommands(program);
+  queuesCommands(program);
+  tokensCommands(program);
+  tenantsCommands(program);
+  usersCommands(program);
+  schedulesCommands(program);
+  webhooksCommands(program);
+  // Over the HTTP API with a token, not the database: scripts/cli.ts hands it to ./imports before commander.
+  program
+    .command("imports")
+    .description("imports over the HTTP API with a token: create, get, list, errors (imports --help)")
+    .helpOption(false)
+    .allowUnknownOption()
+    .allowExcessArguments();
+  // `jobs help list` would be a second way to say `jobs list --help`.
+  for (const group of program.commands) group.helpCommand(false);
+  return program;
+}
