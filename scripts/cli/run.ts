@@ -64,10 +64,13 @@ export function describeFailure(err: unknown): { line: string; code: number } {
   if (err instanceof CliError) return { line: `error: ${oneLine(err.message)}`, code: err.exitCode };
   if (err instanceof AppError)
     return { line: `error: ${oneLine(err.message)}`, code: EXIT_OF[err.code] ?? EXIT.failed };
-  const e = err as { code?: string; message?: string };
-  if (e?.code === "ECONNREFUSED" || /Can't reach database server|ECONNREFUSED/.test(String(e?.message))) {
-    return { line: `error: cannot reach the database (${oneLine(String(e.message))})`, code: EXIT.failed };
+  const e = err as { name?: string; code?: string; message?: string };
+  if (e?.name?.startsWith("PrismaClient")) {
+    // Prisma's message opens with a code frame of the call; its last line is what went wrong.
+    const cause = String(e.message).trim().split("\n").at(-1)?.trim();
+    return { line: `error: the database: ${cause}`, code: EXIT.failed };
   }
+  if (e?.code === "ECONNREFUSED") return { line: `error: cannot reach the database (${e.message})`, code: EXIT.failed };
   // Not an expected failure: the whole story, for a bug report.
   return { line: `error: ${(err as Error)?.stack ?? String(err)}`, code: EXIT.failed };
 }
