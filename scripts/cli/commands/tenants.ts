@@ -40,8 +40,11 @@ export function tenantsCommands(program: Command): void {
       tenants
         .command("create")
         .description("create a tenant; prints its id")
-        .requiredOption("--slug <slug>", "its short name in URLs and commands: 3-40 lowercase letters, digits, dashes")
-        .requiredOption("--name <name>", "its name as people read it"),
+        .requiredOption(
+          "--slug <slug>",
+          "its short name in URLs and commands: 3-40 lowercase letters, digits, dashes (required)",
+        )
+        .requiredOption("--name <name>", "its name as people read it (required)"),
       { tenant: false },
     ),
   ).action(

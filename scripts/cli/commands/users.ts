@@ -40,7 +40,7 @@ function printInvite(invite: InviteDto, print: (v: unknown, t: () => string) => 
 /** Who to invite, and as what: the options of create and invite. */
 function inviteOptions(cmd: Command): Command {
   return cmd
-    .requiredOption("--email <e-mail>", "their e-mail address (they sign in with it)")
+    .requiredOption("--email <e-mail>", "their e-mail address, which they sign in with (required)")
     .option("--role <role>", `their role in the tenant: ${ROLES.join(" or ")} (default member)`)
     .option("--admin", "as a platform admin, in no tenant (platform admins)");
 }

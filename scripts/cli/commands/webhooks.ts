@@ -73,7 +73,7 @@ export function webhooksCommands(program: Command): void {
       webhooks
         .command("recover")
         .description("send again every delivery to the endpoint that failed since a time")
-        .requiredOption("--since <time>", "an ISO time"),
+        .requiredOption("--since <time>", "an ISO time (required)"),
     ),
   ).action(
     handler<Opts & { since: string }>(async ({ opts, args, print }) => {
