@@ -40,7 +40,7 @@ export function apiFrom(values: { url?: string; token?: string }): Api {
   if (!token) {
     throw new UsageError(
       "no API token: pass --token or set CONVEYOR_TOKEN (make one on the API tokens page, or with " +
-        "npm run cli -- token create --email <e-mail>)",
+        "npm run cli -- tokens create --as <e-mail>)",
     );
   }
   url.search = "";

@@ -42,7 +42,7 @@ const MODES = ["insert", "upsert"] as const;
 
 const connection = `  --url URL      the server (default: CONVEYOR_URL, else ${DEFAULT_URL})
   --token T      an API token (default: CONVEYOR_TOKEN); make one on the API tokens page or with
-                 npm run cli -- token create --email <e-mail>`;
+                 npm run cli -- tokens create --as <e-mail>`;
 
 const help = {
   imports: `usage: npm run cli -- imports <command> [options]
