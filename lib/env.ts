@@ -12,6 +12,11 @@ const envSchema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
   /** Postgres URL. Unset: `npm start` and `npm test` start an embedded Postgres. */
   DATABASE_URL: z.string().url().optional(),
+  /**
+   * A direct connection to the same database (not through a transaction-pooling PgBouncer) for what
+   * needs a session of its own: the LISTEN clients, graphile-worker, migrations. Unset: DATABASE_URL.
+   */
+  DATABASE_DIRECT_URL: z.string().url().optional(),
   /** Directory for local state: embedded Postgres data, exports, uploads, the generated auth secret. */
   CONVEYOR_DATA_DIR: z.string().default(".data"),
   /** Port of the embedded Postgres (only when DATABASE_URL is unset). */
@@ -217,6 +222,14 @@ export function embeddedDatabaseUrl(
  */
 export function databaseUrl(): string {
   return env().DATABASE_URL ?? embeddedDatabaseUrl();
+}
+
+/**
+ * The URL for connections that must be direct (LISTEN, graphile-worker, migrations' session
+ * advisory lock): DATABASE_DIRECT_URL, else the same as databaseUrl(). See docs/DEPLOY.md.
+ */
+export function directDatabaseUrl(): string {
+  return env().DATABASE_DIRECT_URL ?? databaseUrl();
 }
 
 /** The app's public base URL (no trailing slash), for links sent to people. */
