@@ -237,12 +237,14 @@ export function appUrl(): string {
   return (env().APP_URL ?? `http://localhost:${env().PORT}`).replace(/\/+$/, "");
 }
 
+// The ignore comments: these paths are runtime state, not sources; without them Next's build traces
+// the whole project into its standalone output (the container image's app).
 export function dataDir(): string {
-  return path.resolve(env().CONVEYOR_DATA_DIR);
+  return path.resolve(/*turbopackIgnore: true*/ env().CONVEYOR_DATA_DIR);
 }
 
 export function exportStorageDir(): string {
-  return path.resolve(env().EXPORT_STORAGE_DIR ?? path.join(dataDir(), "exports"));
+  return path.resolve(/*turbopackIgnore: true*/ env().EXPORT_STORAGE_DIR ?? path.join(dataDir(), "exports"));
 }
 
 /** Where the local disk keeps uploads (tus) while they arrive and until an import is done with them. */
