@@ -172,6 +172,9 @@ const checkedEnvSchema = envSchema.superRefine((v, ctx) => {
 
 export type Env = z.infer<typeof envSchema>;
 
+/** Every variable the configuration reads: deploy files may set only these (tests/unit/deploy.test.ts). */
+export const envKeys: readonly string[] = Object.keys(envSchema.shape);
+
 let cached: Env | undefined;
 
 /** The parsed configuration; throws with the offending variable's name on bad input. */
