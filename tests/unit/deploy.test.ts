@@ -2,12 +2,12 @@
  * The deploy files (Dockerfile, compose.yaml), checked by reading: no image can
  * be built where the tests run. Every environment variable they set is one
  * lib/env.ts reads (or one the named third-party image or tool reads), the
- * values they give parse, every queue has a worker pool, and the entry points
- * and files they name exist.
+ * values they give parse, every queue has a worker pool, the entry points
+ * and files they name exist, and nothing the image runs needs a devDependency.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { parse } from "yaml";
 import { env, envKeys, resetEnvCache } from "@/lib/env";
@@ -161,4 +161,32 @@ test("the Dockerfile: multi-stage, the app from Next's standalone output, run by
       assert.ok(!ignored.includes(source), `${source} is not in .dockerignore`);
     }
   }
+});
+
+test("code the image runs imports no devDependency (the image has only the production ones)", () => {
+  const pkg = JSON.parse(read("package.json")) as { devDependencies: Record<string, string> };
+  const dev = new Set(Object.keys(pkg.devDependencies));
+  const files: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(path.join(root, dir), { withFileTypes: true })) {
+      const rel = path.join(dir, entry.name);
+      if (entry.isDirectory() && entry.name !== "generated" && entry.name !== "migrations") walk(rel);
+      else if (/\.tsx?$/.test(entry.name)) files.push(rel);
+    }
+  };
+  for (const dir of ["app", "components", "lib", "worker", "scripts", "prisma"]) walk(dir);
+  files.push("proxy.ts", "prisma.config.ts");
+  const offending: string[] = [];
+  for (const file of files) {
+    for (const line of read(file).split("\n")) {
+      if (/^\s*import\s+type\b/.test(line)) continue; // erased at run time
+      for (const m of line.matchAll(/(?:from\s+|import\s*\(\s*|require\(\s*)"([^".][^"]*)"/g)) {
+        const spec = m[1]!;
+        const name = spec.startsWith("@") ? spec.split("/").slice(0, 2).join("/") : spec.split("/")[0]!;
+        if (dev.has(name)) offending.push(`${file}: ${spec}`);
+      }
+    }
+  }
+  assert.ok(files.length > 100, "the sources were read");
+  assert.deepEqual(offending, []);
 });
