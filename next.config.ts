@@ -7,6 +7,9 @@ import type { NextConfig } from "next";
 const nextConfig: NextConfig = {
   // Type-checking and lint run as their own steps (npm run typecheck / lint).
   typescript: { ignoreBuildErrors: true },
+  // .next/standalone: the server files and the node_modules they need, traced; the container
+  // image serves the app from it (Dockerfile). `npm start` serves .next as before (scripts/serve.ts).
+  output: "standalone",
   serverExternalPackages: ["pg", "pg-copy-streams", "@prisma/adapter-pg"],
   poweredByHeader: false,
   async headers() {

@@ -12,6 +12,11 @@ const envSchema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
   /** Postgres URL. Unset: `npm start` and `npm test` start an embedded Postgres. */
   DATABASE_URL: z.string().url().optional(),
+  /**
+   * A direct connection to the same database (not through a transaction-pooling PgBouncer) for what
+   * needs a session of its own: the LISTEN clients, graphile-worker, migrations. Unset: DATABASE_URL.
+   */
+  DATABASE_DIRECT_URL: z.string().url().optional(),
   /** Directory for local state: embedded Postgres data, exports, uploads, the generated auth secret. */
   CONVEYOR_DATA_DIR: z.string().default(".data"),
   /** Port of the embedded Postgres (only when DATABASE_URL is unset). */
@@ -167,6 +172,9 @@ const checkedEnvSchema = envSchema.superRefine((v, ctx) => {
 
 export type Env = z.infer<typeof envSchema>;
 
+/** Every variable the configuration reads: deploy files may set only these (tests/unit/deploy.test.ts). */
+export const envKeys: readonly string[] = Object.keys(envSchema.shape);
+
 let cached: Env | undefined;
 
 /** The parsed configuration; throws with the offending variable's name on bad input. */
@@ -219,17 +227,27 @@ export function databaseUrl(): string {
   return env().DATABASE_URL ?? embeddedDatabaseUrl();
 }
 
+/**
+ * The URL for connections that must be direct (LISTEN, graphile-worker, migrations' session
+ * advisory lock): DATABASE_DIRECT_URL, else the same as databaseUrl(). See docs/DEPLOY.md.
+ */
+export function directDatabaseUrl(): string {
+  return env().DATABASE_DIRECT_URL ?? databaseUrl();
+}
+
 /** The app's public base URL (no trailing slash), for links sent to people. */
 export function appUrl(): string {
   return (env().APP_URL ?? `http://localhost:${env().PORT}`).replace(/\/+$/, "");
 }
 
+// The ignore comments: these paths are runtime state, not sources; without them Next's build traces
+// the whole project into its standalone output (the container image's app).
 export function dataDir(): string {
-  return path.resolve(env().CONVEYOR_DATA_DIR);
+  return path.resolve(/*turbopackIgnore: true*/ env().CONVEYOR_DATA_DIR);
 }
 
 export function exportStorageDir(): string {
-  return path.resolve(env().EXPORT_STORAGE_DIR ?? path.join(dataDir(), "exports"));
+  return path.resolve(/*turbopackIgnore: true*/ env().EXPORT_STORAGE_DIR ?? path.join(dataDir(), "exports"));
 }
 
 /** Where the local disk keeps uploads (tus) while they arrive and until an import is done with them. */

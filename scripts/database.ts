@@ -15,12 +15,16 @@ import { closeDb } from "@/lib/db";
 import { randomBytes } from "node:crypto";
 import { readFile, writeFile } from "node:fs/promises";
 import { dataDir, embeddedDatabaseUrl, embeddedPasswordFile, embeddedPostgres, env, resetEnvCache } from "@/lib/env";
+import { RootPostgres, runningAsRoot } from "./postgres-as-root";
 
 const require = createRequire(__filename);
 const EMBEDDED_USER = embeddedPostgres.user;
 const EMBEDDED_DB = embeddedPostgres.database;
 
-export type Database = { url: string; embedded: EmbeddedPostgres | null; stop(): Promise<void> };
+/** A running embedded cluster: its password and port, and how to stop it. */
+export type EmbeddedCluster = { password: string; port: number; stop(): Promise<void> };
+
+export type Database = { url: string; embedded: EmbeddedCluster | null; stop(): Promise<void> };
 
 async function canConnect(url: string): Promise<boolean> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
@@ -37,12 +41,14 @@ async function canConnect(url: string): Promise<boolean> {
  * Starts (initialising on first use) an embedded Postgres cluster in `dir`,
  * with a random password kept beside it (`<dir>-password`, mode 600). A
  * cluster made before passwords were random gets a new one at this start.
+ * As root, Postgres runs as the `postgres` system user from binaries and a data
+ * directory that user can reach, wherever the project is (scripts/postgres-as-root.ts).
  */
 export async function startEmbeddedPostgres(
   dir: string,
   port: number,
   log: (line: string) => void = () => {},
-): Promise<EmbeddedPostgres & { password: string }> {
+): Promise<EmbeddedCluster> {
   await mkdir(path.dirname(dir), { recursive: true });
   const passwordFile = embeddedPasswordFile(dir);
   const exists = existsSync(path.join(dir, "PG_VERSION"));
@@ -53,20 +59,27 @@ export async function startEmbeddedPostgres(
   const fresh = randomBytes(24).toString("base64url");
   const password = stored ?? (exists ? embeddedPostgres.legacyPassword : fresh);
   if (!exists && !stored) await writeFile(passwordFile, `${password}\n`, { mode: 0o600 });
-  const cluster = new EmbeddedPostgres({
-    databaseDir: dir,
+  const options = {
     port,
     user: EMBEDDED_USER,
     password,
-    persistent: true,
-    // Postgres refuses to run as root; as root, run it as a `postgres` system user.
-    createPostgresUser: process.getuid?.() === 0,
     initdbFlags: ["--encoding=UTF8", "--locale=C"],
-    onLog: (m) => log(String(m).trimEnd()),
-    onError: (m) => log(String(m instanceof Error ? m.message : m).trimEnd()),
-  });
+  };
+  let cluster: { initialise(): Promise<void>; start(): Promise<void>; stop(): Promise<void> };
+  if (runningAsRoot()) {
+    cluster = await RootPostgres.prepare({ ...options, dataDir: dir, log });
+  } else {
+    cluster = new EmbeddedPostgres({
+      ...options,
+      databaseDir: dir,
+      persistent: true,
+      onLog: (m) => log(String(m).trimEnd()),
+      onError: (m) => log(String(m instanceof Error ? m.message : m).trimEnd()),
+    });
+  }
   if (!exists) await cluster.initialise();
   await cluster.start();
+  const running = (pw: string): EmbeddedCluster => ({ password: pw, port, stop: () => cluster.stop() });
   if (!stored && exists) {
     // Made with the old fixed password: rotate it to a random one, kept beside the data.
     const client = new pg.Client({ connectionString: embeddedDatabaseUrl("postgres", port, password) });
@@ -79,9 +92,9 @@ export async function startEmbeddedPostgres(
       await client.end();
     }
     await writeFile(passwordFile, `${fresh}\n`, { mode: 0o600 });
-    return Object.assign(cluster, { password: fresh });
+    return running(fresh);
   }
-  return Object.assign(cluster, { password });
+  return running(password);
 }
 
 /** Creates `name` on the server of `url` unless it exists. */
@@ -106,7 +119,7 @@ export async function openDatabase(log: (line: string) => void = console.log): P
   const configured = env().DATABASE_URL;
   if (configured) return { url: configured, embedded: null, stop: async () => {} };
   const port = env().EMBEDDED_PG_PORT;
-  let embedded: EmbeddedPostgres | null = null;
+  let embedded: EmbeddedCluster | null = null;
   if (!(await canConnect(embeddedDatabaseUrl("postgres", port)))) {
     log(`[db] starting embedded Postgres on port ${port} (data in ${path.join(dataDir(), "pg")})`);
     embedded = await startEmbeddedPostgres(path.join(dataDir(), "pg"), port);

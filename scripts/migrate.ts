@@ -1,10 +1,12 @@
 // npm run db:migrate – apply Prisma migrations and graphile-worker's schema
+import { directDatabaseUrl } from "@/lib/env";
 import { openDatabase, migrate } from "./database";
 
 async function main() {
   const database = await openDatabase();
   try {
-    await migrate(database.url);
+    // Prisma's migrate takes a session advisory lock: DATABASE_DIRECT_URL when set (docs/DEPLOY.md).
+    await migrate(directDatabaseUrl());
     console.log("[migrate] database is up to date");
   } finally {
     await database.stop();

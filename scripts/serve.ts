@@ -8,8 +8,12 @@
  * the app as `x-conveyor-client-address` (lib/http/client.ts), which no client
  * can set.
  *   node --import tsx scripts/serve.ts [--dev]
+ * In the container image it runs bundled (`web/serve.js`) inside Next's
+ * standalone output, beside the traced server files (see Dockerfile).
  */
+import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
+import path from "node:path";
 import next from "next";
 import { env } from "@/lib/env";
 
@@ -23,8 +27,24 @@ function firstForwarded(header: string | string[] | undefined): string | undefin
   return first || undefined;
 }
 
+/**
+ * The configuration the build resolved (`.next/required-server-files.json`), as
+ * Next's own standalone server.js uses it: the image has no next.config.ts to
+ * compile, and `npm start` serves what was built, not a config edited since.
+ */
+function builtConfig(): Record<string, unknown> {
+  const file = path.join(process.cwd(), ".next", "required-server-files.json");
+  return (JSON.parse(readFileSync(file, "utf8")) as { config: Record<string, unknown> }).config;
+}
+
 async function main(): Promise<void> {
-  const app = next({ dev, port, hostname: "localhost" });
+  let conf: Record<string, unknown> | undefined;
+  if (!dev) {
+    conf = builtConfig();
+    // Next reads the standalone config from here (and then does not warn that `next start` is not standalone).
+    process.env.__NEXT_PRIVATE_STANDALONE_CONFIG = JSON.stringify(conf);
+  }
+  const app = next({ dev, port, hostname: "localhost", ...(conf ? { conf } : {}) });
   await app.prepare();
   const handle = app.getRequestHandler();
   const server = createServer((req, res) => {

@@ -15,7 +15,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { closeDb } from "@/lib/db";
-import { dataDir, env, resetEnvCache } from "@/lib/env";
+import { dataDir, directDatabaseUrl, env, resetEnvCache } from "@/lib/env";
 import {
   demoTenants,
   demoUsers,
@@ -172,7 +172,8 @@ async function main(): Promise<void> {
   try {
     await ensureAuthSecret();
     log("applying migrations");
-    await migrate(database.url);
+    // (A session advisory lock: the direct URL when set; it is database.url otherwise.)
+    await migrate(directDatabaseUrl());
     // Demo tenants and accounts go only into the embedded development database, or where asked
     // for (CONVEYOR_DEMO=1, --demo) — and only into an empty database.
     const wanted = demoWanted({

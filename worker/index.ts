@@ -11,7 +11,7 @@ import { parseArgs } from "node:util";
 import { run, type WorkerEvents } from "graphile-worker";
 import { Admitter, applyQueueConfig } from "@/lib/admission/admitter";
 import { closeDb } from "@/lib/db";
-import { databaseUrl, env, resetEnvCache } from "@/lib/env";
+import { directDatabaseUrl, env, resetEnvCache } from "@/lib/env";
 import { reap } from "@/lib/jobs/reaper";
 import { periodicTasks } from "@/lib/jobs/registry";
 import { QUEUES, type PeriodicTask, type QueueName } from "@/lib/jobs/task";
@@ -121,7 +121,8 @@ async function main(): Promise<void> {
   );
 
   const runner = await run({
-    connectionString: databaseUrl(),
+    // graphile-worker LISTENs for new jobs: a direct connection (docs/DEPLOY.md, PgBouncer).
+    connectionString: directDatabaseUrl(),
     concurrency,
     // Capped like lib/db.ts's pools: npm start's processes share one server's connections.
     maxPoolSize: Math.max(10, Math.min(16, concurrency + 2)),

@@ -14,7 +14,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { pool } from "../db";
-import { databaseUrl, env } from "../env";
+import { directDatabaseUrl, env } from "../env";
 import { QUEUES, type QueueName } from "../jobs/task";
 
 export const ADMIT_CHANNEL = "conveyor_admit";
@@ -132,7 +132,7 @@ export class Admitter {
   }
 
   private async listen(): Promise<void> {
-    const client = new pg.Client({ connectionString: databaseUrl(), application_name: "conveyor-admission" });
+    const client = new pg.Client({ connectionString: directDatabaseUrl(), application_name: "conveyor-admission" });
     client.on("notification", (msg) => {
       if (msg.channel === ADMIT_CHANNEL && msg.payload) this.wake(msg.payload);
     });

@@ -4,7 +4,7 @@
  * event is seen only once its change is committed.
  */
 import pg from "pg";
-import { databaseUrl } from "../env";
+import { directDatabaseUrl } from "../env";
 import { JOB_EVENTS_CHANNEL, parseJobEvent, type JobEvent } from "./payload";
 
 export { JOB_EVENTS_CHANNEL, type JobEvent } from "./payload";
@@ -71,7 +71,8 @@ class JobEventHub {
 
   private async connect(): Promise<void> {
     const client = new pg.Client({
-      connectionString: databaseUrl(),
+      // LISTEN needs a session of its own: never through a transaction-pooling PgBouncer.
+      connectionString: directDatabaseUrl(),
       application_name: "conveyor-events",
       keepAlive: true,
     });

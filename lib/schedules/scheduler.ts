@@ -8,7 +8,7 @@
  * other rows (SKIP LOCKED); the database's unique key is the last word.
  */
 import pg from "pg";
-import { databaseUrl, env } from "../env";
+import { directDatabaseUrl, env } from "../env";
 import { materializeDue, msUntilNextDue, promoteDelayedJobs, SCHEDULER_CHANNEL, type TickResult } from "./materialize";
 
 export async function schedulerTick(): Promise<TickResult> {
@@ -68,7 +68,7 @@ export class Scheduler {
   }
 
   private async listen(): Promise<void> {
-    const client = new pg.Client({ connectionString: databaseUrl(), application_name: "conveyor-scheduler" });
+    const client = new pg.Client({ connectionString: directDatabaseUrl(), application_name: "conveyor-scheduler" });
     client.on("notification", () => this.wake());
     const lost = () => {
       if (this.client !== client) return;

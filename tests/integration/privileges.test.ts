@@ -119,7 +119,7 @@ describe("hardening", () => {
       const password = (await readFile(file, "utf8")).trim();
       assert.equal(password, cluster.password);
       assert.ok(password.length >= 24 && password !== "conveyor");
-      const port = Number((cluster as unknown as { options: { port: number } }).options.port);
+      const port = cluster.port;
       const good = new pg.Client({ connectionString: embeddedDatabaseUrl("postgres", port, password) });
       await good.connect();
       await good.end();
