@@ -1,17 +1,18 @@
 // npm run db:migrate – apply Prisma migrations and graphile-worker's schema
+import { logger } from "@/lib/log";
 import { openDatabase, migrate } from "./database";
 
 async function main() {
   const database = await openDatabase();
   try {
     await migrate(database.url);
-    console.log("[migrate] database is up to date");
+    logger.info("[migrate] database is up to date");
   } finally {
     await database.stop();
   }
 }
 
 main().catch((err: Error) => {
-  console.error(`[migrate] failed: ${err.message}`);
+  logger.fatal({ err }, `[migrate] failed: ${err.message}`);
   process.exit(1);
 });
