@@ -154,8 +154,15 @@ function options(): LoggerOptions {
 /** stdout below `warn`, stderr from it; readable or JSON as `logFormat()` says. */
 function standardStreams(): { out: DestinationStream; err: DestinationStream } {
   if (logFormat() === "pretty") {
+    // One line a record, its fields after the message; `component` repeats the message's [tag].
     const readable = (destination: number) =>
-      pretty({ destination, sync: true, translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname" });
+      pretty({
+        destination,
+        sync: true,
+        singleLine: true,
+        translateTime: "SYS:HH:MM:ss.l",
+        ignore: "pid,hostname,component",
+      });
     return { out: readable(1), err: readable(2) };
   }
   return { out: pino.destination({ dest: 1, sync: true }), err: pino.destination({ dest: 2, sync: true }) };
