@@ -19,8 +19,11 @@ export function graphileLogger(log: PinoLogger): Logger {
       ...(scope.jobId ? { graphileJobId: scope.jobId } : {}),
     };
     return (level, message) => {
-      // Its per-job info lines ("Completed task 42…") repeat the runner's own line about the attempt.
-      const pinoLevel = level === "info" && scope.jobId ? "debug" : (levels[level] ?? "info");
+      // Its per-job info lines ("Completed task 42 (bulk:export, 538 ms) with success") repeat the
+      // runner's own line about the attempt, which has the job's fields: debug. (Its meta, which
+      // holds the job row and its payload, is never logged.)
+      const perJob = level === "info" && (scope.jobId || /^Completed task /.test(message));
+      const pinoLevel = perJob ? "debug" : (levels[level] ?? "info");
       log[pinoLevel](fields, `[graphile-worker] ${message}`);
     };
   };
