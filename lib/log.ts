@@ -89,10 +89,13 @@ const REDACT_PATHS = [
  * (`cvy_…`) and webhook signing secrets (`whsec_…`).
  */
 export function scrubSecrets(text: string): string {
-  return text
-    .replace(/\b([a-z][a-z0-9+.-]*:\/\/[^\s:/@]*):[^\s@/]*@/gi, "$1:[Redacted]@")
-    .replace(/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi, "$1 [Redacted]")
-    .replace(/\b(cvy|whsec)_[A-Za-z0-9_-]+/g, "$1_[Redacted]");
+  return (
+    text
+      .replace(/\b([a-z][a-z0-9+.-]*:\/\/[^\s:/@]*):[^\s@/]*@/gi, "$1:[Redacted]@")
+      // (Credentials of 8 characters or more: "a basic export" stays as it is.)
+      .replace(/\b([Bb]earer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/g, "$1 [Redacted]")
+      .replace(/\b(cvy|whsec)_[A-Za-z0-9_-]+/g, "$1_[Redacted]")
+  );
 }
 
 type ErrorLike = { name?: unknown; message?: unknown; stack?: unknown; code?: unknown; cause?: unknown };
