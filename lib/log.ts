@@ -86,7 +86,10 @@ const REDACT_PATHS = [
 /**
  * Removes secrets a message may carry: the password of a URL
  * (`postgresql://user:pw@host`), bearer tokens, and Conveyor's own API tokens
- * (`cvy_…`) and webhook signing secrets (`whsec_…`).
+ * (`cvy_…`), webhook signing secrets (`whsec_…`) and download links' tokens
+ * (`dl_…`, the path of `/d/{token}`). Invitation tokens (`inv_…`) are left:
+ * they travel in bodies, which are never logged, and printing the invitation
+ * is the whole point of the `log` mail transport.
  */
 export function scrubSecrets(text: string): string {
   return (
@@ -94,7 +97,7 @@ export function scrubSecrets(text: string): string {
       .replace(/\b([a-z][a-z0-9+.-]*:\/\/[^\s:/@]*):[^\s@/]*@/gi, "$1:[Redacted]@")
       // (Credentials of 8 characters or more: "a basic export" stays as it is.)
       .replace(/\b([Bb]earer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/g, "$1 [Redacted]")
-      .replace(/\b(cvy|whsec)_[A-Za-z0-9_-]+/g, "$1_[Redacted]")
+      .replace(/\b(cvy|whsec|dl)_[A-Za-z0-9_-]+/g, "$1_[Redacted]")
   );
 }
 

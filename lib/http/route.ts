@@ -12,7 +12,7 @@ import type { Principal } from "../auth/principal";
 import { bearerAlias, budgetOf, principalKey, refuseIfRemembered, spendRateLimit } from "../auth/rate-limit";
 import { env } from "../env";
 import { AppError } from "../errors";
-import { logger, withLogContext } from "../log";
+import { logger, scrubSecrets, withLogContext } from "../log";
 import { requirePrincipal } from "./principal";
 import { errorResponse } from "./respond";
 
@@ -49,7 +49,8 @@ export function withRequestLog<A extends unknown[]>(
       }
       const fields = {
         method: req.method,
-        path: new URL(req.url).pathname,
+        // A download link's path is its secret (/d/dl_…).
+        path: scrubSecrets(new URL(req.url).pathname),
         status: res.status,
         ms: Math.round(performance.now() - started),
       };

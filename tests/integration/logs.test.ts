@@ -16,6 +16,7 @@ import { z } from "zod";
 import { POST as changePasswordRoute } from "@/app/api/v1/account/password/route";
 import { POST as createExportRoute } from "@/app/api/v1/exports/route";
 import { GET as listJobsRoute } from "@/app/api/v1/jobs/route";
+import { GET as downloadLinkRoute } from "@/app/d/[token]/route";
 import { createApiTokenForEmail } from "@/lib/auth/tokens";
 import { databaseUrl } from "@/lib/env";
 import { enqueueJob } from "@/lib/jobs/enqueue";
@@ -115,6 +116,15 @@ describe("logs", () => {
       ctx,
     );
     assert.ok(pw.status >= 200 && pw.status < 500, `status ${pw.status}`);
+    // A download link's token is its path: logged scrubbed.
+    const link = await downloadLinkRoute(new Request(`http://test/d/dl_${SECRET}`), {
+      params: Promise.resolve({ token: `dl_${SECRET}` }),
+    });
+    assert.equal(link.status, 404);
+    assert.ok(
+      records().some((r) => r.path === "/d/dl_[Redacted]" && r.status === 404),
+      output(),
+    );
     assert.ok(records().length >= 4, output());
     assert.ok(!output().includes(token), "the API token is not in the log");
     assert.ok(!output().includes(SECRET), "neither a refused token nor a password is in the log");
