@@ -160,14 +160,15 @@ function options(): LoggerOptions {
 /** stdout below `warn`, stderr from it; readable or JSON as `logFormat()` says. */
 function standardStreams(): { out: DestinationStream; err: DestinationStream } {
   if (logFormat() === "pretty") {
-    // One line a record, its fields after the message; `component` repeats the message's [tag].
+    // One line a record, its fields after the message, but for those the message says already:
+    // `component` is its [tag], a request's and an attempt's own fields are in their sentence.
     const readable = (destination: number) =>
       pretty({
         destination,
         sync: true,
         singleLine: true,
         translateTime: "SYS:HH:MM:ss.l",
-        ignore: "pid,hostname,component",
+        ignore: "pid,hostname,component,method,path,status,ms,task,outcome",
       });
     return { out: readable(1), err: readable(2) };
   }
