@@ -4,7 +4,7 @@
  *
  * The folders of lib/ form layers; a folder may import its own layer and those
  * below it, never above:
- *   base       lib/*.ts (env, db, errors, ids, validation, audit, maintenance, health), lib/generated
+ *   base       lib/*.ts (env, log, db, errors, ids, validation, audit, maintenance, health), lib/generated
  *   below the engine: lib/auth, lib/tenants, lib/storage, lib/files (stored files: records, links, downloads), lib/events, then lib/uploads (it uses auth, tenants)
  *   engine     lib/jobs (lib/jobs/sql below it), then lib/admission
  *   views      lib/sse, lib/ops

@@ -6,6 +6,7 @@ import pg from "pg";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "./generated/prisma/client";
 import { databaseUrl, env } from "./env";
+import { logger } from "./log";
 
 export { Prisma } from "./generated/prisma/client";
 export type { PrismaClient } from "./generated/prisma/client";
@@ -28,7 +29,7 @@ function handles(): Handles {
       keepAlive: true,
     });
     // An idle client's error (e.g. the server restarted) must not crash the process.
-    pool.on("error", (err) => console.error("[db] idle client error:", err.message));
+    pool.on("error", (err) => logger.warn({ err }, `[db] idle client error: ${err.message}`));
     const prisma = new PrismaClient({
       adapter: new PrismaPg(pool),
       // Generous: a loaded 2-core box can stall a short transaction for seconds.
@@ -69,7 +70,7 @@ export function bookkeepingPool(): pg.Pool {
       keepAlive: true,
       options: "-c synchronous_commit=off",
     });
-    h.bookkeeping.on("error", (err) => console.error("[db] idle client error:", err.message));
+    h.bookkeeping.on("error", (err) => logger.warn({ err }, `[db] idle client error: ${err.message}`));
   }
   return h.bookkeeping;
 }

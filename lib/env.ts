@@ -10,6 +10,10 @@ const intFrom = (def: number, min: number, max: number) => z.coerce.number().int
 
 const envSchema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+  /** The least severe log records written: fatal, error, warn, info, debug, trace (silent: none). */
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  /** `json` (one JSON object a line) or `pretty` (readable, pino-pretty). Unset: `json` when NODE_ENV=production, else `pretty`. */
+  LOG_FORMAT: z.enum(["json", "pretty"]).optional(),
   /** Postgres URL. Unset: `npm start` and `npm test` start an embedded Postgres. */
   DATABASE_URL: z.string().url().optional(),
   /**

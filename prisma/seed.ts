@@ -7,6 +7,7 @@
 import { hashPassword } from "@/lib/auth/password";
 import { closeDb, pool } from "@/lib/db";
 import { env } from "@/lib/env";
+import { logger } from "@/lib/log";
 import type pg from "pg";
 
 export const DEMO_PASSWORD = "conveyor-demo";
@@ -180,7 +181,7 @@ async function main(): Promise<void> {
   const started = Date.now();
   try {
     await seed();
-    console.log(`[seed] demo data ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    logger.info(`[seed] demo data ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   } finally {
     await closeDb();
     await database.stop();
@@ -189,7 +190,7 @@ async function main(): Promise<void> {
 
 if (process.argv[1] && /seed\.ts$/.test(process.argv[1])) {
   main().catch((err: Error) => {
-    console.error(`[seed] failed: ${err.message}`);
+    logger.fatal({ err }, `[seed] failed: ${err.message}`);
     process.exit(1);
   });
 }

@@ -26,7 +26,13 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (err: Error) => {
-    console.error(err.stack ?? err.message);
-    process.exit(1);
+    // One line for the person at the terminal (user output, not a log record); the stack goes to
+    // the log, at debug: LOG_LEVEL=debug shows it. (lib/log reads the configuration, which may be
+    // what failed: then the line is all there is.)
+    console.error(err.message);
+    import("@/lib/log")
+      .then(({ logger }) => logger.debug({ err }, `[cli] ${argv[0] ?? "(no command)"} failed`))
+      .catch(() => {})
+      .finally(() => process.exit(1));
   },
 );

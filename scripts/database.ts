@@ -15,6 +15,7 @@ import { closeDb } from "@/lib/db";
 import { randomBytes } from "node:crypto";
 import { readFile, writeFile } from "node:fs/promises";
 import { dataDir, embeddedDatabaseUrl, embeddedPasswordFile, embeddedPostgres, env, resetEnvCache } from "@/lib/env";
+import { logger } from "@/lib/log";
 import { RootPostgres, runningAsRoot } from "./postgres-as-root";
 
 const require = createRequire(__filename);
@@ -115,7 +116,7 @@ export async function ensureDatabase(serverUrl: string, name: string): Promise<v
  * The database to use: DATABASE_URL, or the embedded one (started if needed).
  * Sets process.env.DATABASE_URL so lib/ and child processes use it.
  */
-export async function openDatabase(log: (line: string) => void = console.log): Promise<Database> {
+export async function openDatabase(log: (line: string) => void = (l) => logger.info(l)): Promise<Database> {
   const configured = env().DATABASE_URL;
   if (configured) return { url: configured, embedded: null, stop: async () => {} };
   const port = env().EMBEDDED_PG_PORT;

@@ -1,6 +1,7 @@
 // npm run db:schema – migrate a scratch database and write its schema to prisma/schema.sql
 import { writeFile } from "node:fs/promises";
 import pg from "pg";
+import { logger } from "@/lib/log";
 import { withScratchDatabase } from "./database";
 import { dumpSchema } from "./schema-dump";
 
@@ -14,10 +15,10 @@ async function main(): Promise<void> {
       await client.end();
     }
   });
-  console.log("[db:schema] wrote prisma/schema.sql");
+  logger.info("[db:schema] wrote prisma/schema.sql");
 }
 
 main().catch((err: Error) => {
-  console.error(`[db:schema] failed: ${err.stack ?? err.message}`);
+  logger.fatal({ err }, `[db:schema] failed: ${err.message}`);
   process.exit(1);
 });

@@ -1,5 +1,6 @@
 // npm run db:migrate – apply Prisma migrations and graphile-worker's schema
 import { directDatabaseUrl } from "@/lib/env";
+import { logger } from "@/lib/log";
 import { openDatabase, migrate } from "./database";
 
 async function main() {
@@ -7,13 +8,13 @@ async function main() {
   try {
     // Prisma's migrate takes a session advisory lock: DATABASE_DIRECT_URL when set (docs/DEPLOY.md).
     await migrate(directDatabaseUrl());
-    console.log("[migrate] database is up to date");
+    logger.info("[migrate] database is up to date");
   } finally {
     await database.stop();
   }
 }
 
 main().catch((err: Error) => {
-  console.error(`[migrate] failed: ${err.message}`);
+  logger.fatal({ err }, `[migrate] failed: ${err.message}`);
   process.exit(1);
 });

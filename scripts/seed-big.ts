@@ -15,6 +15,7 @@ import { parseArgs } from "node:util";
 import { closeDb, pool } from "@/lib/db";
 import { rollupStats } from "@/lib/ops/stats";
 import { isDatabaseEmpty, seed } from "@/prisma/seed";
+import { logger } from "@/lib/log";
 import { migrate, openDatabase } from "./database";
 import "@/lib/workloads";
 
@@ -113,7 +114,7 @@ async function main() {
       } finally {
         c.release();
       }
-      console.log(`[seed:big] ${done + n} of ${total} jobs`);
+      logger.info(`[seed:big] ${done + n} of ${total} jobs`);
     }
     await pool().query("ANALYZE jobs; ANALYZE job_attempts");
     // Roll up the whole kept window, not only since the last tick.
@@ -126,7 +127,7 @@ async function main() {
       minuteRows += r.minuteRows ?? 0;
     }
     const { rows } = await pool().query<{ n: string }>("SELECT count(*) AS n FROM jobs");
-    console.log(
+    logger.info(
       `[seed:big] done in ${((Date.now() - started) / 1000).toFixed(0)} s: the database holds ${Number(rows[0]!.n).toLocaleString("en-US")} jobs; ${minuteRows} statistics rows rolled up`,
     );
   } finally {
@@ -136,6 +137,6 @@ async function main() {
 }
 
 main().catch((err: Error) => {
-  console.error(`[seed:big] failed: ${err.message}`);
+  logger.fatal({ err }, `[seed:big] failed: ${err.message}`);
   process.exit(1);
 });

@@ -16,6 +16,7 @@ import { createServer } from "node:http";
 import path from "node:path";
 import next from "next";
 import { env } from "@/lib/env";
+import { logger } from "@/lib/log";
 
 const dev = process.argv.includes("--dev");
 const port = env().PORT;
@@ -59,7 +60,7 @@ async function main(): Promise<void> {
   // balancer's idle timeout, so a request never lands on a socket the server is closing.
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
-  server.listen(port, () => console.log(`[web] listening on http://localhost:${port}${dev ? " (dev)" : ""}`));
+  server.listen(port, () => logger.info({ port }, `[web] listening on http://localhost:${port}${dev ? " (dev)" : ""}`));
   const stop = () => {
     server.close(() => process.exit(0));
     server.closeAllConnections();
@@ -70,6 +71,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: Error) => {
-  console.error(`[web] fatal: ${err.stack ?? err.message}`);
+  logger.fatal({ err }, `[web] fatal: ${err.message}`);
   process.exit(1);
 });

@@ -16,6 +16,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { closeDb } from "@/lib/db";
 import { dataDir, directDatabaseUrl, env, resetEnvCache } from "@/lib/env";
+import { logFormat, logger } from "@/lib/log";
 import {
   demoTenants,
   demoUsers,
@@ -60,7 +61,8 @@ function workerPools(): WorkerPool[] {
 
 /** A worker that stayed up this long died of something new: its pool's restart delay starts over. */
 const WORKER_STABLE_AFTER_MS = 60_000;
-const log = (line: string) => console.log(`[start] ${line}`);
+const startLog = logger.child({ component: "start" });
+const log = (line: string) => startLog.info(`[start] ${line}`);
 
 async function ensureAuthSecret(): Promise<void> {
   if (env().AUTH_SECRET) return;
@@ -132,6 +134,9 @@ async function waitForHealth(url: string, child: ChildProcess, timeoutMs = 120_0
 }
 
 async function main(): Promise<void> {
+  // Every process of the product logs alike: the web server runs with NODE_ENV=production even under
+  // `npm start` in development, so the format is decided here, from this process's environment.
+  process.env.LOG_FORMAT = logFormat();
   const usesGivenDatabase = Boolean(env().DATABASE_URL);
   const database = await openDatabase(log);
   const children: ChildProcess[] = [];
@@ -212,7 +217,7 @@ async function main(): Promise<void> {
     });
     web.on("exit", (code, signal) => {
       if (stopping) return;
-      console.error(`[start] the web server exited (${signal ?? code}); stopping everything`);
+      startLog.error(`[start] the web server exited (${signal ?? code}); stopping everything`);
       void shutdown(1);
     });
     // A worker that exits — crashed, killed, declared dead by the fleet after a stall: anything
@@ -248,7 +253,10 @@ async function main(): Promise<void> {
         const what = declaredDead
           ? `the ${pool.queues} worker was declared dead by the fleet (it stalled)`
           : `the ${pool.queues} worker died (${how})`;
-        console.error(`[start] ${what}; restart ${next.state.restarts} in ${formatDelay(next.delayMs)}`);
+        startLog.warn(
+          { queues: pool.queues, restarts: next.state.restarts, delayMs: next.delayMs, exit: how },
+          `[start] ${what}; restart ${next.state.restarts} in ${formatDelay(next.delayMs)}`,
+        );
         const timer = setTimeout(() => {
           restartTimers.delete(timer);
           if (stopping) return;
@@ -279,14 +287,27 @@ async function main(): Promise<void> {
       : (await hasAnyUser())
         ? "  Sign in with your account."
         : "  No accounts yet: make the first platform admin with\n    npm run cli -- user create --email you@example.com --admin\n  and open the link it prints.";
-    console.log(`
+    const databaseIs = usesGivenDatabase
+      ? "DATABASE_URL"
+      : `embedded Postgres in ${path.join(dataDir(), "pg")}, port ${env().EMBEDDED_PG_PORT}`;
+    if (logFormat() === "pretty") {
+      // For the person at the terminal: a block to read, not a log record.
+      process.stdout.write(`
   Conveyor is running at ${url}
-  Database: ${usesGivenDatabase ? "DATABASE_URL" : `embedded Postgres in ${path.join(dataDir(), "pg")}, port ${env().EMBEDDED_PG_PORT}`}
+  Database: ${databaseIs}
 ${accounts}
   Press Ctrl-C to stop.
+
 `);
+    } else {
+      // For a log shipper: one record (the demo password is in the README, not in the log).
+      startLog.info(
+        { url, database: databaseIs, demoLogins: hasDemo ? demoUsers.map((u) => u.email) : [] },
+        `[start] Conveyor is running at ${url}`,
+      );
+    }
   } catch (err) {
-    console.error(`[start] ${err instanceof Error ? err.message : String(err)}`);
+    startLog.fatal({ err }, `[start] ${err instanceof Error ? err.message : String(err)}`);
     await shutdown(1);
   }
 }

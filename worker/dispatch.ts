@@ -21,7 +21,6 @@ export function dispatchToRunner(type: string): Task {
       workerId: workerIdentity.id,
       type,
       signal: helpers.abortSignal,
-      log: (line) => helpers.logger.info(line),
     });
   };
 }

@@ -12,21 +12,26 @@ import { run, type WorkerEvents } from "graphile-worker";
 import { Admitter, applyQueueConfig } from "@/lib/admission/admitter";
 import { closeDb } from "@/lib/db";
 import { directDatabaseUrl, env, resetEnvCache } from "@/lib/env";
+import { logger } from "@/lib/log";
 import { reap } from "@/lib/jobs/reaper";
 import { periodicTasks } from "@/lib/jobs/registry";
 import { QUEUES, type PeriodicTask, type QueueName } from "@/lib/jobs/task";
 import { heartbeatWorker, markWorkerStopped, registerWorker } from "@/lib/jobs/workers";
 import { rollupStats } from "@/lib/ops/stats";
 import { Scheduler } from "@/lib/schedules/scheduler";
+import { graphileLogger } from "./graphile-logger";
 import { workerIdentity } from "./identity";
 import { taskListFor } from "./task-list";
+
+/** This process's lines (not its jobs': the runner logs those with the job's fields). */
+const log = logger.child({ workerId: workerIdentity.id });
 
 // graphile-worker 0.17 can throw from its batched job completion when its
 // connection is terminated under it. Log it plainly and exit: the fleet reaps
 // this worker's jobs, and `npm start` starts a new worker.
 for (const event of ["uncaughtException", "unhandledRejection"] as const) {
   process.on(event, (err: unknown) => {
-    console.error(`[worker] fatal (${event}): ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    log.fatal({ err }, `[worker] fatal (${event}): ${err instanceof Error ? err.message : String(err)}`);
     process.exit(1);
   });
 }
@@ -58,10 +63,10 @@ async function main(): Promise<void> {
   await registerWorker({ id, queues, concurrency, restarts, previousExit });
   await applyQueueConfig();
   // Every worker admits for every queue: admission only hands jobs to graphile.
-  const admitter = new Admitter((line) => console.log(line));
+  const admitter = new Admitter((line) => log.warn(line));
   await admitter.start();
   // Every worker runs the scheduler too: schedules' runs and delayed jobs (no leader to lose).
-  const scheduler = new Scheduler((line) => console.log(line));
+  const scheduler = new Scheduler((line, level = "info") => log[level](line));
   await scheduler.start();
 
   // graphile's own worker ids, so the reaper can release their locks if this process dies.
@@ -77,12 +82,12 @@ async function main(): Promise<void> {
     if (!alive) {
       // Declared dead (e.g. paused past WORKER_DEAD_AFTER_MS): its jobs were handed
       // to others and its attempts are fenced off. Start over as a new worker.
-      console.error(`[worker] ${id} was declared dead by the fleet; exiting so it can be restarted`);
+      log.error(`[worker] ${id} was declared dead by the fleet; exiting so it can be restarted`);
       process.exit(3);
     }
   };
   const heartbeat = setInterval(
-    () => void beat().catch((e: Error) => console.error(`[worker] heartbeat failed: ${e.message}`)),
+    () => void beat().catch((e: Error) => log.warn({ err: e }, `[worker] heartbeat failed: ${e.message}`)),
     env().WORKER_HEARTBEAT_MS,
   );
   // Periodic upkeep: the engine's reaper, the console's statistics rollup, and each
@@ -115,8 +120,8 @@ async function main(): Promise<void> {
     setInterval(() => {
       task
         .run()
-        .then((lines) => lines.forEach((line) => console.log(`[${task.name}] ${line}`)))
-        .catch((e: Error) => console.error(`[${task.name}] failed: ${e.message}`));
+        .then((lines) => lines.forEach((line) => log.info({ task: task.name }, `[${task.name}] ${line}`)))
+        .catch((e: Error) => log.error({ err: e, task: task.name }, `[${task.name}] failed: ${e.message}`));
     }, task.everyMs()),
   );
 
@@ -128,6 +133,7 @@ async function main(): Promise<void> {
     maxPoolSize: Math.max(10, Math.min(16, concurrency + 2)),
     taskList,
     events,
+    logger: graphileLogger(log),
     noHandleSignals: true,
     pollInterval: 2_000,
     // No graphile cron: scheduling belongs to Conveyor's own job table.
@@ -135,7 +141,8 @@ async function main(): Promise<void> {
     gracefulShutdownAbortTimeout: env().WORKER_SHUTDOWN_GRACE_MS,
   });
   await beat();
-  console.log(
+  log.info(
+    { queues, concurrency, restarts },
     `[worker] ${id} started: queues ${queues.join(", ")}, concurrency ${concurrency}, tasks ${Object.keys(taskList).join(", ")}` +
       (restarts ? ` (restart ${restarts}; the previous worker ended: ${previousExit ?? "unknown"})` : ""),
   );
@@ -143,7 +150,7 @@ async function main(): Promise<void> {
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) {
-      console.log(`[worker] ${signal} again: exiting now`);
+      log.warn(`[worker] ${signal} again: exiting now`);
       process.exit(1);
     }
     stopping = true;
@@ -151,18 +158,18 @@ async function main(): Promise<void> {
     timers.forEach(clearInterval);
     void admitter.stop();
     void scheduler.stop();
-    console.log(`[worker] ${signal}: finishing running jobs (grace ${env().WORKER_SHUTDOWN_GRACE_MS} ms)`);
+    log.info(`[worker] ${signal}: finishing running jobs (grace ${env().WORKER_SHUTDOWN_GRACE_MS} ms)`);
     runner
       .stop()
-      .catch((e: Error) => console.error(`[worker] stop failed: ${e.message}`))
+      .catch((e: Error) => log.error({ err: e }, `[worker] stop failed: ${e.message}`))
       .then(() => {
         clearInterval(heartbeat);
         return markWorkerStopped(id);
       })
       .then(() => closeDb())
-      .catch((e: Error) => console.error(`[worker] cleanup failed: ${e.message}`))
+      .catch((e: Error) => log.error({ err: e }, `[worker] cleanup failed: ${e.message}`))
       .finally(() => {
-        console.log("[worker] stopped");
+        log.info("[worker] stopped");
         process.exit(0);
       });
   };
@@ -172,6 +179,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: Error) => {
-  console.error(`[worker] fatal: ${err.stack ?? err.message}`);
+  log.fatal({ err }, `[worker] fatal: ${err.message}`);
   process.exit(1);
 });

@@ -16,6 +16,7 @@ import pg from "pg";
 import { pool } from "../db";
 import { directDatabaseUrl, env } from "../env";
 import { QUEUES, type QueueName } from "../jobs/task";
+import { logger } from "../log";
 
 export const ADMIT_CHANNEL = "conveyor_admit";
 const BATCH = 500;
@@ -93,7 +94,8 @@ export class Admitter {
   private reconnectTimer: NodeJS.Timeout | null = null;
   private stopped = false;
 
-  constructor(private readonly log: (line: string) => void = (l) => console.log(l)) {}
+  /** `log` gets the admitter's problems (a failed sweep, a lost LISTEN): the process's log, as warnings, by default. */
+  constructor(private readonly log: (line: string) => void = (l) => logger.warn(l)) {}
 
   async start(): Promise<void> {
     await this.listen();

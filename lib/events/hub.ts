@@ -6,6 +6,7 @@
 import pg from "pg";
 import { directDatabaseUrl } from "../env";
 import { JOB_EVENTS_CHANNEL, parseJobEvent, type JobEvent } from "./payload";
+import { logger } from "../log";
 
 export { JOB_EVENTS_CHANNEL, type JobEvent } from "./payload";
 
@@ -54,7 +55,7 @@ class JobEventHub {
       this.retryTimer = null;
       if (this.listeners.size === 0) return;
       this.ensureConnected().catch((e: Error) => {
-        console.error(`[events] LISTEN reconnect failed: ${e.message}; retrying in ${this.retryMs} ms`);
+        logger.warn({ err: e }, `[events] LISTEN reconnect failed: ${e.message}; retrying in ${this.retryMs} ms`);
         this.scheduleReconnect();
       });
     }, delay);
@@ -80,7 +81,7 @@ class JobEventHub {
       if (msg.channel !== JOB_EVENTS_CHANNEL || !msg.payload) return;
       const parsed = parseJobEvent(msg.payload);
       if (parsed.ok) this.dispatch(parsed.event);
-      else console.error(`[events] bad notification dropped: ${parsed.error}`);
+      else logger.warn(`[events] bad notification dropped: ${parsed.error}`);
     });
     let lost = false;
     const onLost = (err?: Error) => {
@@ -89,7 +90,7 @@ class JobEventHub {
       if (this.client === client) this.client = null;
       client.end().catch(() => {});
       if (this.listeners.size === 0) return;
-      console.error(`[events] LISTEN connection lost${err ? `: ${err.message}` : ""}; reconnecting`);
+      logger.warn(`[events] LISTEN connection lost${err ? `: ${err.message}` : ""}; reconnecting`);
       // Whatever happened while disconnected is unknown: let subscribers resync.
       for (const { onReset } of this.listeners.values()) onReset?.();
       this.scheduleReconnect();

@@ -19,6 +19,7 @@ import { createFileLink, createLinkSchema, toLinkDto, type ExportLinkDto } from 
 export { createLinkSchema, type ExportLinkDto } from "../files/links";
 import { sweepPartFiles } from "./parts";
 import { downloadableFile, findDownloadableExport, openAndCount, type ExportDownload } from "./service";
+import { logger } from "../log";
 
 /** A new download link to an export's file, valid for `ttlSeconds` (never past the file's own expiry). */
 export async function createExportLink(principal: Principal, rawJobId: string, body: unknown): Promise<ExportLinkDto> {
@@ -150,7 +151,10 @@ export async function cleanupExpiredExports(
     try {
       await storage().delete(f.storageKey);
     } catch (err) {
-      console.error(`[exports] could not delete ${f.storageKey}: ${(err as Error).message}`);
+      logger.error(
+        { err, storageKey: f.storageKey },
+        `[exports] could not delete ${f.storageKey}: ${(err as Error).message}`,
+      );
     }
   }
   // And the part files of split exports that have ended.

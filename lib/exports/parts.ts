@@ -25,6 +25,7 @@ import { buildBoundsQuery, buildExportQuery, splitRange, type IdRange } from "./
 import { attemptFileKey, EXPORT_RETRY, recordExportFile, type ExportResult } from "./files";
 import { exportRequestSchema, type ExportRequest } from "./schema";
 import { estimateRows, exportToStorage } from "./stream";
+import { logger } from "../log";
 
 /** The most parts one export is split into. */
 export const MAX_PARTS = 1_000;
@@ -264,7 +265,10 @@ export async function sweepPartFiles(limit = 500): Promise<number> {
         .$executeRaw`UPDATE jobs SET result = result || '{"fileDeleted": true}'::jsonb WHERE id = ${part.id}::uuid`;
       swept++;
     } catch (err) {
-      console.error(`[exports] could not delete part file ${part.key}: ${(err as Error).message}`);
+      logger.error(
+        { err, storageKey: part.key },
+        `[exports] could not delete part file ${part.key}: ${(err as Error).message}`,
+      );
     }
   }
   return swept;

@@ -9,6 +9,7 @@ import NextAuth, { CredentialsSignin } from "next-auth";
 import Credentials from "next-auth/providers/credentials";
 import { signInWithPassword } from "../auth/login";
 import { env } from "../env";
+import { logger } from "../log";
 import { clientAddressFrom } from "./client";
 
 /** A sign-in refused because its account and address (or the address) must wait. */
@@ -23,8 +24,21 @@ declare module "next-auth" {
   }
 }
 
+const authLog = logger.child({ component: "auth" });
+
 export const { handlers, auth, signIn, signOut } = NextAuth(() => ({
   trustHost: true,
+  // Auth.js's own lines through the process's log. A refused sign-in is routine (info, no stack);
+  // debug metadata can hold tokens and sessions, so only the message is kept.
+  logger: {
+    error(error) {
+      const type = (error as Error & { type?: string }).type ?? error.name;
+      if (error instanceof CredentialsSignin) authLog.info(`[auth] sign-in refused (${type})`);
+      else authLog.error({ err: error }, `[auth] ${type}: ${error.message}`);
+    },
+    warn: (code) => authLog.warn(`[auth] warning: ${code}`),
+    debug: (message) => authLog.debug(`[auth] ${message}`),
+  },
   secret: env().AUTH_SECRET,
   session: { strategy: "jwt", maxAge: 12 * 60 * 60 },
   pages: { signIn: "/login" },

@@ -3,6 +3,7 @@
  * with no internals in the body.
  */
 import { AppError } from "../errors";
+import { logger } from "../log";
 
 export function json(body: unknown, init?: ResponseInit): Response {
   return Response.json(body, init);
@@ -52,6 +53,6 @@ export function errorResponse(err: unknown): Response {
       { status: err.status, headers: err.extras.headers },
     );
   }
-  console.error("[http] unhandled error:", err);
+  logger.error({ err }, "[http] unhandled error");
   return json({ error: { code: "internal", message: "Internal server error" } }, { status: 500 });
 }

@@ -2,21 +2,71 @@
  * The wrappers every route handler uses: `withPrincipal` (authenticate, run,
  * map errors) for the API, `publicRoute` (run, map errors) for the few routes
  * that take no sign-in: health, metrics (its own bearer token), download links.
+ * Both run the handler under `withRequestLog`: a request id, in every record
+ * logged meanwhile and in the `X-Request-Id` response header, and one record
+ * per request (method, path, status, duration; never the body or the query).
  */
+import { randomUUID } from "node:crypto";
 import { requireScope } from "../auth/authorize";
 import type { Principal } from "../auth/principal";
 import { bearerAlias, budgetOf, principalKey, refuseIfRemembered, spendRateLimit } from "../auth/rate-limit";
 import { env } from "../env";
 import { AppError } from "../errors";
+import { logger, scrubSecrets, withLogContext } from "../log";
 import { requirePrincipal } from "./principal";
 import { errorResponse } from "./respond";
 
 type RouteContext<P> = { params: Promise<P> };
 
+/** An `X-Request-Id` a client or a proxy sent is kept when it is a plain token of at most 128 characters. */
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
+
+/** The request's id: its sane `X-Request-Id`, or a new UUID. */
+export function requestIdOf(req: Request): string {
+  const given = req.headers.get("x-request-id")?.trim();
+  return given && SANE_REQUEST_ID.test(given) ? given : randomUUID();
+}
+
+const httpLog = logger.child({ component: "http" });
+
+/**
+ * Runs a route handler with a request id bound to its logs and answered in
+ * `X-Request-Id`, and logs the request once it is answered: 5xx as errors,
+ * 4xx at debug (refusals are the client's business), the rest at info.
+ */
+export function withRequestLog<A extends unknown[]>(
+  handler: (req: Request, ...rest: A) => Promise<Response>,
+): (req: Request, ...rest: A) => Promise<Response> {
+  return (req, ...rest) => {
+    const requestId = requestIdOf(req);
+    return withLogContext({ requestId }, async () => {
+      const started = performance.now();
+      const res = await handler(req, ...rest);
+      try {
+        res.headers.set("X-Request-Id", requestId);
+      } catch {
+        /* an immutable response (a redirect): its headers stay as they are */
+      }
+      const fields = {
+        method: req.method,
+        // A download link's path is its secret (/d/dl_…).
+        path: scrubSecrets(new URL(req.url).pathname),
+        status: res.status,
+        ms: Math.round(performance.now() - started),
+      };
+      // Health probes come every few seconds from every load balancer: debug, like refusals.
+      const quiet = res.status >= 400 || fields.path === "/api/health";
+      const level = res.status >= 500 ? "error" : quiet ? "debug" : "info";
+      httpLog[level](fields, `[http] ${fields.method} ${fields.path} ${fields.status} in ${fields.ms} ms`);
+      return res;
+    });
+  };
+}
+
 export function withPrincipal<P = Record<string, never>>(
   handler: (req: Request, principal: Principal, params: P) => Promise<Response>,
 ): (req: Request, ctx: RouteContext<P>) => Promise<Response> {
-  return async (req, ctx) => {
+  return withRequestLog(async (req: Request, ctx: RouteContext<P>) => {
     try {
       const budget = budgetOf(req.method);
       // A token this process saw refused is refused again at once, before it is even looked up.
@@ -37,20 +87,20 @@ export function withPrincipal<P = Record<string, never>>(
     } catch (err) {
       return errorResponse(err);
     }
-  };
+  });
 }
 
 /** A route without sign-in (it authorizes by itself, or not at all); errors map like every other route's. */
 export function publicRoute<P = Record<string, never>>(
   handler: (req: Request, params: P) => Promise<Response>,
 ): (req: Request, ctx: RouteContext<P>) => Promise<Response> {
-  return async (req, ctx) => {
+  return withRequestLog(async (req: Request, ctx: RouteContext<P>) => {
     try {
       return await handler(req, await ctx.params);
     } catch (err) {
       return errorResponse(err);
     }
-  };
+  });
 }
 
 /** The body as text, refused (413) past MAX_BODY_BYTES before it is parsed — whether or not a length was declared. */

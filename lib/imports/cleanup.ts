@@ -9,6 +9,7 @@ import { inTransaction, pool } from "../db";
 import { maintenanceLocks, withMaintenanceLock } from "../maintenance";
 import { storage } from "../storage";
 import { removeUpload } from "../uploads/service";
+import { logger } from "../log";
 
 const KEEP_FAILED_MS = 24 * 3_600_000;
 
@@ -51,7 +52,7 @@ export async function cleanupImports(limit = 50): Promise<{ ran: boolean; stagin
         });
         if (dropped) staging++;
       } catch (err) {
-        console.error(`[imports] could not drop ${i.staging_table}: ${(err as Error).message}`);
+        logger.error({ err }, `[imports] could not drop ${i.staging_table}: ${(err as Error).message}`);
         continue;
       }
     }
@@ -61,7 +62,7 @@ export async function cleanupImports(limit = 50): Promise<{ ran: boolean; stagin
       try {
         await storage().delete(key);
       } catch (err) {
-        console.error(`[imports] could not delete ${key}: ${(err as Error).message}`);
+        logger.error({ err, storageKey: key }, `[imports] could not delete ${key}: ${(err as Error).message}`);
       }
     }
     await removeUpload(i.upload_id);

@@ -10,6 +10,7 @@ import { v7 as uuidv7 } from "uuid";
 import { bookkeepingPool, inTransaction } from "../db";
 import { acquire } from "../downstream";
 import { guardAttempt, type AttemptGuard } from "./attempt-guard";
+import { withLogContext, logger } from "../log";
 import { hashInput } from "./enqueue";
 import { classifyError, type Classified } from "./errors";
 import { createProgressWriter, type ProgressWriter } from "./progress-writer";
@@ -33,7 +34,21 @@ export type RunJobOptions = {
   type?: string;
   /** Aborts the attempt (worker shutdown). */
   signal?: AbortSignal;
+  /** Where the attempt's lines go instead of the process's log (tests). */
   log?: (line: string) => void;
+};
+
+type Level = "info" | "warn" | "error";
+
+/** The level of an attempt's closing line: what an operator should look at is a warning or an error. */
+const levelOf: Record<RunOutcome, Level> = {
+  succeeded: "info",
+  waiting: "info",
+  cancelled: "info",
+  skipped: "info",
+  retrying: "warn",
+  lost: "warn",
+  failed: "error",
 };
 
 /** Thrown out of a handler by `waitForChildren` once the fan-out is recorded. */
@@ -45,16 +60,25 @@ class Suspended extends Error {
 
 /**
  * Runs one attempt of job `jobId`. Never throws for a handler's failure: the
- * outcome is recorded on the job and returned.
+ * outcome is recorded on the job and returned. Everything logged meanwhile, by
+ * the runner or the handler and what it calls, carries `jobId` and `workerId`,
+ * and from the claim on `tenantId` and `attempt`.
  */
-export async function runJob(jobId: string, opts: RunJobOptions): Promise<RunOutcome> {
-  const log = opts.log ?? ((line: string) => console.log(line));
+export function runJob(jobId: string, opts: RunJobOptions): Promise<RunOutcome> {
+  return withLogContext({ jobId, workerId: opts.workerId }, () => runAttempt(jobId, opts));
+}
+
+async function runAttempt(jobId: string, opts: RunJobOptions): Promise<RunOutcome> {
+  const emit = (level: Level, line: string, fields: Record<string, unknown> = {}) =>
+    opts.log ? opts.log(line) : logger[level](fields, line);
+  const log = (line: string) => emit("warn", line);
   const client = bookkeepingPool();
   const type = opts.type ?? (await jobTypeOf(client, jobId));
   if (!type) return "skipped";
   const def = getTaskDefinition(type);
   if (!def) {
     await rejectUnregistered(client, jobId, type);
+    emit("error", `[jobs] job ${jobId}: no task type ${type} is registered in this worker; failed`);
     return "failed";
   }
 
@@ -64,28 +88,35 @@ export async function runJob(jobId: string, opts: RunJobOptions): Promise<RunOut
     await releaseUnclaimable(client, jobId);
     return "skipped";
   }
-  const tag = `[task:${def.type}] job ${jobId} attempt ${claimed.attempt}${claimed.resume ? ` (resumed)` : ""}`;
-  const startedAt = performance.now();
-  const guard = await guardAttempt({
-    client,
-    jobId,
-    token: claimed.fencingToken,
-    leaseMs: def.leaseMs,
-    timeoutMs: def.timeoutMs,
-    claimedAt,
-    shutdown: opts.signal,
-    log,
-    tag,
+  return withLogContext({ tenantId: claimed.tenantId, attempt: claimed.attempt }, async () => {
+    const tag = `[task:${def.type}] job ${jobId} attempt ${claimed.attempt}${claimed.resume ? ` (resumed)` : ""}`;
+    const startedAt = performance.now();
+    const guard = await guardAttempt({
+      client,
+      jobId,
+      token: claimed.fencingToken,
+      leaseMs: def.leaseMs,
+      timeoutMs: def.timeoutMs,
+      claimedAt,
+      shutdown: opts.signal,
+      log,
+      tag,
+    });
+    const progress = createProgressWriter(client, jobId, claimed.fencingToken, guard.leaseLost, log);
+    try {
+      const outcome = await attempt(def, claimed, guard, progress);
+      const ms = Math.round(performance.now() - startedAt);
+      emit(levelOf[outcome.outcome], `${tag} ${outcome.line} in ${ms} ms`, {
+        task: def.type,
+        outcome: outcome.outcome,
+        ms,
+      });
+      return outcome.outcome;
+    } finally {
+      await progress.close();
+      guard.stop();
+    }
   });
-  const progress = createProgressWriter(client, jobId, claimed.fencingToken, guard.leaseLost, log);
-  try {
-    const outcome = await attempt(def, claimed, guard, progress);
-    log(`${tag} ${outcome.line} in ${Math.round(performance.now() - startedAt)} ms`);
-    return outcome.outcome;
-  } finally {
-    await progress.close();
-    guard.stop();
-  }
 }
 
 async function attempt(

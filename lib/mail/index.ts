@@ -6,6 +6,7 @@
  */
 import nodemailer from "nodemailer";
 import { env } from "../env";
+import { logger } from "../log";
 
 export type MailMessage = { to: string; subject: string; text: string };
 
@@ -17,7 +18,8 @@ export interface MailTransport {
 class LogTransport implements MailTransport {
   readonly name = "log";
   async send(m: MailMessage): Promise<void> {
-    console.log(`[mail] to ${m.to}: ${m.subject}\n${m.text.replace(/^/gm, "  ")}`);
+    // By design (MAIL_TRANSPORT=log is for development): the message, its one-time link included, is in the log.
+    logger.info(`[mail] to ${m.to}: ${m.subject}\n${m.text.replace(/^/gm, "  ")}`);
   }
 }
 

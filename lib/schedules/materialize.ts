@@ -24,6 +24,7 @@ import { getTaskDefinition } from "../jobs/registry";
 import { requestCancel } from "../jobs/sql/cancel";
 import { nextOccurrence, occurrencesBetween, type Timing } from "./cron";
 import type { MissedRunPolicy, OverlapPolicy } from "./schema";
+import { logger } from "../log";
 
 export const SCHEDULER_CHANNEL = "conveyor_schedules";
 const BATCH = 100;
@@ -262,7 +263,10 @@ async function runContext(
 export function runRow(s: ScheduleRow, scheduledFor: Date, previous: Date | null): ScheduledRunRow | null {
   const def = getTaskDefinition(s.task);
   if (!def?.schedulable) {
-    console.error(`[scheduler] schedule ${s.id}: task type ${s.task} cannot be scheduled; occurrence skipped`);
+    logger.error(
+      { scheduleId: s.id, tenantId: s.tenantId },
+      `[scheduler] schedule ${s.id}: task type ${s.task} cannot be scheduled; occurrence skipped`,
+    );
     return null;
   }
   const previousScheduledFor = previous && previous < scheduledFor ? previous : null;

@@ -10,6 +10,7 @@
 import pg from "pg";
 import { directDatabaseUrl, env } from "../env";
 import { materializeDue, msUntilNextDue, promoteDelayedJobs, SCHEDULER_CHANNEL, type TickResult } from "./materialize";
+import { logger } from "../log";
 
 export async function schedulerTick(): Promise<TickResult> {
   const promoted = await promoteDelayedJobs();
@@ -24,10 +25,13 @@ export class Scheduler {
   private again = false;
   private stopped = false;
 
-  constructor(private readonly log: (line: string) => void = (l) => console.log(l)) {}
+  /** `log` gets what the scheduler did and its problems (`warn`); the process's log by default. */
+  constructor(
+    private readonly log: (line: string, level?: "info" | "warn") => void = (l, level = "info") => logger[level](l),
+  ) {}
 
   async start(): Promise<void> {
-    await this.listen().catch((e: Error) => this.log(`[scheduler] LISTEN failed: ${e.message}; polling`));
+    await this.listen().catch((e: Error) => this.log(`[scheduler] LISTEN failed: ${e.message}; polling`, "warn"));
     this.wake();
   }
 
@@ -56,7 +60,7 @@ export class Scheduler {
           const due = await msUntilNextDue();
           sleepMs = Math.min(env().SCHEDULER_MAX_SLEEP_MS, due ?? Infinity);
         } catch (e) {
-          this.log(`[scheduler] tick failed: ${(e as Error).message}`);
+          this.log(`[scheduler] tick failed: ${(e as Error).message}`, "warn");
         }
       } while (this.again && !this.stopped);
       return sleepMs;

@@ -15,6 +15,7 @@ import { AppError, notFound } from "../errors";
 import { maintenanceLocks, withMaintenanceLock } from "../maintenance";
 import { checkStorageQuota } from "../tenants/quotas";
 import { uploadStore } from "./store";
+import { logger } from "../log";
 
 /** An upload as stored. Sizes in bytes. */
 export type UploadRow = {
@@ -303,7 +304,10 @@ export async function cleanupUploads(limit = 500): Promise<{ removed: number }> 
     try {
       await removeBytes(id);
     } catch (err) {
-      console.error(`[uploads] could not remove the bytes of upload ${id}: ${(err as Error).message}`);
+      logger.error(
+        { err, uploadId: id },
+        `[uploads] could not remove the bytes of upload ${id}: ${(err as Error).message}`,
+      );
     }
   }
   return { removed: run.value.length };

@@ -29,6 +29,7 @@ import {
   uploadForRequest,
 } from "./service";
 import { resetUploadStore, uploadStore } from "./store";
+import { logger } from "../log";
 
 /** The route the tus server answers; Locations are relative to the host: `/api/v1/uploads/<id>`. */
 export const UPLOADS_PATH = "/api/v1/uploads";
@@ -94,13 +95,16 @@ function tusServer(): Server {
         return { status_code: err.status, body: err.message };
       }
       // tus's own refusals carry their status; anything else is a bug or a storage failure.
-      if (!("status_code" in err)) console.error(`[uploads] ${req.method} ${new URL(req.url).pathname}:`, err);
+      if (!("status_code" in err)) logger.error({ err }, `[uploads] ${req.method} ${new URL(req.url).pathname} failed`);
       return undefined;
     },
   });
   s.on(EVENTS.POST_RECEIVE, (_req: unknown, upload: Upload) => {
     recordProgress(upload.id, upload.offset).catch((err: Error) =>
-      console.error(`[uploads] could not record the progress of ${upload.id}: ${err.message}`),
+      logger.error(
+        { err, uploadId: upload.id },
+        `[uploads] could not record the progress of ${upload.id}: ${err.message}`,
+      ),
     );
   });
   server = s;
@@ -220,7 +224,7 @@ async function tusErrorResponse(req: Request, res: Response): Promise<Response> 
   headers.delete("content-length");
   headers.delete("connection");
   if (status >= 500) {
-    console.error(`[uploads] ${req.method} ${new URL(req.url).pathname} answered ${status}: ${text}`);
+    logger.error(`[uploads] ${req.method} ${new URL(req.url).pathname} answered ${status}: ${text}`);
     return Response.json({ error: { code: "internal", message: "Internal server error" } }, { status, headers });
   }
   return Response.json({ error: { code: codeFor(status), message } }, { status, headers });
