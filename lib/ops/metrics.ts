@@ -53,14 +53,16 @@ function build(snap: () => Snapshot): Registry {
 
   new Gauge({
     name: "conveyor_jobs",
-    help: "Jobs not finished, by queue, type and status",
+    help: "Jobs not finished, by queue, type and status (as of the last statistics rollup)",
     labelNames: ["queue", "type", "status"],
     registers: [registry],
     async collect() {
       this.reset();
+      // The rollup's snapshot (as of its last tick, STATS_ROLLUP_MS): counting a large backlog
+      // in `jobs` at every scrape would cost as much as the backlog is long.
       const rows = await db().$queryRaw<{ queue: string; type: string; status: string; n: bigint }[]>`
-        SELECT queue, type, status::text, count(*) AS n FROM jobs
-        WHERE status IN ('scheduled', 'queued', 'retrying', 'running') GROUP BY 1, 2, 3`;
+        SELECT queue, type, state AS status, sum(n) AS n FROM job_state_counts
+        WHERE state IN ('scheduled', 'queued', 'retrying', 'running') GROUP BY 1, 2, 3`;
       for (const r of rows) this.set({ queue: r.queue, type: r.type, status: r.status }, Number(r.n));
     },
   });
@@ -87,13 +89,13 @@ function build(snap: () => Snapshot): Registry {
 
   new Gauge({
     name: "conveyor_dead_letters",
-    help: "Jobs in the dead-letter queue (failed, not replayed or discarded), by type",
+    help: "Jobs in the dead-letter queue (failed, not discarded), by type (as of the last statistics rollup)",
     labelNames: ["type"],
     registers: [registry],
     async collect() {
       this.reset();
       const rows = await db().$queryRaw<{ type: string; n: bigint }[]>`
-        SELECT type, count(*) AS n FROM jobs WHERE status = 'failed' AND discarded_at IS NULL GROUP BY 1`;
+        SELECT type, sum(n) AS n FROM job_state_counts WHERE state = 'dead' GROUP BY 1`;
       for (const r of rows) this.set({ type: r.type }, Number(r.n));
     },
   });
