@@ -24,6 +24,7 @@ import { Time } from "./ui/time";
 import { Alert } from "./ui/alert";
 import { Button } from "./ui/button";
 import { QueueSelect } from "./ui/select";
+import { HealthPanel } from "./health-panel";
 
 const card = "rounded-lg border border-slate-200 bg-white shadow-sm";
 const th = "px-3 py-2 font-medium";
@@ -225,6 +226,7 @@ export function OverviewPanel({ isAdmin }: { isAdmin: boolean }) {
           </ul>
         </section>
       )}
+      <HealthPanel tenant={filters.tenant ?? ""} />
       {overview.isPending ? <p className="text-sm text-slate-500">Loading…</p> : null}
       {overview.isError ? <Alert tone="error">{overview.error.message}</Alert> : null}
       {overview.data ? (

@@ -225,12 +225,14 @@ CREATE TABLE job_attempts (
   error_stack text,
   duration_ms integer,
   resume integer DEFAULT 0 NOT NULL,
+  ready_at timestamp(3) with time zone,
   CONSTRAINT job_attempts_job_id_fkey FOREIGN KEY (job_id) REFERENCES jobs(id) ON UPDATE CASCADE ON DELETE CASCADE,
   CONSTRAINT job_attempts_pkey PRIMARY KEY (id)
 );
 
 CREATE INDEX job_attempts_finished_at_idx ON public.job_attempts USING btree (finished_at);
 CREATE UNIQUE INDEX job_attempts_job_id_attempt_resume_key ON public.job_attempts USING btree (job_id, attempt, resume);
+CREATE INDEX job_attempts_started_at_idx ON public.job_attempts USING btree (started_at);
 
 CREATE TABLE job_state_counts (
   tenant_id uuid NOT NULL,
@@ -253,10 +255,32 @@ CREATE TABLE job_stats_minute (
   dead integer DEFAULT 0 NOT NULL,
   runtime_ms bigint DEFAULT 0 NOT NULL,
   runtime_hist integer[],
+  lost integer DEFAULT 0 NOT NULL,
+  interrupted integer DEFAULT 0 NOT NULL,
+  started integer DEFAULT 0 NOT NULL,
+  retries integer DEFAULT 0 NOT NULL,
+  start_latency_hist integer[],
   CONSTRAINT job_stats_minute_pkey PRIMARY KEY (tenant_id, bucket, queue, type)
 );
 
 CREATE INDEX job_stats_minute_bucket_idx ON public.job_stats_minute USING btree (bucket);
+
+CREATE TABLE job_stats_total (
+  tenant_id uuid NOT NULL,
+  queue text NOT NULL,
+  type text NOT NULL,
+  succeeded bigint DEFAULT 0 NOT NULL,
+  failed bigint DEFAULT 0 NOT NULL,
+  cancelled bigint DEFAULT 0 NOT NULL,
+  lost bigint DEFAULT 0 NOT NULL,
+  interrupted bigint DEFAULT 0 NOT NULL,
+  dead bigint DEFAULT 0 NOT NULL,
+  started bigint DEFAULT 0 NOT NULL,
+  retries bigint DEFAULT 0 NOT NULL,
+  runtime_ms bigint DEFAULT 0 NOT NULL,
+  runtime_hist bigint[],
+  CONSTRAINT job_stats_total_pkey PRIMARY KEY (tenant_id, queue, type)
+);
 
 CREATE TABLE job_transitions (
   id bigint DEFAULT nextval('job_transitions_id_seq'::regclass) NOT NULL,
@@ -344,6 +368,7 @@ CREATE INDEX jobs_finished_at_idx ON public.jobs USING btree (finished_at);
 CREATE INDEX jobs_open_by_tenant_idx ON public.jobs USING btree (tenant_id) WHERE ((parent_id IS NULL) AND (status = ANY (ARRAY['scheduled'::job_status, 'queued'::job_status, 'running'::job_status, 'retrying'::job_status])));
 CREATE INDEX jobs_open_by_user_idx ON public.jobs USING btree (created_by_id) WHERE ((parent_id IS NULL) AND (status = ANY (ARRAY['scheduled'::job_status, 'queued'::job_status, 'running'::job_status, 'retrying'::job_status])));
 CREATE INDEX jobs_parent_id_idx ON public.jobs USING btree (parent_id);
+CREATE INDEX jobs_ready_idx ON public.jobs USING btree (queue, tenant_id, type, run_at) WHERE (status = ANY (ARRAY['queued'::job_status, 'retrying'::job_status]));
 CREATE INDEX jobs_replay_of_id_idx ON public.jobs USING btree (replay_of_id);
 CREATE UNIQUE INDEX jobs_schedule_id_scheduled_for_key ON public.jobs USING btree (schedule_id, scheduled_for);
 CREATE INDEX jobs_schedule_open_idx ON public.jobs USING btree (schedule_id) WHERE ((schedule_id IS NOT NULL) AND (status = ANY (ARRAY['scheduled'::job_status, 'queued'::job_status, 'running'::job_status, 'retrying'::job_status])));
@@ -503,6 +528,7 @@ CREATE TABLE stats_rollup (
   id integer DEFAULT 1 NOT NULL,
   rolled_to timestamp(3) with time zone NOT NULL,
   counts_at timestamp(3) with time zone,
+  totals_to timestamp(3) with time zone,
   CONSTRAINT stats_rollup_pkey PRIMARY KEY (id)
 );
 

@@ -9,6 +9,7 @@ import type { PauseDto } from "../admission/pauses";
 import type { QueueDto, QueueTenantDto } from "../admission/queues";
 import type { AuditEntryDto, DeadLetterGroupDto, StuckJobDto, WorkerDto, WorkerPoolDto } from "../ops/console";
 import type { Overview, OverviewRow, SeriesPoint } from "../ops/stats";
+import type { Health, HealthRowDto, HealthSignal, HealthState, SignalDto } from "../ops/health";
 import type { JobActionPlan, getOpsJob } from "../ops/jobs";
 import type { ExportLinkDto } from "../exports/links";
 
@@ -26,6 +27,11 @@ export type {
   OverviewRow,
   SeriesPoint,
   ExportLinkDto,
+  Health,
+  HealthRowDto,
+  HealthSignal,
+  HealthState,
+  SignalDto,
 };
 
 export class ApiError extends Error {
@@ -231,7 +237,13 @@ export const consoleKeys = {
   workers: ["console", "workers"] as const,
   audit: (filters: Record<string, string>) => ["console", "audit", filters] as const,
   overview: (filters: Record<string, string>) => ["console", "overview", filters] as const,
+  health: (tenant: string) => ["console", "health", tenant] as const,
 };
+
+/** The health signals (GET /api/v1/ops/health); `tenant` narrows a platform admin's tenant rows. */
+export function fetchHealth(tenant: string): Promise<Health> {
+  return request(`/api/v1/ops/health${tenant ? `?${new URLSearchParams({ tenant })}` : ""}`);
+}
 
 export function fetchOverview(filters: Record<string, string>): Promise<Overview> {
   const q = new URLSearchParams(Object.entries(filters).filter(([, v]) => v !== ""));

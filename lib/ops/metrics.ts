@@ -1,9 +1,12 @@
 /**
  * Prometheus metrics (`GET /api/metrics`, prom-client). Everything is read
  * from the database at scrape time, so any app process answers for the whole
- * fleet: queue depth, oldest waiting job, dead letters, live workers, attempts
- * and their durations. Counters and the histogram are totals over the attempt
- * history (they only grow while history is kept).
+ * fleet: queue depth, oldest waiting job, dead letters, live workers, the
+ * health signals per queue and tenant (`./health`) with their thresholds, and
+ * attempts with their durations. Counters and the histogram are read from the
+ * statistics rollup's running totals (`readStatTotals`), which pruning the job
+ * history never lowers; they lag by up to one rollup tick (STATS_ROLLUP_MS).
+ * One scrape reads each source once (`Snapshot`), however many metrics use it.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import { Counter, Gauge, Registry } from "prom-client";
@@ -11,23 +14,55 @@ import type { Principal } from "../auth/principal";
 import { db } from "../db";
 import { env } from "../env";
 import { AppError } from "../errors";
+import { QUEUES } from "../jobs/task";
+import {
+  HEALTH_SIGNALS,
+  SIGNAL_METRIC,
+  TENANT_UTILISATION,
+  computeHealth,
+  readyScopes,
+  thresholdsOf,
+  type HealthRowDto,
+  type ReadyScope,
+} from "./health";
+import { RUNTIME_BOUNDS_MS, readStatTotals, type StatTotals } from "./stats";
 
-/** Attempt duration buckets, in seconds. */
-const BUCKETS = [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 1800] as const;
+/** Attempt duration buckets (upper bounds, seconds): the rollup's runtime histogram's. */
+const BUCKETS = RUNTIME_BOUNDS_MS.map((ms) => ms / 1000);
 
-function build(): Registry {
+/** What one scrape reads, once, for all the metrics built from it. */
+type Snapshot = {
+  ready: ReadyScope[];
+  health: { queues: HealthRowDto[]; tenants: HealthRowDto[] };
+  totals: StatTotals[];
+  slugs: Map<string, string>;
+};
+
+async function takeSnapshot(): Promise<Snapshot> {
+  const ready = await readyScopes();
+  const [health, totals, tenants] = await Promise.all([
+    computeHealth(null, ready),
+    readStatTotals(),
+    db().tenant.findMany({ select: { id: true, slug: true } }),
+  ]);
+  return { ready, health, totals, slugs: new Map(tenants.map((t) => [t.id, t.slug])) };
+}
+
+function build(snap: () => Snapshot): Registry {
   const registry = new Registry();
 
   new Gauge({
     name: "conveyor_jobs",
-    help: "Jobs not finished, by queue, type and status",
+    help: "Jobs not finished, by queue, type and status (as of the last statistics rollup)",
     labelNames: ["queue", "type", "status"],
     registers: [registry],
     async collect() {
       this.reset();
+      // The rollup's snapshot (as of its last tick, STATS_ROLLUP_MS): counting a large backlog
+      // in `jobs` at every scrape would cost as much as the backlog is long.
       const rows = await db().$queryRaw<{ queue: string; type: string; status: string; n: bigint }[]>`
-        SELECT queue, type, status::text, count(*) AS n FROM jobs
-        WHERE status IN ('scheduled', 'queued', 'retrying', 'running') GROUP BY 1, 2, 3`;
+        SELECT queue, type, state AS status, sum(n) AS n FROM job_state_counts
+        WHERE state IN ('scheduled', 'queued', 'retrying', 'running') GROUP BY 1, 2, 3`;
       for (const r of rows) this.set({ queue: r.queue, type: r.type, status: r.status }, Number(r.n));
     },
   });
@@ -37,25 +72,30 @@ function build(): Registry {
     help: "Age of the oldest due job that has not started, by queue and tenant",
     labelNames: ["queue", "tenant"],
     registers: [registry],
-    async collect() {
+    collect() {
       this.reset();
-      const rows = await db().$queryRaw<{ queue: string; tenant: string; s: number }[]>`
-        SELECT j.queue, t.slug AS tenant, extract(epoch FROM now() - min(j.run_at))::float8 AS s
-        FROM jobs j JOIN tenants t ON t.id = j.tenant_id
-        WHERE j.status IN ('queued', 'retrying') AND j.run_at <= now() GROUP BY 1, 2`;
-      for (const r of rows) this.set({ queue: r.queue, tenant: r.tenant }, r.s);
+      // Paused scopes included (the health signal conveyor_queue_oldest_ready_age_seconds leaves them out).
+      const oldest = new Map<string, { queue: string; tenant: string; at: Date }>();
+      for (const r of snap().ready) {
+        const tenant = snap().slugs.get(r.tenantId) ?? r.tenantId;
+        const key = `${r.queue}\u0000${tenant}`;
+        const o = oldest.get(key);
+        if (!o || r.oldestAt < o.at) oldest.set(key, { queue: r.queue, tenant, at: r.oldestAt });
+      }
+      for (const o of oldest.values())
+        this.set({ queue: o.queue, tenant: o.tenant }, Math.max(0, (Date.now() - o.at.getTime()) / 1000));
     },
   });
 
   new Gauge({
     name: "conveyor_dead_letters",
-    help: "Jobs in the dead-letter queue (failed, not replayed or discarded), by type",
+    help: "Jobs in the dead-letter queue (failed, not discarded), by type (as of the last statistics rollup)",
     labelNames: ["type"],
     registers: [registry],
     async collect() {
       this.reset();
       const rows = await db().$queryRaw<{ type: string; n: bigint }[]>`
-        SELECT type, count(*) AS n FROM jobs WHERE status = 'failed' AND discarded_at IS NULL GROUP BY 1`;
+        SELECT type, sum(n) AS n FROM job_state_counts WHERE state = 'dead' GROUP BY 1`;
       for (const r of rows) this.set({ type: r.type }, Number(r.n));
     },
   });
@@ -80,26 +120,129 @@ function build(): Registry {
     help: "Finished attempts by job type and outcome (succeeded, failed, cancelled, lost, interrupted)",
     labelNames: ["type", "outcome"],
     registers: [registry],
-    async collect() {
+    collect() {
       this.reset();
-      const rows = await db().$queryRaw<{ type: string; outcome: string; n: bigint }[]>`
-        SELECT j.type, a.outcome, count(*) AS n FROM job_attempts a JOIN jobs j ON j.id = a.job_id
-        WHERE a.outcome <> 'running' GROUP BY 1, 2`;
-      for (const r of rows) this.inc({ type: r.type, outcome: r.outcome }, Number(r.n));
+      for (const t of snap().totals)
+        for (const outcome of ["succeeded", "failed", "cancelled", "lost", "interrupted"] as const)
+          if (t[outcome]) this.inc({ type: t.type, outcome }, t[outcome]);
     },
   });
 
   new Counter({
     name: "conveyor_retries_total",
-    help: "Attempts after the first (retries), by job type",
+    help: "Attempts started after the first (retries), by job type",
     labelNames: ["type"],
     registers: [registry],
-    async collect() {
+    collect() {
       this.reset();
-      const rows = await db().$queryRaw<{ type: string; n: bigint }[]>`
-        SELECT j.type, count(*) AS n FROM job_attempts a JOIN jobs j ON j.id = a.job_id
-        WHERE a.attempt > 1 GROUP BY 1`;
-      for (const r of rows) this.inc({ type: r.type }, Number(r.n));
+      for (const t of snap().totals) if (t.retries) this.inc({ type: t.type }, t.retries);
+    },
+  });
+
+  new Counter({
+    name: "conveyor_attempts_started_total",
+    help: "Attempts started (resumes after child jobs not counted), by queue and tenant",
+    labelNames: ["queue", "tenant"],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const t of snap().totals)
+        if (t.started) this.inc({ queue: t.queue, tenant: snap().slugs.get(t.tenantId) ?? t.tenantId }, t.started);
+    },
+  });
+
+  new Counter({
+    name: "conveyor_dead_letters_created_total",
+    help: "Jobs that reached the dead-letter queue, by queue and tenant",
+    labelNames: ["queue", "tenant"],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const t of snap().totals)
+        if (t.dead) this.inc({ queue: t.queue, tenant: snap().slugs.get(t.tenantId) ?? t.tenantId }, t.dead);
+    },
+  });
+
+  // The health signals: one gauge per signal and scope, from the same numbers as the console's Health panel.
+  for (const signal of HEALTH_SIGNALS) {
+    for (const scope of ["queue", "tenant"] as const) {
+      new Gauge({
+        name: `conveyor_${scope}_${SIGNAL_METRIC[signal]}`,
+        help: `Health signal ${signal} per queue${scope === "tenant" ? " and tenant" : ""} (see docs/OPERATIONS.md)`,
+        labelNames: scope === "queue" ? ["queue"] : ["queue", "tenant"],
+        registers: [registry],
+        collect() {
+          this.reset();
+          const rows = scope === "queue" ? snap().health.queues : snap().health.tenants;
+          for (const r of rows) {
+            const value = r.signals[signal].value;
+            // Nothing to measure (no starts in the window, no slots): no sample, rather than a made-up zero.
+            if (value === null) continue;
+            this.set(r.tenant ? { queue: r.queue, tenant: r.tenant.slug } : { queue: r.queue }, value);
+          }
+        },
+      });
+    }
+  }
+
+  new Gauge({
+    name: "conveyor_queue_health_threshold",
+    help: "The console's thresholds per queue and signal: level warning or behind (alert rules compare against these)",
+    labelNames: ["queue", "signal", "level"],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const queue of new Set([...QUEUES, ...snap().health.queues.map((r) => r.queue)])) {
+        const t = thresholdsOf(queue);
+        for (const signal of HEALTH_SIGNALS)
+          for (const level of ["warning", "behind"] as const)
+            this.set({ queue, signal: SIGNAL_METRIC[signal], level }, t[signal][level]);
+      }
+    },
+  });
+
+  new Gauge({
+    name: "conveyor_tenant_health_threshold",
+    help: "Thresholds of the per-tenant signals that differ from the queue's: utilisation of the tenant's cap",
+    labelNames: ["signal", "level"],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const level of ["warning", "behind"] as const)
+        this.set({ signal: SIGNAL_METRIC.utilisation, level }, TENANT_UTILISATION[level]);
+    },
+  });
+
+  new Gauge({
+    name: "conveyor_queue_workers_live",
+    help: "Live worker processes serving the queue (heartbeating within WORKER_DEAD_AFTER_MS)",
+    labelNames: ["queue"],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const r of snap().health.queues) this.set({ queue: r.queue }, r.liveWorkers ?? 0);
+    },
+  });
+
+  new Gauge({
+    name: "conveyor_queue_slots",
+    help: "Job slots of the live workers serving the queue (shared with the other queues a worker serves)",
+    labelNames: ["queue"],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const r of snap().health.queues) this.set({ queue: r.queue }, r.capacity);
+    },
+  });
+
+  new Gauge({
+    name: "conveyor_queue_busy_slots",
+    help: "Slots running a job, of the live workers serving the queue",
+    labelNames: ["queue"],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const r of snap().health.queues) this.set({ queue: r.queue }, r.busy);
     },
   });
 
@@ -109,28 +252,32 @@ function build(): Registry {
     name: "conveyor_attempt_duration_seconds",
     help: "Duration of finished attempts by job type",
     type: "histogram",
-    async get() {
-      const ms = BUCKETS.map((b) => b * 1000);
-      const [buckets, totals] = await Promise.all([
-        db().$queryRaw<{ type: string; le: number; n: bigint }[]>`
-          SELECT j.type, le, count(*) FILTER (WHERE a.duration_ms <= le) AS n
-          FROM job_attempts a JOIN jobs j ON j.id = a.job_id CROSS JOIN unnest(${ms}::int[]) le
-          WHERE a.duration_ms IS NOT NULL GROUP BY 1, 2`,
-        db().$queryRaw<{ type: string; n: bigint; sum: number }[]>`
-          SELECT j.type, count(*) AS n, coalesce(sum(a.duration_ms), 0)::float8 / 1000 AS sum
-          FROM job_attempts a JOIN jobs j ON j.id = a.job_id WHERE a.duration_ms IS NOT NULL GROUP BY 1`,
-      ]);
+    get() {
+      // Per type: the runtime histograms of succeeded and failed attempts, summed over tenants and queues.
+      const byType = new Map<string, { hist: number[]; sumMs: number }>();
+      for (const t of snap().totals) {
+        const h = byType.get(t.type) ?? { hist: [], sumMs: 0 };
+        t.runtimeHist.forEach((n, i) => (h.hist[i] = (h.hist[i] ?? 0) + n));
+        h.sumMs += t.runtimeMs;
+        byType.set(t.type, h);
+      }
       const metricName = "conveyor_attempt_duration_seconds";
-      const values = totals.flatMap((t) => [
-        ...BUCKETS.map((le) => ({
-          metricName: `${metricName}_bucket`,
-          labels: { type: t.type, le },
-          value: Number(buckets.find((b) => b.type === t.type && b.le === le * 1000)?.n ?? 0),
-        })),
-        { metricName: `${metricName}_bucket`, labels: { type: t.type, le: "+Inf" }, value: Number(t.n) },
-        { metricName: `${metricName}_sum`, labels: { type: t.type }, value: t.sum },
-        { metricName: `${metricName}_count`, labels: { type: t.type }, value: Number(t.n) },
-      ]);
+      const values = [...byType].flatMap(([type, h]) => {
+        const count = h.hist.reduce((a, b) => a + b, 0);
+        if (!count) return [];
+        let cumulative = 0;
+        return [
+          // The rollup's buckets are [lower, upper): `le` here reads as "below".
+          ...BUCKETS.map((le, i) => ({
+            metricName: `${metricName}_bucket`,
+            labels: { type, le },
+            value: (cumulative += h.hist[i] ?? 0),
+          })),
+          { metricName: `${metricName}_bucket`, labels: { type, le: "+Inf" }, value: count },
+          { metricName: `${metricName}_sum`, labels: { type }, value: h.sumMs / 1000 },
+          { metricName: `${metricName}_count`, labels: { type }, value: count },
+        ];
+      });
       return {
         name: "conveyor_attempt_duration_seconds",
         help: "Duration of finished attempts by job type",
@@ -147,6 +294,18 @@ function build(): Registry {
 }
 
 let registry: Registry | undefined;
+let snapshot: Snapshot | undefined;
+
+function current(): Snapshot {
+  if (!snapshot) throw new Error("metrics read outside a scrape");
+  return snapshot;
+}
+
+/** Every metric name registered: the alert rules' test checks their expressions against these. */
+export function metricNames(): string[] {
+  registry ??= build(current);
+  return registry.getMetricsAsArray().map((m) => m.name);
+}
 
 /** Who may scrape: a platform admin, or a bearer carrying METRICS_TOKEN. */
 export function authorizeMetrics(principal: Principal | null, bearer: string | null): void {
@@ -161,6 +320,8 @@ export function authorizeMetrics(principal: Principal | null, bearer: string | n
 
 /** The exposition text and its content type. */
 export async function renderMetrics(): Promise<{ body: string; contentType: string }> {
-  registry ??= build();
+  // Concurrent scrapes each take their own snapshot; a metric reads whichever is newest, all of them fresh.
+  snapshot = await takeSnapshot();
+  registry ??= build(current);
   return { body: await registry.metrics(), contentType: registry.contentType };
 }

@@ -7,6 +7,11 @@
  *  - snapshots how many jobs wait, run or are dead, and the oldest queued one,
  *    per tenant, queue and type into `job_state_counts`.
  * The overview reads those two small tables: counts are as of the last tick.
+ * Each minute row also counts the attempts that started in it, the retries
+ * among them and a start-latency histogram (the health signals, `./health`);
+ * once a minute can no longer change it is folded into `job_stats_total`, the
+ * running totals the Prometheus counters read, which never go backwards when
+ * minute rows age out or retention prunes the attempt history.
  */
 import { z } from "zod";
 import type { Principal } from "../auth/principal";
@@ -27,23 +32,38 @@ export const RUNTIME_BOUNDS_MS = [
 ] as const;
 
 const duration = Prisma.sql`coalesce(a.duration_ms, extract(epoch FROM a.finished_at - a.started_at) * 1000)`;
-const histogramSql = Prisma.raw(
-  `ARRAY[${[...RUNTIME_BOUNDS_MS, Infinity]
-    .map((upper, i) => {
-      const lower = i === 0 ? null : RUNTIME_BOUNDS_MS[i - 1];
-      const d = duration.sql;
-      const cond = [lower === null ? null : `${d} >= ${lower}`, upper === Infinity ? null : `${d} < ${upper}`]
-        .filter(Boolean)
-        .join(" AND ");
-      // Runtimes of attempts that ran to an end: lost ones last until their lease ran out, cancelled ones are cut short.
-      return `count(*) FILTER (WHERE a.outcome IN ('succeeded', 'failed') AND ${cond})`;
-    })
-    .join(", ")}]::int[]`,
+/** A histogram over RUNTIME_BOUNDS_MS of `value` (ms) for the rows that match `filter`, as an aggregate. */
+function histogramOf(value: string, filter: string): Prisma.Sql {
+  return Prisma.raw(
+    `ARRAY[${[...RUNTIME_BOUNDS_MS, Infinity]
+      .map((upper, i) => {
+        const lower = i === 0 ? null : RUNTIME_BOUNDS_MS[i - 1];
+        const cond = [lower === null ? null : `${value} >= ${lower}`, upper === Infinity ? null : `${value} < ${upper}`]
+          .filter(Boolean)
+          .join(" AND ");
+        return `count(*) FILTER (WHERE ${filter} AND ${cond})`;
+      })
+      .join(", ")}]::int[]`,
+  );
+}
+// Runtimes of attempts that ran to an end: lost ones last until their lease ran out, cancelled ones are cut short.
+const histogramSql = histogramOf(duration.sql, "a.outcome IN ('succeeded', 'failed')");
+/** A first run of an attempt (not a resume after child jobs), with its ready time known (attempts since the health migration). */
+const firstRun = "a.resume = 0";
+// From when the job became due to when the attempt started; a resume does not wait in the queue again.
+const startLatencyHistSql = histogramOf(
+  "extract(epoch FROM a.started_at - a.ready_at) * 1000",
+  `${firstRun} AND a.ready_at IS NOT NULL`,
 );
+/** Elementwise sum of a histogram column over grouped rows (those matching `filter`, when given). */
+export function histogramSum(column: string, type: "int" | "bigint" | "float8" = "int", filter?: string): Prisma.Sql {
+  const only = filter ? ` FILTER (WHERE ${filter})` : "";
+  return Prisma.raw(
+    `ARRAY[${[...RUNTIME_BOUNDS_MS, Infinity].map((_, i) => `coalesce(sum(${column}[${i + 1}])${only}, 0)`).join(", ")}]::${type}[]`,
+  );
+}
 /** Elementwise sum of histograms, for grouping minute rows into wider bins. */
-const histogramSumSql = Prisma.raw(
-  `ARRAY[${[...RUNTIME_BOUNDS_MS, Infinity].map((_, i) => `coalesce(sum(runtime_hist[${i + 1}]), 0)`).join(", ")}]::int[]`,
-);
+const histogramSumSql = histogramSum("runtime_hist");
 
 export type RollupResult = {
   ran: boolean;
@@ -70,18 +90,21 @@ export async function rollupStats(): Promise<RollupResult> {
       // skipping ahead over any stretch in which no attempt finished (a fresh database, a long
       // idle spell): the first finished attempt since the watermark is one index probe.
       const [window] = await tx.$queryRaw<
-        { from: Date; to: Date; caughtUp: boolean; recentFrom: Date; recentTo: Date }[]
+        { from: Date; totalsTo: Date | null; to: Date; caughtUp: boolean; recentFrom: Date; recentTo: Date }[]
       >`
         WITH mark AS (
-          SELECT greatest(least(rolled_to, now() - interval '2 minutes'), now() - interval '${Prisma.raw(KEEP)}') AS at
+          SELECT greatest(least(rolled_to, now() - interval '2 minutes'), now() - interval '${Prisma.raw(KEEP)}') AS at,
+                 totals_to
           FROM stats_rollup WHERE id = 1 FOR UPDATE
         ), w AS (
-          SELECT date_trunc('minute', least(greatest(mark.at, coalesce(
-                   (SELECT min(finished_at) FROM job_attempts WHERE finished_at >= mark.at), now())),
-                 now() - interval '2 minutes')) AS "from"
+          SELECT date_trunc('minute', least(greatest(mark.at, coalesce(least(
+                   (SELECT min(finished_at) FROM job_attempts WHERE finished_at >= mark.at),
+                   (SELECT min(started_at) FROM job_attempts WHERE started_at >= mark.at)), now())),
+                 now() - interval '2 minutes')) AS "from", mark.totals_to
           FROM mark
         )
-        SELECT "from", least(now(), "from" + make_interval(secs => ${MAX_WINDOW_MS / 1000}::float8)) AS "to",
+        SELECT "from", totals_to AS "totalsTo",
+               least(now(), "from" + make_interval(secs => ${MAX_WINDOW_MS / 1000}::float8)) AS "to",
                "from" + make_interval(secs => ${MAX_WINDOW_MS / 1000}::float8) >= now() AS "caughtUp",
                date_trunc('minute', now() - interval '2 minutes') AS "recentFrom",
                now() + interval '1 hour' AS "recentTo"
@@ -97,22 +120,59 @@ export async function rollupStats(): Promise<RollupResult> {
             [window.recentFrom, window.recentTo],
           ];
 
+      // Minutes before `from` are final (never recomputed again): fold those not yet folded into
+      // the running totals, before any of them ages out below. Should the watermark ever move back
+      // (by hand), minutes before totals_to are recomputed but neither folded again nor read.
+      await tx.$executeRaw`
+        INSERT INTO job_stats_total AS t (tenant_id, queue, type, succeeded, failed, cancelled, lost, interrupted, dead,
+                                          started, retries, runtime_ms, runtime_hist)
+        SELECT tenant_id, queue, type, sum(succeeded), sum(failed), sum(cancelled), sum(lost), sum(interrupted), sum(dead),
+               sum(started), sum(retries), sum(runtime_ms)::bigint, ${histogramSum("runtime_hist", "bigint")}
+        FROM job_stats_minute
+        WHERE bucket < ${from} AND (${window.totalsTo}::timestamptz IS NULL OR bucket >= ${window.totalsTo}::timestamptz)
+        GROUP BY 1, 2, 3
+        ON CONFLICT (tenant_id, queue, type) DO UPDATE SET
+          succeeded = t.succeeded + excluded.succeeded, failed = t.failed + excluded.failed,
+          cancelled = t.cancelled + excluded.cancelled, lost = t.lost + excluded.lost,
+          interrupted = t.interrupted + excluded.interrupted, dead = t.dead + excluded.dead,
+          started = t.started + excluded.started, retries = t.retries + excluded.retries,
+          runtime_ms = t.runtime_ms + excluded.runtime_ms,
+          runtime_hist = ARRAY(SELECT coalesce(x, 0) + coalesce(y, 0)
+                               FROM unnest(t.runtime_hist, excluded.runtime_hist) WITH ORDINALITY AS u(x, y, i) ORDER BY i)`;
+      await tx.$executeRaw`
+        UPDATE stats_rollup SET totals_to = greatest(coalesce(totals_to, ${from}), ${from}) WHERE id = 1`;
+
       await tx.$executeRaw`DELETE FROM job_stats_minute WHERE bucket < now() - interval '${Prisma.raw(KEEP)}'`;
       let minuteRows = 0;
       for (const [start, end] of windows) {
         await tx.$executeRaw`DELETE FROM job_stats_minute WHERE bucket >= ${start} AND bucket < ${end}`;
         minuteRows += await tx.$executeRaw`
-          INSERT INTO job_stats_minute (bucket, tenant_id, queue, type, succeeded, failed, cancelled, dead, runtime_ms, runtime_hist)
+          INSERT INTO job_stats_minute (bucket, tenant_id, queue, type, succeeded, failed, cancelled, dead, runtime_ms,
+                                        runtime_hist, lost, interrupted)
           SELECT date_trunc('minute', a.finished_at), j.tenant_id, j.queue, j.type,
                  count(*) FILTER (WHERE a.outcome = 'succeeded'),
                  count(*) FILTER (WHERE a.outcome IN ('failed', 'lost', 'interrupted')),
                  count(*) FILTER (WHERE a.outcome = 'cancelled'),
                  count(*) FILTER (WHERE a.outcome IN ('failed', 'lost') AND j.status = 'failed' AND a.attempt = j.attempts),
                  coalesce(sum(${duration}) FILTER (WHERE a.outcome IN ('succeeded', 'failed')), 0)::bigint,
-                 ${histogramSql}
+                 ${histogramSql},
+                 count(*) FILTER (WHERE a.outcome = 'lost'),
+                 count(*) FILTER (WHERE a.outcome = 'interrupted')
           FROM job_attempts a JOIN jobs j ON j.id = a.job_id
           WHERE a.finished_at >= ${start} AND a.finished_at < ${end}
           GROUP BY 1, 2, 3, 4`;
+        // The same minutes by when attempts started: starts, retries, start latency.
+        minuteRows += await tx.$executeRaw`
+          INSERT INTO job_stats_minute AS m (bucket, tenant_id, queue, type, started, retries, start_latency_hist)
+          SELECT date_trunc('minute', a.started_at), j.tenant_id, j.queue, j.type,
+                 count(*) FILTER (WHERE ${Prisma.raw(firstRun)}),
+                 count(*) FILTER (WHERE ${Prisma.raw(firstRun)} AND a.attempt > 1),
+                 ${startLatencyHistSql}
+          FROM job_attempts a JOIN jobs j ON j.id = a.job_id
+          WHERE a.started_at >= ${start} AND a.started_at < ${end}
+          GROUP BY 1, 2, 3, 4
+          ON CONFLICT (tenant_id, bucket, queue, type) DO UPDATE SET
+            started = excluded.started, retries = excluded.retries, start_latency_hist = excluded.start_latency_hist`;
       }
 
       await tx.$executeRaw`DELETE FROM job_state_counts`;
@@ -347,4 +407,57 @@ export async function getOverview(principal: Principal, raw: unknown): Promise<O
     },
     series: { hour: series(hourBins, 60, 60_000), day: series(dayBins, 96, 15 * 60_000) },
   };
+}
+
+// ── Running totals, for counters ─────────────────────────────────────────────
+
+export type StatTotals = {
+  tenantId: string;
+  queue: string;
+  type: string;
+  succeeded: number;
+  /** Failed attempts, lost and interrupted ones not included. */
+  failed: number;
+  cancelled: number;
+  lost: number;
+  interrupted: number;
+  /** Jobs that reached the dead-letter queue. */
+  dead: number;
+  /** Attempts started (resumes not counted), and those after the first. */
+  started: number;
+  retries: number;
+  runtimeMs: number;
+  /** Succeeded and failed attempts per runtime bucket (RUNTIME_BOUNDS_MS, then the rest). */
+  runtimeHist: number[];
+};
+
+/**
+ * Everything the rollup ever counted, per tenant, queue and type: the folded
+ * totals plus the minutes not yet folded, read in one statement. Only grows
+ * (pruning history or aging out minute rows takes nothing away), so it feeds
+ * Prometheus counters. Attempts counted by the rollup's tick: up to
+ * STATS_ROLLUP_MS late.
+ */
+export async function readStatTotals(): Promise<StatTotals[]> {
+  const rows = await db().$queryRaw<
+    (Omit<StatTotals, "runtimeHist"> & { runtimeHist: (bigint | number)[] } & Record<string, unknown>)[]
+  >`
+    WITH s AS (
+      SELECT tenant_id, queue, type, succeeded, failed, cancelled, lost, interrupted, dead, started, retries,
+             runtime_ms, runtime_hist
+      FROM job_stats_total
+      UNION ALL
+      SELECT m.tenant_id, m.queue, m.type, m.succeeded, m.failed, m.cancelled, m.lost, m.interrupted, m.dead,
+             m.started, m.retries, m.runtime_ms, m.runtime_hist::bigint[]
+      FROM job_stats_minute m
+      -- A bound the planner sees as one value: a range scan of job_stats_minute_bucket_idx.
+      WHERE m.bucket >= coalesce((SELECT totals_to FROM stats_rollup WHERE id = 1), '-infinity')
+    )
+    SELECT tenant_id AS "tenantId", queue, type,
+           sum(succeeded)::float8 AS succeeded, sum(failed - lost - interrupted)::float8 AS failed,
+           sum(cancelled)::float8 AS cancelled, sum(lost)::float8 AS lost, sum(interrupted)::float8 AS interrupted,
+           sum(dead)::float8 AS dead, sum(started)::float8 AS started, sum(retries)::float8 AS retries,
+           sum(runtime_ms)::float8 AS "runtimeMs", ${histogramSum("runtime_hist", "float8")} AS "runtimeHist"
+    FROM s GROUP BY 1, 2, 3`;
+  return rows.map((r) => ({ ...r, runtimeHist: r.runtimeHist.map(Number) }));
 }

@@ -91,9 +91,18 @@ test.describe("as gina (Globex operator)", () => {
         `/api/v1/jobs/${acmeJob}`,
         `/api/v1/jobs/${acmeJob}/events`,
         `/api/v1/ops/overview?tenant=acme`,
+        `/api/v1/ops/health?tenant=acme`,
       ]) {
         expect((await api.get(path)).status(), path).toBe(404);
       }
+      // Health: her tenant's rows only, and no fleet-wide rows (they would tell of other tenants' work).
+      const health = (await (await api.get("/api/v1/ops/health")).json()) as {
+        queues: unknown[];
+        tenants: { tenant: { slug: string } }[];
+      };
+      expect(health.queues).toEqual([]);
+      expect(health.tenants.length).toBeGreaterThan(0);
+      expect(health.tenants.map((r) => r.tenant.slug).filter((s) => s !== "globex")).toEqual([]);
       const action = await api.post("/api/v1/ops/jobs/actions", { data: { action: "replay", ids: [acmeJob] } });
       expect(await action.json()).toEqual({ action: "replay", matched: 0, affected: 0 });
       expect((await api.post(`/api/v1/jobs/${acmeJob}/replay`)).status()).toBe(404);
@@ -108,6 +117,49 @@ test.describe("as gina (Globex operator)", () => {
 
 test.describe("as root (platform admin)", () => {
   test.use({ storageState: storageStateFor("root@conveyor.test") });
+
+  test("the Health panel shows a queue falling behind, fleet-wide and for the tenant whose job waits", async ({
+    page,
+  }) => {
+    // A tenant of its own whose interactive cap is 0: its job is ready (due five minutes ago, not
+    // paused) but never admitted, so it waits without taking a slot from the other tests.
+    const slug = `health-e2e-${Date.now()}`;
+    const [tenant] = await sql<{ id: string }>(
+      "INSERT INTO tenants (id, slug, name) VALUES (gen_random_uuid(), $1, 'Health e2e') RETURNING id",
+      [slug],
+    );
+    try {
+      await sql("INSERT INTO tenant_queue_limits (tenant_id, queue, max_running) VALUES ($1, 'interactive', 0)", [
+        tenant!.id,
+      ]);
+      await sql(
+        `INSERT INTO jobs (id, tenant_id, type, queue, status, input, input_hash, run_at, updated_at)
+         VALUES (gen_random_uuid(), $1, 'probe', 'interactive', 'queued', '{}', 'e2e', now() - interval '5 minutes', now())`,
+        [tenant!.id],
+      );
+      await page.goto("/ops/overview");
+      const panel = page.getByRole("region", { name: "Health" });
+      await expect(panel.getByRole("heading", { name: "Health" })).toBeVisible();
+      const fleet = panel.locator('[data-testid="health-row"][data-queue="interactive"][data-tenant=""]');
+      await expect(fleet).toHaveAttribute("data-state", "behind");
+      await expect(fleet.getByTestId("health-state")).toHaveText("falling behind");
+      await expect(fleet.getByTestId("health-oldestReadyAge")).toHaveAttribute("data-state", "behind");
+      await expect(fleet.getByTestId("health-oldestReadyAge")).toContainText(/^5m/);
+      // The fleet serves interactive: slots are counted.
+      await expect(fleet.getByTestId("health-utilisation")).toContainText("slots");
+      const mine = panel.locator(`[data-testid="health-row"][data-queue="interactive"][data-tenant="${slug}"]`);
+      await expect(mine).toHaveAttribute("data-state", "behind");
+      await expect(mine.getByTestId("health-utilisation")).toContainText("of its cap 0");
+      await expect(panel.getByTestId("health-overall")).toHaveText("falling behind");
+      // The same signal, as Prometheus reads it.
+      const metrics = await (await page.request.get("/api/metrics")).text();
+      expect(metrics).toMatch(
+        new RegExp(`conveyor_tenant_oldest_ready_age_seconds\\{queue="interactive",tenant="${slug}"\\} 3\\d\\d`),
+      );
+    } finally {
+      await sql("DELETE FROM tenants WHERE id = $1", [tenant!.id]);
+    }
+  });
 
   test("the explorer shows both tenants' jobs, and filters to one", async ({ page }) => {
     const marker = `both-e2e-${Date.now()}`;

@@ -3,7 +3,8 @@
  * fencing token, the lease, and the attempt row. A job woken after its
  * children ended resumes its attempt (same number, `resume` + 1) instead of
  * starting a new one. Only an admitted, unpaused, uncancelled job is claimed,
- * so a stale or duplicate dispatch is harmless: it claims nothing.
+ * so a stale or duplicate dispatch is harmless: it claims nothing. The
+ * attempt row keeps the job's run_at as `ready_at` (start latency).
  */
 import type { SqlClient } from "../../db";
 
@@ -50,10 +51,11 @@ export async function claimJob(
          -- A pause that came after admission: the dispatch was already fetched.
          AND NOT conveyor_paused(queue, type, tenant_id)
        RETURNING id, tenant_id, type, input, attempts, resumes, max_attempts, fencing_token, created_by_id,
-                 priority, checkpoint
+                 priority, checkpoint, run_at
      ), attempt AS (
-       INSERT INTO job_attempts (job_id, attempt, resume, worker_id, fencing_token, started_at)
-       SELECT id, attempts, resumes, $2, fencing_token, now() FROM claimed
+       -- ready_at: when the job became due, for the start latency the health signals report.
+       INSERT INTO job_attempts (job_id, attempt, resume, worker_id, fencing_token, started_at, ready_at)
+       SELECT id, attempts, resumes, $2, fencing_token, now(), run_at FROM claimed
        RETURNING id
      )
      SELECT c.id, c.tenant_id AS "tenantId", c.type, c.input, c.attempts AS attempt, c.resumes AS resume,
