@@ -526,7 +526,11 @@ CREATE TABLE tenants (
   quota_jobs_per_user integer,
   quota_jobs_per_tenant integer,
   quota_export_bytes bigint,
-  CONSTRAINT tenants_pkey PRIMARY KEY (id)
+  job_retention_days integer,
+  dead_letter_retention_days integer,
+  audit_retention_days integer,
+  CONSTRAINT tenants_pkey PRIMARY KEY (id),
+  CONSTRAINT tenants_retention_days_check CHECK ((((job_retention_days IS NULL) OR ((job_retention_days >= 1) AND (job_retention_days <= 3650))) AND ((dead_letter_retention_days IS NULL) OR ((dead_letter_retention_days >= 1) AND (dead_letter_retention_days <= 3650))) AND ((audit_retention_days IS NULL) OR ((audit_retention_days >= 1) AND (audit_retention_days <= 3650)))))
 );
 
 CREATE UNIQUE INDEX tenants_slug_key ON public.tenants USING btree (slug);

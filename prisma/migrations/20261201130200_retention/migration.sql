@@ -1,0 +1,11 @@
+-- Retention (lib/retention): finished jobs, dead letters and audit entries are pruned after a
+-- number of days; a tenant may have its own (null: JOB_RETENTION_DAYS, DEAD_LETTER_RETENTION_DAYS,
+-- AUDIT_RETENTION_DAYS), set by platform admins.
+
+ALTER TABLE "tenants" ADD COLUMN "job_retention_days" INTEGER,
+  ADD COLUMN "dead_letter_retention_days" INTEGER,
+  ADD COLUMN "audit_retention_days" INTEGER,
+  ADD CONSTRAINT "tenants_retention_days_check" CHECK (
+    ("job_retention_days" IS NULL OR "job_retention_days" BETWEEN 1 AND 3650)
+    AND ("dead_letter_retention_days" IS NULL OR "dead_letter_retention_days" BETWEEN 1 AND 3650)
+    AND ("audit_retention_days" IS NULL OR "audit_retention_days" BETWEEN 1 AND 3650));
