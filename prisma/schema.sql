@@ -344,6 +344,7 @@ CREATE INDEX jobs_finished_at_idx ON public.jobs USING btree (finished_at);
 CREATE INDEX jobs_open_by_tenant_idx ON public.jobs USING btree (tenant_id) WHERE ((parent_id IS NULL) AND (status = ANY (ARRAY['scheduled'::job_status, 'queued'::job_status, 'running'::job_status, 'retrying'::job_status])));
 CREATE INDEX jobs_open_by_user_idx ON public.jobs USING btree (created_by_id) WHERE ((parent_id IS NULL) AND (status = ANY (ARRAY['scheduled'::job_status, 'queued'::job_status, 'running'::job_status, 'retrying'::job_status])));
 CREATE INDEX jobs_parent_id_idx ON public.jobs USING btree (parent_id);
+CREATE INDEX jobs_prune_idx ON public.jobs USING btree (tenant_id, finished_at) WHERE ((parent_id IS NULL) AND (finished_at IS NOT NULL));
 CREATE INDEX jobs_replay_of_id_idx ON public.jobs USING btree (replay_of_id);
 CREATE UNIQUE INDEX jobs_schedule_id_scheduled_for_key ON public.jobs USING btree (schedule_id, scheduled_for);
 CREATE INDEX jobs_schedule_open_idx ON public.jobs USING btree (schedule_id) WHERE ((schedule_id IS NOT NULL) AND (status = ANY (ARRAY['scheduled'::job_status, 'queued'::job_status, 'running'::job_status, 'retrying'::job_status])));

@@ -208,24 +208,20 @@ async function pruneJobTrees(
   skip: string[],
   batch: PruneBatch,
 ): Promise<string[]> {
-  // Candidate roots, three ways so each reads the (tenant, status, created_at) index and only
-  // rows it may take: a job ends after it was created, so created_at bounds finished_at.
-  const roots: string[] = [];
-  const pick = async (sql: Prisma.Sql) => {
-    if (roots.length >= limit) return;
-    const rows = await tx.$queryRaw<{ id: string }[]>`
-      SELECT id FROM jobs
-       WHERE tenant_id = ${tenant.id}::uuid AND parent_id IS NULL AND NOT (id = ANY(${skip}::uuid[])) AND ${sql}
-       LIMIT ${limit - roots.length} FOR UPDATE SKIP LOCKED`;
-    roots.push(...rows.map((r) => r.id));
-  };
-  const sql = Prisma.sql;
-  await pick(sql`status IN ('succeeded', 'cancelled', 'expired')
-    AND created_at < ${jobCutoff} AND finished_at < ${jobCutoff}`);
-  await pick(sql`status = 'failed' AND discarded_at < ${jobCutoff}
-    AND created_at < ${jobCutoff} AND finished_at < ${jobCutoff}`);
-  await pick(sql`status = 'failed' AND discarded_at IS NULL
-    AND created_at < ${deadCutoff} AND finished_at < ${deadCutoff}`);
+  // Candidate roots, oldest first, along jobs_prune_idx (tenant, finished_at) of root jobs:
+  // ended (succeeded, cancelled, expired, or failed and discarded) before the job cutoff, or
+  // dead letters before theirs. Rows a writer holds are skipped, not waited for.
+  const rows = await tx.$queryRaw<{ id: string }[]>`
+    SELECT id::text FROM jobs
+     WHERE tenant_id = ${tenant.id}::uuid AND parent_id IS NULL AND finished_at IS NOT NULL
+       AND finished_at < ${jobCutoff > deadCutoff ? jobCutoff : deadCutoff}
+       AND NOT (id = ANY(${skip}::uuid[]))
+       AND CASE WHEN status = 'failed' AND discarded_at IS NULL THEN finished_at < ${deadCutoff}
+                ELSE status IN ('succeeded', 'cancelled', 'expired', 'failed')
+                     AND greatest(finished_at, discarded_at) < ${jobCutoff} END
+     ORDER BY finished_at
+     LIMIT ${limit} FOR UPDATE SKIP LOCKED`;
+  const roots = rows.map((r) => r.id);
   if (!roots.length) return [];
 
   // Every job of each tree, and whether it may go: ended, old enough by its own kind, and no
