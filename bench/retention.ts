@@ -173,7 +173,7 @@ async function agedShare(share: number, days: number): Promise<number> {
               discarded_at = discarded_at - make_interval(days => $2), updated_at = updated_at - make_interval(days => $2)
         WHERE status IN ('succeeded', 'failed', 'cancelled', 'expired') AND parent_id IS NULL
           AND finished_at > now() - make_interval(days => $3)
-          AND (hashtext(id::text) & 1023) < $1 * 1024`,
+          AND (hashtext(id::text) & 1023) < $1::float8 * 1024`,
       [share, days, env().JOB_RETENTION_DAYS],
     );
     await c.query("COMMIT");

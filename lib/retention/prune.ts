@@ -30,6 +30,8 @@ const DAY_MS = 86_400_000;
 const DEAD_WORKER_KEEP_MS = DAY_MS;
 /** Audit entries and worker rows are single rows: this many per batch for each root job of a job batch. */
 const ROWS_PER_ROOT = 10;
+/** Levels of descendants walked below a root (an export's parts, a pipeline's stages are one). */
+const MAX_TREE_DEPTH = 16;
 
 /** The days a tenant's jobs, dead letters and audit entries are kept: its own, or the platform's. */
 export type RetentionDays = { jobs: number; deadLetters: number; audit: number };
@@ -224,22 +226,30 @@ async function pruneJobTrees(
   const roots = rows.map((r) => r.id);
   if (!roots.length) return [];
 
-  // Every job of each tree, and whether it may go: ended, old enough by its own kind, and no
-  // import of it still waiting for the import cleanup (its staging table, its files).
-  const nodes = await tx.$queryRaw<TreeNode[]>`
-    WITH RECURSIVE tree AS (
-      SELECT id AS root, id FROM jobs WHERE id = ANY(${roots}::uuid[])
-      UNION ALL
-      SELECT t.root, c.id FROM jobs c JOIN tree t ON c.parent_id = t.id
-    )
-    SELECT t.root::text, t.id::text, coalesce(
+  // Every job of each tree, level by level along jobs_parent_id_idx (a recursive CTE's join
+  // was planned as a hash join over the whole table: 320 ms a batch on 1M jobs).
+  const rootOf = new Map(roots.map((id) => [id, id]));
+  let level = roots;
+  for (let depth = 0; level.length && depth < MAX_TREE_DEPTH; depth++) {
+    const kids = await tx.$queryRaw<{ id: string; parent: string }[]>`
+      SELECT id::text, parent_id::text AS parent FROM jobs WHERE parent_id = ANY(${level}::uuid[])`;
+    for (const k of kids) rootOf.set(k.id, rootOf.get(k.parent)!);
+    level = kids.map((k) => k.id);
+  }
+  // Whether each may go: ended, old enough by its own kind, and no import of it still waiting
+  // for the import cleanup (its staging table, its files).
+  const states = await tx.$queryRaw<{ id: string; ok: boolean }[]>`
+    SELECT j.id::text, coalesce(
              j.status::text = ANY(${FINISHED}::text[])
              AND CASE WHEN j.status = 'failed' AND j.discarded_at IS NULL THEN j.finished_at < ${deadCutoff}
                       ELSE greatest(j.finished_at, j.discarded_at) < ${jobCutoff} END
              AND NOT EXISTS (SELECT 1 FROM imports i WHERE i.job_id = j.id AND i.cleaned_at IS NULL),
            false) AS ok
-      FROM tree t JOIN jobs j ON j.id = t.id`;
+      FROM jobs j WHERE j.id = ANY(${[...rootOf.keys()]}::uuid[])`;
+  const nodes: TreeNode[] = states.map((r) => ({ id: r.id, root: rootOf.get(r.id)!, ok: r.ok }));
   const blocked = new Set(nodes.filter((n) => !n.ok).map((n) => n.root));
+  // Deeper than walked: not all of it is known, so none of it goes.
+  for (const id of level) blocked.add(rootOf.get(id)!);
 
   // Lock the descendants as the roots are locked, skipping any a writer holds: such a tree waits.
   const children = nodes.filter((n) => n.id !== n.root && !blocked.has(n.root));
@@ -260,7 +270,6 @@ async function pruneJobTrees(
       const locked = await tx.$queryRaw<{ id: string }[]>`
         SELECT id::text FROM jobs WHERE id = ANY(${pointing.map((p) => p.id)}::uuid[]) FOR UPDATE SKIP LOCKED`;
       const got = new Set(locked.map((r) => r.id));
-      const rootOf = new Map(nodes.map((n) => [n.id, n.root]));
       for (const p of pointing) if (!got.has(p.id)) blocked.add(rootOf.get(p.target)!);
     }
   }
