@@ -1,5 +1,8 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { z } from "zod";
 import { PATCH as tenantSettingsRoute } from "@/app/api/v1/ops/tenants/[tenant]/route";
@@ -273,6 +276,32 @@ describe("retention", () => {
     const deleted = [...a.batches, ...b.batches].reduce((s, x) => s + (x.kind === "jobs" ? x.rows.jobs : 0), 0);
     assert.equal(deleted, 4);
     assert.deepEqual(await existing(old), []);
+  });
+
+  test("worker processes prune on their timer (PRUNE_INTERVAL_MS), a batch at a time", async () => {
+    const old = await finishedProbes(5);
+    const young = await finishedProbes(1);
+    await age(old, 40);
+    const start = (): ChildProcess =>
+      spawn(process.execPath, ["--import", "tsx", "worker/index.ts", "--concurrency", "1", "--queues", "bulk"], {
+        env: { ...process.env, DATABASE_URL: fx.database.url, PRUNE_INTERVAL_MS: "1000", PRUNE_BATCH_SIZE: "2" },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+    const workers = [start(), start()];
+    let output = "";
+    for (const w of workers) {
+      w.stdout!.on("data", (d: Buffer) => (output += d.toString()));
+      w.stderr!.on("data", (d: Buffer) => (output += d.toString()));
+    }
+    try {
+      const deadline = Date.now() + 60_000;
+      while ((await existing(old)).length && Date.now() < deadline) await sleep(250);
+      assert.deepEqual(await existing(old), [], `the workers pruned the old jobs\n${output}`);
+      assert.deepEqual(await existing(young), young);
+    } finally {
+      for (const w of workers) if (w.exitCode === null) w.kill("SIGTERM");
+      await Promise.all(workers.map((w) => (w.exitCode === null ? once(w, "exit") : null)));
+    }
   });
 
   test("PATCH /api/v1/ops/tenants/{tenant}: 400 naming the field, 403 for an operator", async () => {
