@@ -24,6 +24,7 @@ import { db, Prisma } from "../db";
 import { env } from "../env";
 import { maintenanceLocks, withMaintenanceLock } from "../maintenance";
 import { storage } from "../storage";
+import { effectiveRetention, type RetentionDays } from "../tenants/retention";
 
 const DAY_MS = 86_400_000;
 /** Stopped or dead worker rows are kept this long (the console's Workers page shows them). */
@@ -32,22 +33,6 @@ const DEAD_WORKER_KEEP_MS = DAY_MS;
 const ROWS_PER_ROOT = 10;
 /** Levels of descendants walked below a root (an export's parts, a pipeline's stages are one). */
 const MAX_TREE_DEPTH = 16;
-
-/** The days a tenant's jobs, dead letters and audit entries are kept: its own, or the platform's. */
-export type RetentionDays = { jobs: number; deadLetters: number; audit: number };
-
-/** A tenant's retention settings (null: the platform default) and what applies. */
-export function effectiveRetention(t: {
-  jobRetentionDays: number | null;
-  deadLetterRetentionDays: number | null;
-  auditRetentionDays: number | null;
-}): RetentionDays {
-  return {
-    jobs: t.jobRetentionDays ?? env().JOB_RETENTION_DAYS,
-    deadLetters: t.deadLetterRetentionDays ?? env().DEAD_LETTER_RETENTION_DAYS,
-    audit: t.auditRetentionDays ?? env().AUDIT_RETENTION_DAYS,
-  };
-}
 
 /** One batch: one transaction. */
 export type PruneBatch = {

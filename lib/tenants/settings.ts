@@ -10,8 +10,8 @@ import type { Principal } from "../auth/principal";
 import { db } from "../db";
 import { env } from "../env";
 import { AppError, parseOrThrow } from "../errors";
-import { effectiveRetention, type RetentionDays } from "../retention/prune";
 import { effectiveQuotas, type TenantQuotas } from "./quotas";
+import { effectiveRetention, type RetentionDays } from "./retention";
 
 export type TenantDto = {
   id: string;
