@@ -20,6 +20,7 @@ import { Alert } from "./ui/alert";
 import { Button } from "./ui/button";
 import { useConfirm } from "./ui/confirm-dialog";
 import { CopyButton } from "./ui/copy-button";
+import { TenantRetentionForm } from "./tenant-retention-form";
 import { fieldClass, Select } from "./ui/select";
 
 const card = "rounded-lg border border-slate-200 bg-white p-5 shadow-sm";
@@ -37,7 +38,7 @@ function FieldError({ error, path, id }: { error: unknown; path: string; id: str
 /**
  * The console's People page: a tenant's members and their roles, its
  * invitations, and the form that invites someone. Platform admins pick the
- * tenant, create tenants and invite other platform admins.
+ * tenant, create tenants, set its retention and invite other platform admins.
  */
 export function PeoplePanel({ isAdmin, ownTenant }: { isAdmin: boolean; ownTenant: string | null }) {
   const qc = useQueryClient();
@@ -45,6 +46,7 @@ export function PeoplePanel({ isAdmin, ownTenant }: { isAdmin: boolean; ownTenan
   const tenants = useQuery({ queryKey: peopleKeys.tenants, queryFn: fetchTenants, enabled: isAdmin });
   const [tenant, setTenant] = useState<string | null>(isAdmin ? null : ownTenant);
   const shown = tenant ?? (isAdmin ? (tenants.data?.tenants[0]?.slug ?? null) : ownTenant);
+  const shownTenant = tenants.data?.tenants.find((t) => t.slug === shown);
   const members = useQuery({
     queryKey: peopleKeys.members(shown),
     queryFn: () => fetchMembers(isAdmin ? shown : null),
@@ -135,6 +137,7 @@ export function PeoplePanel({ isAdmin, ownTenant }: { isAdmin: boolean; ownTenan
       {newTenant.error && !(newTenant.error instanceof ApiError && newTenant.error.fields.length) && (
         <Alert tone="error">{newTenant.error.message}</Alert>
       )}
+      {isAdmin && shownTenant && <TenantRetentionForm key={shownTenant.id} tenant={shownTenant} />}
 
       <form onSubmit={onInvite} aria-label="Invite someone" className={`${card} flex flex-wrap items-end gap-3`}>
         <h2 className="w-full text-lg font-semibold">Invite someone{shown ? ` to ${shown}` : ""}</h2>

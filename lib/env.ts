@@ -111,6 +111,18 @@ const envSchema = z.object({
   IMPORT_CLEANUP_MS: intFrom(5_000, 500, 3_600_000),
   /** How often each worker runs the console's statistics rollup (one at a time across the fleet), in ms. */
   STATS_ROLLUP_MS: intFrom(10_000, 1_000, 600_000),
+  /** Days a finished job (succeeded, cancelled, expired, or failed and discarded) is kept with its attempts and transitions; a tenant's own value wins. */
+  JOB_RETENTION_DAYS: intFrom(30, 1, 3650),
+  /** Days a dead letter (a failed job not replayed or discarded) is kept; a tenant's own value wins. */
+  DEAD_LETTER_RETENTION_DAYS: intFrom(90, 1, 3650),
+  /** Days an audit entry is kept; a tenant's own value wins (platform entries: this). */
+  AUDIT_RETENTION_DAYS: intFrom(365, 1, 3650),
+  /** How often each worker runs the pruner (one at a time across the fleet), in ms. */
+  PRUNE_INTERVAL_MS: intFrom(60_000, 1_000, 86_400_000),
+  /** Root jobs (with their trees) the pruner deletes per transaction; each batch is one short transaction. */
+  PRUNE_BATCH_SIZE: intFrom(1_000, 1, 100_000),
+  /** How long one pruner tick may work before it leaves the rest for the next, in ms. */
+  PRUNE_TICK_BUDGET_MS: intFrom(10_000, 100, 600_000),
   /** A bearer token that may scrape GET /api/metrics (platform admins may too). Unset: admins only. */
   METRICS_TOKEN: z.string().min(16).optional(),
   /** `1`: seed the demo tenants and accounts into the given (empty) database too; without it only the embedded one gets them. */

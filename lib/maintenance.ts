@@ -1,6 +1,6 @@
 /**
  * Maintenance that every worker process starts on a timer but only one should
- * do at a time (the reaper, the statistics rollup, the export and upload cleanups): it runs
+ * do at a time (the reaper, the statistics rollup, the export and upload cleanups, the pruner): it runs
  * in a transaction holding a named, transaction-scoped advisory lock, and a
  * process that finds the lock taken skips its tick. The lock ends with the
  * transaction, so a process that dies mid-tick frees it at once.
@@ -14,6 +14,8 @@ export const maintenanceLocks = {
   exportCleanup: "export_cleanup",
   importCleanup: "import_cleanup",
   uploadCleanup: "upload_cleanup",
+  /** The retention pruner (lib/retention): one batch at a time, fleet-wide. */
+  prune: "prune",
 } as const;
 
 export type MaintenanceLock = (typeof maintenanceLocks)[keyof typeof maintenanceLocks];

@@ -368,6 +368,7 @@ CREATE INDEX jobs_finished_at_idx ON public.jobs USING btree (finished_at);
 CREATE INDEX jobs_open_by_tenant_idx ON public.jobs USING btree (tenant_id) WHERE ((parent_id IS NULL) AND (status = ANY (ARRAY['scheduled'::job_status, 'queued'::job_status, 'running'::job_status, 'retrying'::job_status])));
 CREATE INDEX jobs_open_by_user_idx ON public.jobs USING btree (created_by_id) WHERE ((parent_id IS NULL) AND (status = ANY (ARRAY['scheduled'::job_status, 'queued'::job_status, 'running'::job_status, 'retrying'::job_status])));
 CREATE INDEX jobs_parent_id_idx ON public.jobs USING btree (parent_id);
+CREATE INDEX jobs_prune_idx ON public.jobs USING btree (tenant_id, finished_at) WHERE ((parent_id IS NULL) AND (finished_at IS NOT NULL));
 CREATE INDEX jobs_ready_idx ON public.jobs USING btree (queue, tenant_id, type, run_at) WHERE (status = ANY (ARRAY['queued'::job_status, 'retrying'::job_status]));
 CREATE INDEX jobs_replay_of_id_idx ON public.jobs USING btree (replay_of_id);
 CREATE UNIQUE INDEX jobs_schedule_id_scheduled_for_key ON public.jobs USING btree (schedule_id, scheduled_for);
@@ -552,7 +553,11 @@ CREATE TABLE tenants (
   quota_jobs_per_user integer,
   quota_jobs_per_tenant integer,
   quota_export_bytes bigint,
-  CONSTRAINT tenants_pkey PRIMARY KEY (id)
+  job_retention_days integer,
+  dead_letter_retention_days integer,
+  audit_retention_days integer,
+  CONSTRAINT tenants_pkey PRIMARY KEY (id),
+  CONSTRAINT tenants_retention_days_check CHECK ((((job_retention_days IS NULL) OR ((job_retention_days >= 1) AND (job_retention_days <= 3650))) AND ((dead_letter_retention_days IS NULL) OR ((dead_letter_retention_days >= 1) AND (dead_letter_retention_days <= 3650))) AND ((audit_retention_days IS NULL) OR ((audit_retention_days >= 1) AND (audit_retention_days <= 3650)))))
 );
 
 CREATE UNIQUE INDEX tenants_slug_key ON public.tenants USING btree (slug);
@@ -578,6 +583,7 @@ CREATE TABLE uploads (
 );
 
 CREATE INDEX uploads_import_job_id_idx ON public.uploads USING btree (import_job_id) WHERE ((import_job_id IS NOT NULL) AND (deleted_at IS NULL));
+CREATE INDEX uploads_import_job_idx ON public.uploads USING btree (import_job_id) WHERE (import_job_id IS NOT NULL);
 CREATE INDEX uploads_last_used_at_idx ON public.uploads USING btree (last_used_at) WHERE (deleted_at IS NULL);
 CREATE INDEX uploads_tenant_id_created_at_idx ON public.uploads USING btree (tenant_id, created_at DESC) WHERE (deleted_at IS NULL);
 

@@ -18,6 +18,7 @@ import { periodicTasks } from "@/lib/jobs/registry";
 import { QUEUES, type PeriodicTask, type QueueName } from "@/lib/jobs/task";
 import { heartbeatWorker, markWorkerStopped, registerWorker } from "@/lib/jobs/workers";
 import { rollupStats } from "@/lib/ops/stats";
+import { pruneOnce, rowsOf } from "@/lib/retention/prune";
 import { Scheduler } from "@/lib/schedules/scheduler";
 import { graphileLogger } from "./graphile-logger";
 import { workerIdentity } from "./identity";
@@ -90,7 +91,7 @@ async function main(): Promise<void> {
     () => void beat().catch((e: Error) => log.warn({ err: e }, `[worker] heartbeat failed: ${e.message}`)),
     env().WORKER_HEARTBEAT_MS,
   );
-  // Periodic upkeep: the engine's reaper, the console's statistics rollup, and each
+  // Periodic upkeep: the engine's reaper, the console's statistics rollup, the pruner, and each
   // workload's own (export expiry…). Each takes a maintenance lock: one process works a tick.
   const periodic: PeriodicTask[] = [
     {
@@ -112,6 +113,17 @@ async function main(): Promise<void> {
       async run() {
         await rollupStats();
         return [];
+      },
+    },
+    {
+      // Retention: old finished jobs, dead letters, audit entries, dead worker rows (lib/retention).
+      name: "prune",
+      everyMs: () => env().PRUNE_INTERVAL_MS,
+      async run() {
+        const r = await pruneOnce();
+        const trees = r.batches.reduce((n, b) => n + b.trees, 0);
+        const rows = r.batches.reduce((n, b) => n + rowsOf(b), 0);
+        return rows ? [`pruned ${trees} job trees, ${rows} rows in ${r.batches.length} batches`] : [];
       },
     },
     ...periodicTasks(),

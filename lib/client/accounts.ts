@@ -58,3 +58,15 @@ export function changePassword(body: { currentPassword: string; newPassword: str
 export function acceptInvite(body: { token: string; name?: string; password: string }): Promise<{ email: string }> {
   return request("/api/v1/invites/accept", { method: "POST", body: JSON.stringify(body) });
 }
+
+/** A tenant's settings as a platform admin sets them; null puts one back to the platform default. */
+export type TenantSettingsForm = Partial<{
+  exportRetentionDays: number | null;
+  jobRetentionDays: number | null;
+  deadLetterRetentionDays: number | null;
+  auditRetentionDays: number | null;
+}>;
+
+export function updateTenantSettings(tenant: string, body: TenantSettingsForm): Promise<TenantDto> {
+  return request(`/api/v1/ops/tenants/${encodeURIComponent(tenant)}`, { method: "PATCH", body: JSON.stringify(body) });
+}

@@ -1,6 +1,7 @@
 /**
  * Tenants as platform admins manage them: the list, and each tenant's export
- * retention (how long its export files are kept; EXPORT_RETENTION_DAYS when unset).
+ * retention (how long its export files are kept; EXPORT_RETENTION_DAYS when unset),
+ * quotas, and retention of jobs, dead letters and audit entries (lib/retention).
  */
 import { z } from "zod";
 import { recordAudit } from "../audit";
@@ -10,6 +11,7 @@ import { db } from "../db";
 import { env } from "../env";
 import { AppError, parseOrThrow } from "../errors";
 import { effectiveQuotas, type TenantQuotas } from "./quotas";
+import { effectiveRetention, type RetentionDays } from "./retention";
 
 export type TenantDto = {
   id: string;
@@ -22,6 +24,10 @@ export type TenantDto = {
   /** The tenant's own quotas (null: the default) and those that apply. */
   quotas: { jobsPerUser: number | null; jobsPerTenant: number | null; exportBytes: number | null };
   effectiveQuotas: TenantQuotas;
+  /** The tenant's own retention of finished jobs, dead letters and audit entries, in days (null: the default). */
+  retention: { jobDays: number | null; deadLetterDays: number | null; auditDays: number | null };
+  /** What the pruner applies (lib/retention). */
+  effectiveRetention: RetentionDays;
 };
 
 /** How long a tenant's export files are kept: its own setting, or EXPORT_RETENTION_DAYS. */
@@ -37,6 +43,9 @@ type TenantRow = {
   quotaJobsPerUser: number | null;
   quotaJobsPerTenant: number | null;
   quotaExportBytes: bigint | null;
+  jobRetentionDays: number | null;
+  deadLetterRetentionDays: number | null;
+  auditRetentionDays: number | null;
 };
 
 function toDto(t: TenantRow): TenantDto {
@@ -52,6 +61,12 @@ function toDto(t: TenantRow): TenantDto {
       exportBytes: t.quotaExportBytes === null ? null : Number(t.quotaExportBytes),
     },
     effectiveQuotas: effectiveQuotas(t),
+    retention: {
+      jobDays: t.jobRetentionDays,
+      deadLetterDays: t.deadLetterRetentionDays,
+      auditDays: t.auditRetentionDays,
+    },
+    effectiveRetention: effectiveRetention(t),
   };
 }
 
@@ -68,6 +83,14 @@ const count = (max: number) =>
     .int("must be a whole number")
     .min(1, "must be at least 1")
     .max(max, `must be at most ${max}`)
+    .nullable();
+
+const days = () =>
+  z
+    .number({ error: "must be a number of days or null" })
+    .int("must be a whole number of days")
+    .min(1, "must be at least 1")
+    .max(3650, "must be at most 3650")
     .nullable();
 
 /** PATCH body: every field optional; null sets the platform default. */
@@ -91,12 +114,21 @@ export const tenantSettingsSchema = z
       .min(0, "must be at least 0")
       .max(Number.MAX_SAFE_INTEGER)
       .nullable(),
+    /** Days a finished job is kept with its attempts and transitions; null for JOB_RETENTION_DAYS. */
+    jobRetentionDays: days(),
+    /** Days a dead letter is kept; null for DEAD_LETTER_RETENTION_DAYS. */
+    deadLetterRetentionDays: days(),
+    /** Days an audit entry is kept; null for AUDIT_RETENTION_DAYS. */
+    auditRetentionDays: days(),
   })
   .partial()
   .strict()
   .refine((v) => Object.keys(v).length > 0, { message: "give at least one setting", path: ["(body)"] });
 
-/** Sets a tenant's retention and quotas (retention: for exports finished from now on). Platform admins; audited. */
+/**
+ * Sets a tenant's retention and quotas (export retention: for exports finished from now on; job,
+ * dead-letter and audit retention: the pruner's next tick). Platform admins; audited.
+ */
 export async function updateTenantSettings(principal: Principal, ref: string, body: unknown): Promise<TenantDto> {
   requirePlatformAdmin(principal, "Tenant settings");
   const changes = parseOrThrow(tenantSettingsSchema, body);

@@ -1,4 +1,4 @@
-// PATCH /api/v1/ops/tenants/{tenant} – a tenant's settings: { exportRetentionDays: 1–3650 | null } (platform admins)
+// PATCH /api/v1/ops/tenants/{tenant} – a tenant's settings: export, job, dead-letter and audit retention (days), quotas (platform admins)
 import { updateTenantSettings } from "@/lib/tenants/settings";
 import { readJson, withPrincipal } from "@/lib/http/route";
 
