@@ -7,7 +7,19 @@ import type { NextConfig } from "next";
 const nextConfig: NextConfig = {
   // Type-checking and lint run as their own steps (npm run typecheck / lint).
   typescript: { ignoreBuildErrors: true },
-  serverExternalPackages: ["pg", "pg-copy-streams", "@prisma/adapter-pg"],
+  serverExternalPackages: [
+    "pg",
+    "pg-copy-streams",
+    "@prisma/adapter-pg",
+    // Loaded from node_modules, not bundled: one @opentelemetry/api for Next's spans and ours (lib/tracing.ts).
+    "@opentelemetry/api",
+    "@opentelemetry/context-async-hooks",
+    "@opentelemetry/core",
+    "@opentelemetry/exporter-trace-otlp-http",
+    "@opentelemetry/resources",
+    "@opentelemetry/sdk-trace",
+    "@opentelemetry/semantic-conventions",
+  ],
   poweredByHeader: false,
   async headers() {
     return [

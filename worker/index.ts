@@ -18,6 +18,7 @@ import { QUEUES, type PeriodicTask, type QueueName } from "@/lib/jobs/task";
 import { heartbeatWorker, markWorkerStopped, registerWorker } from "@/lib/jobs/workers";
 import { rollupStats } from "@/lib/ops/stats";
 import { Scheduler } from "@/lib/schedules/scheduler";
+import { initTracing, shutdownTracing } from "@/lib/tracing";
 import { workerIdentity } from "./identity";
 import { taskListFor } from "./task-list";
 
@@ -50,6 +51,8 @@ async function main(): Promise<void> {
   if (!queues.length || unknown.length) {
     throw new Error(`--queues must name some of: ${QUEUES.join(", ")} (got ${values.queues ?? env().WORKER_QUEUES})`);
   }
+  // Before any job runs: each attempt's span continues the trace stored with its job (OTEL_EXPORTER_OTLP_ENDPOINT).
+  if (await initTracing({ serviceName: "conveyor-worker" })) console.log("[worker] tracing: exporting spans over OTLP");
   const taskList = taskListFor(queues as QueueName[]);
   const id = workerIdentity.id;
   // A worker that `npm start` restarted says so in the registry (and so on the console's Workers page).
@@ -159,6 +162,8 @@ async function main(): Promise<void> {
         return markWorkerStopped(id);
       })
       .then(() => closeDb())
+      // The last attempts' spans, still in the batch, go out before the process does.
+      .then(() => shutdownTracing())
       .catch((e: Error) => console.error(`[worker] cleanup failed: ${e.message}`))
       .finally(() => {
         console.log("[worker] stopped");
