@@ -8,49 +8,99 @@ import type { Principal } from "../auth/principal";
 import { bearerAlias, budgetOf, principalKey, refuseIfRemembered, spendRateLimit } from "../auth/rate-limit";
 import { env } from "../env";
 import { AppError } from "../errors";
+import {
+  activeSpan,
+  contextFromHeaders,
+  failSpan,
+  hasActiveSpan,
+  SpanKind,
+  SpanStatusCode,
+  spanPath,
+  withSpan,
+} from "../tracing";
 import { requirePrincipal } from "./principal";
 import { errorResponse } from "./respond";
 
 type RouteContext<P> = { params: Promise<P> };
 
+/**
+ * A span per API request, active while it runs, so what it enqueues continues
+ * its trace. Under Next.js with tracing on, Next's own server span is active
+ * and has already continued an incoming `traceparent`: this one is its child.
+ * Otherwise (a test calling the handler, Next without its span) it continues
+ * the request's `traceparent` itself. Off, it costs a no-op span.
+ */
+const failed = new WeakSet<Response>();
+
+/** The error's response; a 5xx (a fault of ours) also marks the request span failed with the exception. */
+function failedResponse(err: unknown): Response {
+  const res = errorResponse(err);
+  if (res.status >= 500) {
+    failSpan(activeSpan(), err);
+    failed.add(res);
+  }
+  return res;
+}
+
+function traceRequest(req: Request, run: () => Promise<Response>): Promise<Response> {
+  const path = spanPath(new URL(req.url).pathname);
+  const inNextSpan = hasActiveSpan();
+  return withSpan(
+    `${req.method} ${path}`,
+    { "http.request.method": req.method, "url.path": path },
+    async (span) => {
+      const res = await run();
+      span.setAttribute("http.response.status_code", res.status);
+      // A server span is an error only for 5xx; a 4xx is the client's.
+      if (res.status >= 500 && !failed.has(res))
+        span.setStatus({ code: SpanStatusCode.ERROR, message: `HTTP ${res.status}` });
+      return res;
+    },
+    inNextSpan ? {} : { kind: SpanKind.SERVER, parent: contextFromHeaders(req.headers) },
+  );
+}
+
 export function withPrincipal<P = Record<string, never>>(
   handler: (req: Request, principal: Principal, params: P) => Promise<Response>,
 ): (req: Request, ctx: RouteContext<P>) => Promise<Response> {
-  return async (req, ctx) => {
-    try {
-      const budget = budgetOf(req.method);
-      // A token this process saw refused is refused again at once, before it is even looked up.
-      const alias = bearerAlias(req.headers.get("authorization"));
-      if (alias) refuseIfRemembered(alias, budget);
-      const principal = await requirePrincipal(req);
-      requireScope(principal, budget === "reads" ? "read" : "write");
-      const { headers } = await spendRateLimit(principalKey(principal), budget, alias ? [alias] : []);
-      const res = await handler(req, principal, await ctx.params);
-      for (const [k, v] of Object.entries(headers)) {
-        try {
-          res.headers.set(k, v);
-        } catch {
-          /* an immutable response (a redirect): its headers stay as they are */
+  return (req, ctx) =>
+    traceRequest(req, async () => {
+      try {
+        const budget = budgetOf(req.method);
+        // A token this process saw refused is refused again at once, before it is even looked up.
+        const alias = bearerAlias(req.headers.get("authorization"));
+        if (alias) refuseIfRemembered(alias, budget);
+        const principal = await requirePrincipal(req);
+        if (principal.tenantId) activeSpan().setAttribute("conveyor.tenant.id", principal.tenantId);
+        requireScope(principal, budget === "reads" ? "read" : "write");
+        const { headers } = await spendRateLimit(principalKey(principal), budget, alias ? [alias] : []);
+        const res = await handler(req, principal, await ctx.params);
+        for (const [k, v] of Object.entries(headers)) {
+          try {
+            res.headers.set(k, v);
+          } catch {
+            /* an immutable response (a redirect): its headers stay as they are */
+          }
         }
+        return res;
+      } catch (err) {
+        return failedResponse(err);
       }
-      return res;
-    } catch (err) {
-      return errorResponse(err);
-    }
-  };
+    });
 }
 
 /** A route without sign-in (it authorizes by itself, or not at all); errors map like every other route's. */
 export function publicRoute<P = Record<string, never>>(
   handler: (req: Request, params: P) => Promise<Response>,
 ): (req: Request, ctx: RouteContext<P>) => Promise<Response> {
-  return async (req, ctx) => {
-    try {
-      return await handler(req, await ctx.params);
-    } catch (err) {
-      return errorResponse(err);
-    }
-  };
+  return (req, ctx) =>
+    traceRequest(req, async () => {
+      try {
+        return await handler(req, await ctx.params);
+      } catch (err) {
+        return failedResponse(err);
+      }
+    });
 }
 
 /** The body as text, refused (413) past MAX_BODY_BYTES before it is parsed — whether or not a length was declared. */
