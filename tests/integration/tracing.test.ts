@@ -1,0 +1,227 @@
+import { after, before, beforeEach, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { z } from "zod";
+import { SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace";
+import { POST as createExportRoute } from "@/app/api/v1/exports/route";
+import { createApiTokenForEmail } from "@/lib/auth/tokens";
+import { db } from "@/lib/db";
+import { enqueueJob } from "@/lib/jobs/enqueue";
+import { defineTask } from "@/lib/jobs/task";
+import { initTracing, shutdownTracing, spanPath, withSpan } from "@/lib/tracing";
+import { useTestDatabase } from "../helpers/db";
+import { drainJobs } from "../helpers/fixtures";
+
+// A task whose every attempt fails (retryable): two attempts, both in the trace that made the job.
+const failingTask = defineTask({
+  type: "trace_test_fail",
+  queue: "bulk",
+  inputSchema: z.object({}).strict(),
+  retry: { maxAttempts: 2, initialBackoffMs: 0, maxBackoffMs: 0, multiplier: 2, jitter: "none" },
+  timeoutMs: 5_000,
+  leaseMs: 5_000,
+  async handler() {
+    throw new Error("the downstream said no");
+  },
+});
+
+const fx = useTestDatabase({ tasks: [failingTask] });
+const exporter = new InMemorySpanExporter();
+
+before(async () => {
+  // The in-memory exporter instead of OTLP; the rest (context manager, propagator, sampler) as in production.
+  assert.equal(
+    await initTracing({ serviceName: "conveyor-test", spanProcessors: [new SimpleSpanProcessor({ exporter })] }),
+    true,
+  );
+});
+after(() => shutdownTracing());
+beforeEach(() => exporter.reset());
+
+// An upstream caller's trace: the request continues it.
+const UPSTREAM_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
+const UPSTREAM_SPAN = "00f067aa0ba902b7";
+
+const ctx = { params: Promise.resolve({}) };
+const postExport = (token: string, body: unknown) =>
+  createExportRoute(
+    new Request("http://test/api/v1/exports", {
+      method: "POST",
+      body: JSON.stringify(body),
+      headers: {
+        Authorization: `Bearer ${token}`,
+        "Content-Type": "application/json",
+        traceparent: `00-${UPSTREAM_TRACE}-${UPSTREAM_SPAN}-01`,
+        tracestate: "vendor=conveyor-test",
+      },
+    }),
+    ctx,
+  );
+
+const spans = () => exporter.getFinishedSpans();
+const parentOf = (s: ReadableSpan) => s.parentSpanContext?.spanId;
+const idOf = (s: ReadableSpan) => s.spanContext().spanId;
+function only(name: string, where: (s: ReadableSpan) => boolean = () => true): ReadableSpan {
+  const found = spans().filter((s) => s.name === name && where(s));
+  assert.equal(
+    found.length,
+    1,
+    `one ${name} span (spans: ${spans()
+      .map((s) => s.name)
+      .join(", ")})`,
+  );
+  return found[0]!;
+}
+
+describe("tracing", () => {
+  test("one trace links the API request, the enqueue, the attempt and its COPY and upload", async () => {
+    const token = await createApiTokenForEmail("ada@acme.test", "tracing");
+    const res = await postExport(token, { dataset: "orders", format: "csv", compression: "gzip" });
+    assert.equal(res.status, 202);
+    const { id } = (await res.json()) as { id: string };
+
+    const request = only("POST /api/v1/exports");
+    assert.equal(request.spanContext().traceId, UPSTREAM_TRACE, "the request continues the incoming traceparent");
+    assert.equal(parentOf(request), UPSTREAM_SPAN);
+    assert.equal(request.kind, SpanKind.SERVER);
+    assert.equal(request.attributes["http.response.status_code"], 202);
+    assert.equal(request.attributes["conveyor.tenant.id"], fx.p.acmeId);
+
+    const enqueue = only("enqueue export");
+    assert.equal(parentOf(enqueue), idOf(request));
+    assert.equal(enqueue.attributes["conveyor.job.id"], id);
+
+    // The context stored with the job is the enqueue span's.
+    const row = await db().job.findUniqueOrThrow({ where: { id } });
+    assert.deepEqual(row.traceContext, {
+      traceparent: `00-${UPSTREAM_TRACE}-${idOf(enqueue)}-01`,
+      tracestate: "vendor=conveyor-test",
+    });
+
+    // The worker continues it: the attempt's parent is the stored context, though nothing was active here.
+    assert.equal(trace.getActiveSpan(), undefined);
+    await drainJobs();
+    assert.equal((await db().job.findUniqueOrThrow({ where: { id } })).status, "succeeded");
+
+    const attempt = only("run export");
+    assert.equal(attempt.spanContext().traceId, UPSTREAM_TRACE);
+    assert.equal(parentOf(attempt), idOf(enqueue));
+    assert.equal(attempt.kind, SpanKind.CONSUMER);
+    assert.deepEqual(
+      {
+        id: attempt.attributes["conveyor.job.id"],
+        type: attempt.attributes["conveyor.job.type"],
+        tenant: attempt.attributes["conveyor.tenant.id"],
+        attempt: attempt.attributes["conveyor.job.attempt"],
+        queue: attempt.attributes["conveyor.job.queue"],
+        outcome: attempt.attributes["conveyor.job.outcome"],
+      },
+      { id, type: "export", tenant: fx.p.acmeId, attempt: 1, queue: "interactive", outcome: "succeeded" },
+    );
+    assert.notEqual(attempt.status.code, SpanStatusCode.ERROR);
+
+    const copy = only("export.copy");
+    assert.equal(parentOf(copy), idOf(attempt));
+    assert.equal(copy.attributes["conveyor.export.compression"], "gzip");
+    const orders = await db().order.count({ where: { tenantId: fx.p.acmeId } });
+    assert.equal(copy.attributes["db.response.returned_rows"], orders);
+
+    const upload = only("storage.write");
+    assert.equal(parentOf(upload), idOf(copy), "the upload is fed by the COPY");
+    const file = await db().exportFile.findFirstOrThrow({ where: { jobId: id } });
+    assert.equal(upload.attributes["conveyor.storage.bytes"], Number(file.size));
+    assert.equal(upload.attributes["conveyor.storage.key"], file.storageKey);
+
+    for (const s of spans()) assert.equal(s.spanContext().traceId, UPSTREAM_TRACE, `${s.name} is in the trace`);
+    // The COPY and the upload end within the attempt, the attempt after the request.
+    const ms = (t: [number, number]) => t[0] * 1e3 + t[1] / 1e6;
+    assert.ok(ms(upload.endTime) <= ms(copy.endTime) && ms(copy.endTime) <= ms(attempt.endTime));
+    assert.ok(ms(request.endTime) <= ms(attempt.startTime));
+  });
+
+  test("an export's parts and its archive are one trace: each part's attempt under the export's", async () => {
+    const token = await createApiTokenForEmail("ada@acme.test", "tracing-parts");
+    const res = await postExport(token, { dataset: "events", format: "csv", partRows: 2500 });
+    assert.equal(res.status, 202);
+    const { id } = (await res.json()) as { id: string };
+    await drainJobs();
+    assert.equal((await db().job.findUniqueOrThrow({ where: { id } })).status, "succeeded");
+
+    const enqueue = only("enqueue export");
+    // The export runs twice: the attempt that fans out, then its resume that zips the parts.
+    const runs = spans().filter((s) => s.name === "run export");
+    assert.equal(runs.length, 2);
+    assert.ok(runs.every((r) => parentOf(r) === idOf(enqueue)));
+    const fanOut = runs.find((r) => r.attributes["conveyor.job.resume"] === 0)!;
+    const resumed = runs.find((r) => r.attributes["conveyor.job.resume"] === 1)!;
+    assert.equal(fanOut.attributes["conveyor.job.outcome"], "waiting");
+
+    const parts = spans().filter((s) => s.name === "run export_part");
+    assert.equal(parts.length, 4);
+    for (const part of parts) {
+      assert.equal(parentOf(part), idOf(fanOut), "a part continues the attempt that made it");
+      const copy = only("export.copy", (s) => parentOf(s) === idOf(part));
+      only("storage.write", (s) => parentOf(s) === idOf(copy));
+    }
+    const stored = await db().job.findMany({ where: { parentId: id }, select: { traceContext: true } });
+    assert.ok(stored.every((c) => (c.traceContext as { traceparent: string }).traceparent.includes(idOf(fanOut))));
+
+    const archive = only("export.archive");
+    assert.equal(parentOf(archive), idOf(resumed));
+    assert.equal(archive.attributes["conveyor.export.parts"], 4);
+    only("storage.write", (s) => parentOf(s) === idOf(archive));
+    assert.equal(new Set(spans().map((s) => s.spanContext().traceId)).size, 1, "all of it one trace");
+  });
+
+  test("a failed attempt's span has error status and the exception; a retry stays in the same trace", async () => {
+    const { job } = await withSpan("test caller", {}, () =>
+      enqueueJob({ tenantId: fx.p.acmeId, type: failingTask.type, input: {} }),
+    );
+    await drainJobs();
+    assert.equal((await db().job.findUniqueOrThrow({ where: { id: job.id } })).status, "failed");
+
+    const enqueue = only("enqueue trace_test_fail");
+    const attempts = spans()
+      .filter((s) => s.name === "run trace_test_fail")
+      .sort((a, b) => Number(a.attributes["conveyor.job.attempt"]) - Number(b.attributes["conveyor.job.attempt"]));
+    assert.deepEqual(
+      attempts.map((a) => [a.attributes["conveyor.job.attempt"], a.attributes["conveyor.job.outcome"]]),
+      [
+        [1, "retrying"],
+        [2, "failed"],
+      ],
+    );
+    for (const a of attempts) {
+      assert.equal(parentOf(a), idOf(enqueue));
+      assert.equal(a.spanContext().traceId, enqueue.spanContext().traceId);
+      assert.equal(a.status.code, SpanStatusCode.ERROR);
+      assert.equal(a.status.message, "the downstream said no");
+      const exception = a.events.find((e) => e.name === "exception");
+      assert.equal(exception?.attributes?.["exception.message"], "the downstream said no");
+    }
+  });
+
+  test("a request span names no id, token or query; Next.js's raw-URL spans are masked before export", async () => {
+    assert.equal(spanPath("/api/v1/jobs/0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b/events"), "/api/v1/jobs/:id/events");
+    assert.equal(spanPath("/d/dl_s3cr3tToken?download=1"), "/d/:id");
+    assert.equal(spanPath("/d/[token]"), "/d/[token]");
+    // What Next.js's own server span looks like when it starts, before it knows the route.
+    const next = trace
+      .getTracer("next.js")
+      .startSpan("GET /d/dl_s3cr3tToken?x=1", { attributes: { "http.target": "/d/dl_s3cr3tToken?x=1" } });
+    next.end();
+    const [exported] = spans();
+    assert.equal(exported?.name, "GET /d/:id");
+    assert.equal(exported?.attributes["http.target"], "/d/:id");
+  });
+
+  test("with tracing off nothing is recorded and no context is stored with a job", async () => {
+    await shutdownTracing();
+    const { job } = await withSpan("ignored", {}, () =>
+      enqueueJob({ tenantId: fx.p.acmeId, type: "export", input: { dataset: "customers", format: "csv" } }),
+    );
+    assert.equal((await db().job.findUniqueOrThrow({ where: { id: job.id } })).traceContext, null);
+    await drainJobs();
+    assert.equal(spans().length, 0);
+  });
+});
