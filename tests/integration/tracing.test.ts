@@ -6,6 +6,7 @@ import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@o
 import { POST as createExportRoute } from "@/app/api/v1/exports/route";
 import { createApiTokenForEmail } from "@/lib/auth/tokens";
 import { db } from "@/lib/db";
+import { replayJob } from "@/lib/jobs/actions";
 import { enqueueJob } from "@/lib/jobs/enqueue";
 import { defineTask } from "@/lib/jobs/task";
 import { initTracing, shutdownTracing, spanPath, withSpan } from "@/lib/tracing";
@@ -199,6 +200,17 @@ describe("tracing", () => {
       const exception = a.events.find((e) => e.name === "exception");
       assert.equal(exception?.attributes?.["exception.message"], "the downstream said no");
     }
+
+    // Its replay continues the trace of the request that asked for it, not the original's.
+    const replay = await withSpan("replay request", {}, async (span) => ({
+      dto: await replayJob(fx.p.oscar, job.id),
+      traceId: span.spanContext().traceId,
+    }));
+    const stored = (await db().job.findUniqueOrThrow({ where: { id: replay.dto.id } })).traceContext as {
+      traceparent: string;
+    };
+    assert.equal(stored.traceparent.split("-")[1], replay.traceId);
+    assert.notEqual(replay.traceId, enqueue.spanContext().traceId);
   });
 
   test("a request span names no id, token or query; Next.js's raw-URL spans are masked before export", async () => {
