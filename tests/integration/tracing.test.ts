@@ -1,5 +1,10 @@
 import { after, before, beforeEach, describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
 import { SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace";
@@ -225,6 +230,81 @@ describe("tracing", () => {
     const [exported] = spans();
     assert.equal(exported?.name, "GET /d/:id");
     assert.equal(exported?.attributes["http.target"], "/d/:id");
+  });
+
+  test("a worker process continues the stored trace and exports its spans over OTLP/HTTP", async () => {
+    // A collector: records what the worker's exporter posts.
+    const posts: { url: string; auth: string | undefined; body: string }[] = [];
+    const collector = createServer((req, res) => {
+      let body = "";
+      req.on("data", (d: Buffer) => (body += d.toString()));
+      req.on("end", () => {
+        posts.push({ url: req.url ?? "", auth: req.headers.authorization, body });
+        res.writeHead(200, { "Content-Type": "application/json" }).end("{}");
+      });
+    });
+    collector.listen(0, "127.0.0.1");
+    await once(collector, "listening");
+    const { port } = collector.address() as AddressInfo;
+
+    const { job } = await withSpan("test caller", {}, () =>
+      enqueueJob({ tenantId: fx.p.acmeId, type: "export", input: { dataset: "customers", format: "csv" } }),
+    );
+    const enqueue = only("enqueue export");
+    const worker = spawn(process.execPath, ["--import", "tsx", "worker/index.ts", "--concurrency", "1"], {
+      env: {
+        ...process.env,
+        DATABASE_URL: fx.database.url,
+        OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}/`,
+        OTEL_EXPORTER_OTLP_HEADERS: "authorization=Bearer%20collector-key",
+        OTEL_SERVICE_NAME: "conveyor-worker-test",
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    worker.stdout.on("data", (d: Buffer) => (output += d.toString()));
+    worker.stderr.on("data", (d: Buffer) => (output += d.toString()));
+    try {
+      const deadline = Date.now() + 60_000;
+      while ((await db().job.findUniqueOrThrow({ where: { id: job.id } })).status !== "succeeded") {
+        assert.ok(Date.now() < deadline, `the worker ran the export\n${output}`);
+        await sleep(50);
+      }
+      // A stopping worker sends what its batch still holds.
+      worker.kill("SIGTERM");
+      const [code] = (await once(worker, "exit")) as [number | null];
+      assert.equal(code, 0, output);
+    } finally {
+      if (worker.exitCode === null) worker.kill("SIGKILL");
+      collector.close();
+    }
+
+    type OtlpSpan = { traceId: string; spanId: string; parentSpanId?: string; name: string };
+    type OtlpBody = {
+      resourceSpans: {
+        resource: { attributes: { key: string; value: { stringValue?: string } }[] };
+        scopeSpans: { spans: OtlpSpan[] }[];
+      }[];
+    };
+    assert.ok(posts.length > 0, "the worker exported");
+    assert.ok(posts.every((p) => p.url === "/v1/traces" && p.auth === "Bearer collector-key"));
+    const exported = posts.flatMap((p) =>
+      (JSON.parse(p.body) as OtlpBody).resourceSpans.flatMap((rs) =>
+        rs.scopeSpans.flatMap((ss) =>
+          ss.spans.map((span) => ({
+            ...span,
+            service: rs.resource.attributes.find((a) => a.key === "service.name")?.value.stringValue,
+          })),
+        ),
+      ),
+    );
+    const run = exported.find((x) => x.name === "run export");
+    assert.ok(run, `a run export span among ${exported.map((x) => x.name).join(", ")}`);
+    assert.equal(run.service, "conveyor-worker-test");
+    assert.equal(run.traceId, enqueue.spanContext().traceId, "the worker continued the trace stored with the job");
+    assert.equal(run.parentSpanId, idOf(enqueue));
+    const copy = exported.find((x) => x.name === "export.copy");
+    assert.equal(copy?.parentSpanId, run.spanId);
   });
 
   test("with tracing off nothing is recorded and no context is stored with a job", async () => {
