@@ -92,7 +92,12 @@ export function parseOtlpHeaders(text: string | undefined): Record<string, strin
   for (const pair of (text ?? "").split(",")) {
     const at = pair.indexOf("=");
     if (at <= 0) continue;
-    headers[pair.slice(0, at).trim()] = decodeURIComponent(pair.slice(at + 1).trim());
+    const value = pair.slice(at + 1).trim();
+    try {
+      headers[pair.slice(0, at).trim()] = decodeURIComponent(value);
+    } catch {
+      headers[pair.slice(0, at).trim()] = value; // a lone `%`: taken as it is written
+    }
   }
   return headers;
 }

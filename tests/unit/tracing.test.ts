@@ -19,6 +19,7 @@ describe("tracing helpers", () => {
     assert.deepEqual(parseOtlpHeaders("api-key=s3cr%3Dt, x-team = ops"), { "api-key": "s3cr=t", "x-team": "ops" });
     assert.deepEqual(parseOtlpHeaders(undefined), {});
     assert.deepEqual(parseOtlpHeaders("novalue,=x"), {});
+    assert.deepEqual(parseOtlpHeaders("k=100%"), { k: "100%" });
   });
 
   test("with no tracer provider, spans cost nothing, stay invalid, and no context is stored", async () => {
