@@ -10,7 +10,19 @@ const nextConfig: NextConfig = {
   // .next/standalone: the server files and the node_modules they need, traced; the container
   // image serves the app from it (Dockerfile). `npm start` serves .next as before (scripts/serve.ts).
   output: "standalone",
-  serverExternalPackages: ["pg", "pg-copy-streams", "@prisma/adapter-pg"],
+  serverExternalPackages: [
+    "pg",
+    "pg-copy-streams",
+    "@prisma/adapter-pg",
+    // Loaded from node_modules, not bundled: one @opentelemetry/api for Next's spans and ours (lib/tracing.ts).
+    "@opentelemetry/api",
+    "@opentelemetry/context-async-hooks",
+    "@opentelemetry/core",
+    "@opentelemetry/exporter-trace-otlp-http",
+    "@opentelemetry/resources",
+    "@opentelemetry/sdk-trace",
+    "@opentelemetry/semantic-conventions",
+  ],
   poweredByHeader: false,
   async headers() {
     return [

@@ -173,6 +173,14 @@ const envSchema = z.object({
   SSE_RECHECK_MS: intFrom(30_000, 500, 300_000),
   /** A stream's longest life, in ms; then the client reconnects (with Last-Event-ID) and misses nothing. */
   SSE_MAX_LIFETIME_MS: intFrom(15 * 60_000, 5_000, 24 * 3_600_000),
+  /** OpenTelemetry: the OTLP/HTTP collector's base URL (`http://collector:4318`); traces go to `<it>/v1/traces`. Unset: tracing is off (no spans, nothing stored). */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
+  /** Headers sent with every OTLP export, `key=value,key2=value2` (a vendor's API key). */
+  OTEL_EXPORTER_OTLP_HEADERS: z.string().optional(),
+  /** The `service.name` of this process's spans. Default: `conveyor-web` for the app, `conveyor-worker` for workers. */
+  OTEL_SERVICE_NAME: z.string().min(1).max(200).optional(),
+  /** The share of new traces recorded, 0…1 (a trace begun upstream keeps its caller's decision). */
+  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(1),
   /** Rows of demo business data: 1 gives Acme 1,000,000 events and 100,000 orders. */
   SEED_SCALE: z.coerce.number().positive().max(100).default(1),
 });

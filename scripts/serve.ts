@@ -17,6 +17,7 @@ import path from "node:path";
 import next from "next";
 import { env } from "@/lib/env";
 import { logger } from "@/lib/log";
+import { shutdownTracing } from "@/lib/tracing";
 
 const dev = process.argv.includes("--dev");
 const port = env().PORT;
@@ -62,7 +63,8 @@ async function main(): Promise<void> {
   server.headersTimeout = 66_000;
   server.listen(port, () => logger.info({ port }, `[web] listening on http://localhost:${port}${dev ? " (dev)" : ""}`));
   const stop = () => {
-    server.close(() => process.exit(0));
+    // The last requests' spans, still batched, go out first (lib/tracing.ts; nothing to do when tracing is off).
+    server.close(() => void shutdownTracing().finally(() => process.exit(0)));
     server.closeAllConnections();
     setTimeout(() => process.exit(0), 5_000).unref();
   };

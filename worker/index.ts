@@ -20,6 +20,7 @@ import { heartbeatWorker, markWorkerStopped, registerWorker } from "@/lib/jobs/w
 import { rollupStats } from "@/lib/ops/stats";
 import { pruneOnce, rowsOf } from "@/lib/retention/prune";
 import { Scheduler } from "@/lib/schedules/scheduler";
+import { initTracing, shutdownTracing } from "@/lib/tracing";
 import { graphileLogger } from "./graphile-logger";
 import { workerIdentity } from "./identity";
 import { taskListFor } from "./task-list";
@@ -56,6 +57,8 @@ async function main(): Promise<void> {
   if (!queues.length || unknown.length) {
     throw new Error(`--queues must name some of: ${QUEUES.join(", ")} (got ${values.queues ?? env().WORKER_QUEUES})`);
   }
+  // Before any job runs: each attempt's span continues the trace stored with its job (OTEL_EXPORTER_OTLP_ENDPOINT).
+  if (await initTracing({ serviceName: "conveyor-worker" })) console.log("[worker] tracing: exporting spans over OTLP");
   const taskList = taskListFor(queues as QueueName[]);
   const id = workerIdentity.id;
   // A worker that `npm start` restarted says so in the registry (and so on the console's Workers page).
@@ -179,6 +182,8 @@ async function main(): Promise<void> {
         return markWorkerStopped(id);
       })
       .then(() => closeDb())
+      // The last attempts' spans, still in the batch, go out before the process does.
+      .then(() => shutdownTracing())
       .catch((e: Error) => log.error({ err: e }, `[worker] cleanup failed: ${e.message}`))
       .finally(() => {
         log.info("[worker] stopped");

@@ -21,6 +21,7 @@ import { env } from "../env";
 import { PermanentError } from "../jobs/errors";
 import { defineTask, type JobContext } from "../jobs/task";
 import { storage } from "../storage";
+import { withSpan } from "../tracing";
 import { buildBoundsQuery, buildExportQuery, splitRange, type IdRange } from "./datasets";
 import { attemptFileKey, EXPORT_RETRY, recordExportFile, type ExportResult } from "./files";
 import { exportRequestSchema, type ExportRequest } from "./schema";
@@ -194,6 +195,47 @@ export async function assembleParts(ctx: JobContext<ExportRequest>, cp: PartsChe
     })),
   };
 
+  const name = `${input.dataset}-${job.id.slice(0, 8)}${partial ? "-partial" : ""}.zip`;
+  const key = attemptFileKey(job, name);
+  const stored = await withSpan(
+    "export.archive",
+    { "conveyor.export.parts": done.length, "conveyor.export.partial": partial, "conveyor.export.rows": rowCount },
+    async (span) => {
+      const zipped = await zipParts(ctx, done, manifest, takenAt, key);
+      span.setAttribute("conveyor.export.bytes", zipped.size);
+      return zipped;
+    },
+  );
+  const file = { name, key, size: stored.size, sha256: stored.sha256, rows: rowCount, contentType: "application/zip" };
+
+  if (partial) {
+    // Offered for download although the export fails; recorded only while this attempt holds the job.
+    try {
+      await ctx.fenced((tx) => recordExportFile(tx, job, file, true));
+    } catch (err) {
+      await storage().delete(key);
+      throw err;
+    }
+  }
+  if (partial) {
+    const first = missing[0]!;
+    throw new PermanentError(
+      `${missing.length} of ${parts.length} parts failed (part ${first.spec.part}: ${first.errorMessage ?? first.status}); ` +
+        `the ${done.length} finished parts are offered as a partial result`,
+    );
+  }
+  ctx.progress({ done: rowCount, total: rowCount, stage: "done", message: `${rowCount.toLocaleString("en-US")} rows` });
+  return { rows: rowCount, format: input.format, compression: input.compression, files: [file] };
+}
+
+/** The finished parts' files and the manifest, zipped into storage under `key` as they are read. */
+async function zipParts(
+  ctx: JobContext<ExportRequest>,
+  done: PartResult[],
+  manifest: unknown,
+  takenAt: Date,
+  key: string,
+): Promise<{ size: number; sha256: string }> {
   // A part file that is gone or fails mid-read fails this attempt (retried): the error
   // ends the zip's stream, so the storage write rejects and leaves nothing behind.
   const zip = new yazl.ZipFile();
@@ -220,29 +262,7 @@ export async function assembleParts(ctx: JobContext<ExportRequest>, cp: PartsChe
   }
   zip.addBuffer(Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`), "manifest.json", { mtime: takenAt });
   zip.end();
-  const name = `${input.dataset}-${job.id.slice(0, 8)}${partial ? "-partial" : ""}.zip`;
-  const key = attemptFileKey(job, name);
-  const stored = await storage().write(key, output, [], ctx.signal);
-  const file = { name, key, size: stored.size, sha256: stored.sha256, rows: rowCount, contentType: "application/zip" };
-
-  if (partial) {
-    // Offered for download although the export fails; recorded only while this attempt holds the job.
-    try {
-      await ctx.fenced((tx) => recordExportFile(tx, job, file, true));
-    } catch (err) {
-      await storage().delete(key);
-      throw err;
-    }
-  }
-  if (partial) {
-    const first = missing[0]!;
-    throw new PermanentError(
-      `${missing.length} of ${parts.length} parts failed (part ${first.spec.part}: ${first.errorMessage ?? first.status}); ` +
-        `the ${done.length} finished parts are offered as a partial result`,
-    );
-  }
-  ctx.progress({ done: rowCount, total: rowCount, stage: "done", message: `${rowCount.toLocaleString("en-US")} rows` });
-  return { rows: rowCount, format: input.format, compression: input.compression, files: [file] };
+  return storage().write(key, output, [], ctx.signal);
 }
 
 /**

@@ -13,6 +13,16 @@ import { bearerAlias, budgetOf, principalKey, refuseIfRemembered, spendRateLimit
 import { env } from "../env";
 import { AppError } from "../errors";
 import { logger, scrubSecrets, withLogContext } from "../log";
+import {
+  activeSpan,
+  contextFromHeaders,
+  failSpan,
+  hasActiveSpan,
+  SpanKind,
+  SpanStatusCode,
+  spanPath,
+  withSpan,
+} from "../tracing";
 import { requirePrincipal } from "./principal";
 import { errorResponse } from "./respond";
 
@@ -63,16 +73,55 @@ export function withRequestLog<A extends unknown[]>(
   };
 }
 
+/**
+ * A span per API request, active while it runs, so what it enqueues continues
+ * its trace. Under Next.js with tracing on, Next's own server span is active
+ * and has already continued an incoming `traceparent`: this one is its child.
+ * Otherwise (a test calling the handler, Next without its span) it continues
+ * the request's `traceparent` itself. Off, it costs a no-op span.
+ */
+const failed = new WeakSet<Response>();
+
+/** The error's response; a 5xx (a fault of ours) also marks the request span failed with the exception. */
+function failedResponse(err: unknown): Response {
+  const res = errorResponse(err);
+  if (res.status >= 500) {
+    failSpan(activeSpan(), err);
+    failed.add(res);
+  }
+  return res;
+}
+
+function traceRequest(req: Request, run: () => Promise<Response>): Promise<Response> {
+  const path = spanPath(new URL(req.url).pathname);
+  const inNextSpan = hasActiveSpan();
+  return withSpan(
+    `${req.method} ${path}`,
+    { "http.request.method": req.method, "url.path": path },
+    async (span) => {
+      const res = await run();
+      span.setAttribute("http.response.status_code", res.status);
+      // A server span is an error only for 5xx; a 4xx is the client's.
+      if (res.status >= 500 && !failed.has(res))
+        span.setStatus({ code: SpanStatusCode.ERROR, message: `HTTP ${res.status}` });
+      return res;
+    },
+    inNextSpan ? {} : { kind: SpanKind.SERVER, parent: contextFromHeaders(req.headers) },
+  );
+}
+
 export function withPrincipal<P = Record<string, never>>(
   handler: (req: Request, principal: Principal, params: P) => Promise<Response>,
 ): (req: Request, ctx: RouteContext<P>) => Promise<Response> {
-  return withRequestLog(async (req: Request, ctx: RouteContext<P>) => {
+  // The request's span outside, its log line inside: the line carries the span's trace id.
+  const logged = withRequestLog(async (req: Request, ctx: RouteContext<P>) => {
     try {
       const budget = budgetOf(req.method);
       // A token this process saw refused is refused again at once, before it is even looked up.
       const alias = bearerAlias(req.headers.get("authorization"));
       if (alias) refuseIfRemembered(alias, budget);
       const principal = await requirePrincipal(req);
+      if (principal.tenantId) activeSpan().setAttribute("conveyor.tenant.id", principal.tenantId);
       requireScope(principal, budget === "reads" ? "read" : "write");
       const { headers } = await spendRateLimit(principalKey(principal), budget, alias ? [alias] : []);
       const res = await handler(req, principal, await ctx.params);
@@ -85,22 +134,24 @@ export function withPrincipal<P = Record<string, never>>(
       }
       return res;
     } catch (err) {
-      return errorResponse(err);
+      return failedResponse(err);
     }
   });
+  return (req, ctx) => traceRequest(req, () => logged(req, ctx));
 }
 
 /** A route without sign-in (it authorizes by itself, or not at all); errors map like every other route's. */
 export function publicRoute<P = Record<string, never>>(
   handler: (req: Request, params: P) => Promise<Response>,
 ): (req: Request, ctx: RouteContext<P>) => Promise<Response> {
-  return withRequestLog(async (req: Request, ctx: RouteContext<P>) => {
+  const logged = withRequestLog(async (req: Request, ctx: RouteContext<P>) => {
     try {
       return await handler(req, await ctx.params);
     } catch (err) {
-      return errorResponse(err);
+      return failedResponse(err);
     }
   });
+  return (req, ctx) => traceRequest(req, () => logged(req, ctx));
 }
 
 /** The body as text, refused (413) past MAX_BODY_BYTES before it is parsed — whether or not a length was declared. */

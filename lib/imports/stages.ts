@@ -28,6 +28,7 @@ import { attemptRun, recordFile } from "../files/record";
 import { PermanentError } from "../jobs/errors";
 import { defineTask, type JobContext, type RetryPolicy } from "../jobs/task";
 import { storage } from "../storage";
+import { withSpan } from "../tracing";
 import { openUpload, touchUpload } from "../uploads/service";
 import { checkCell, copyText, headerProblem, importDatasets, isBad, type Cell } from "./columns";
 
@@ -613,20 +614,30 @@ export const importLoadChunkTask = defineTask({
       stage: "load",
       message: `Chunk ${chunk.n} of ${ctx.input.chunks}`,
     });
-    const rows = await inTransaction(async (tx) => {
-      // Two attempts of one chunk (a stale one still running) take turns; the later one replaces the earlier's rows.
-      await tx.query("SELECT pg_advisory_xact_lock(hashtext($1), $2)", [table, chunk.n]);
-      await tx.query(`DELETE FROM ${table} WHERE line BETWEEN $1 AND $2`, [chunk.fromLine, chunk.toLine]);
-      const copy = (tx as unknown as import("pg").PoolClient).query(copyFrom(`COPY ${table} FROM STDIN`));
-      const abort = () => opened.stream.destroy(ctx.signal.reason as Error);
-      ctx.signal.addEventListener("abort", abort, { once: true });
-      try {
-        await pipe(opened.stream, copy);
-      } finally {
-        ctx.signal.removeEventListener("abort", abort);
-      }
-      return Number(copy.rowCount ?? 0);
-    });
+    const load = () =>
+      inTransaction(async (tx) => {
+        // Two attempts of one chunk (a stale one still running) take turns; the later one replaces the earlier's rows.
+        await tx.query("SELECT pg_advisory_xact_lock(hashtext($1), $2)", [table, chunk.n]);
+        await tx.query(`DELETE FROM ${table} WHERE line BETWEEN $1 AND $2`, [chunk.fromLine, chunk.toLine]);
+        const copy = (tx as unknown as import("pg").PoolClient).query(copyFrom(`COPY ${table} FROM STDIN`));
+        const abort = () => opened.stream.destroy(ctx.signal.reason as Error);
+        ctx.signal.addEventListener("abort", abort, { once: true });
+        try {
+          await pipe(opened.stream, copy);
+        } finally {
+          ctx.signal.removeEventListener("abort", abort);
+        }
+        return Number(copy.rowCount ?? 0);
+      });
+    const rows = await withSpan(
+      "import.copy",
+      { "db.system.name": "postgresql", "db.operation.name": "COPY", "conveyor.import.chunk": chunk.n },
+      async (span) => {
+        const loaded = await load();
+        span.setAttribute("conveyor.import.rows", loaded);
+        return loaded;
+      },
+    );
     if (rows !== chunk.rows) throw new PermanentError(`Chunk ${chunk.n} loaded ${rows} rows, not ${chunk.rows}`);
     ctx.progress({
       done: rows,

@@ -10,6 +10,7 @@ import { db, Prisma } from "../db";
 import { AppError, notFound, parseOrThrow } from "../errors";
 import type { JobModel } from "../generated/prisma/models";
 import { parseIdOr404 } from "../ids";
+import { currentTraceCarrier } from "../tracing";
 import { isTerminal, type JobDto } from "./dto";
 import { pauseScopesFor } from "./pause-scopes";
 import { getTaskDefinition } from "./registry";
@@ -89,6 +90,7 @@ export async function replayOne(tx: Tx, principal: Principal, original: JobModel
   if (taken === 0) return null;
   // A pipeline starts again at its failed stage, keeping what the stages before it made.
   const checkpoint = getTaskDefinition(original.type)?.replayCheckpoint?.(original.checkpoint) ?? null;
+  const trace = currentTraceCarrier();
   return tx.job.create({
     data: {
       tenantId: original.tenantId,
@@ -105,6 +107,8 @@ export async function replayOne(tx: Tx, principal: Principal, original: JobModel
       parentId: original.parentId,
       replayOfId: original.id,
       ...(checkpoint === null ? {} : { checkpoint: checkpoint as Prisma.InputJsonValue }),
+      // The replay's attempts continue the trace of the request that asked for it (lib/tracing.ts).
+      ...(trace ? { traceContext: trace } : {}),
     },
   });
 }

@@ -8,6 +8,7 @@ import { v7 as uuidv7 } from "uuid";
 import { db, inTransaction, pool, type SqlClient } from "../db";
 import { AppError, parseOrThrow } from "../errors";
 import type { JobModel } from "../generated/prisma/models";
+import { currentTraceCarrier, withSpan } from "../tracing";
 import { getTaskDefinition } from "./registry";
 import type { QueueName } from "./task";
 
@@ -64,8 +65,28 @@ async function findByIdempotencyKey(tenantId: string, key: string, inputHash: st
   return existing;
 }
 
-/** Validates the input against the task's schema and creates the job (or returns the idempotent original). */
-export async function enqueueJob(opts: EnqueueOptions): Promise<EnqueueResult> {
+/**
+ * Validates the input against the task's schema and creates the job (or
+ * returns the idempotent original), in a span of the caller's trace whose
+ * context is stored with the job: its attempts continue that trace.
+ */
+export function enqueueJob(opts: EnqueueOptions): Promise<EnqueueResult> {
+  return withSpan(
+    `enqueue ${opts.type}`,
+    { "conveyor.job.type": opts.type, "conveyor.tenant.id": opts.tenantId },
+    async (span) => {
+      const result = await insertJob(opts);
+      span.setAttributes({
+        "conveyor.job.id": result.job.id,
+        "conveyor.job.queue": result.job.queue,
+        "conveyor.job.created": result.created,
+      });
+      return result;
+    },
+  );
+}
+
+async function insertJob(opts: EnqueueOptions): Promise<EnqueueResult> {
   const def = getTaskDefinition(opts.type);
   if (!def)
     throw new AppError("invalid_input", `Unknown job type: ${opts.type}`, [
@@ -84,13 +105,15 @@ export async function enqueueJob(opts: EnqueueOptions): Promise<EnqueueResult> {
   // (quotas), the check and the insert share a transaction under a per-user lock:
   // the check's snapshot, taken after the lock, sees every insert before it.
   const id = uuidv7();
+  const carrier = currentTraceCarrier();
+  const traceContext = carrier && JSON.stringify(carrier);
   const insert = (client: SqlClient) =>
     client.query<JobRowText>(
       `INSERT INTO jobs (id, tenant_id, type, queue, priority, status, input, input_hash, idempotency_key,
-                         max_attempts, created_by_id, parent_id, run_at, updated_at)
+                         max_attempts, created_by_id, parent_id, run_at, updated_at, trace_context)
        VALUES ($1, $2, $3, $4, $5,
                CASE WHEN $12::timestamptz > now() THEN 'scheduled' ELSE 'queued' END::job_status,
-               $6, $7, $8, $9, $10, $11, coalesce($12, now()), now())
+               $6, $7, $8, $9, $10, $11, coalesce($12, now()), now(), $13)
        RETURNING ${JOB_COLUMNS}`,
       [
         id,
@@ -105,6 +128,8 @@ export async function enqueueJob(opts: EnqueueOptions): Promise<EnqueueResult> {
         opts.createdById ?? null,
         opts.parentId ?? null,
         opts.runAt ?? null,
+        // The enqueue span's context (null when tracing is off): the attempts' parent.
+        traceContext,
       ],
     );
   // Refused without the lock first: a flood past its quota never queues on it (nor holds connections waiting).
@@ -203,7 +228,7 @@ const JOB_COLUMNS = `id, tenant_id AS "tenantId", type, queue, priority, status,
   waiting_since AS "waitingSince", cancel_requested_by_id AS "cancelRequestedById", cancel_reason AS "cancelReason",
   children_total AS "childrenTotal", children_done AS "childrenDone", children_failed AS "childrenFailed",
   progress_bytes AS "progressBytes", child_index AS "childIndex", resume_pending AS "resumePending", resumes,
-  schedule_id AS "scheduleId", scheduled_for AS "scheduledFor"`;
+  schedule_id AS "scheduleId", scheduled_for AS "scheduledFor", trace_context AS "traceContext"`;
 
 type JobRowText = Omit<JobModel, "progressDone" | "progressTotal" | "fencingToken" | "progressBytes"> & {
   progressDone: string;

@@ -9,6 +9,15 @@
 import { v7 as uuidv7 } from "uuid";
 import { bookkeepingPool, inTransaction } from "../db";
 import { acquire } from "../downstream";
+import {
+  activeSpan,
+  contextFromCarrier,
+  currentTraceCarrier,
+  failSpan,
+  SpanKind,
+  SpanStatusCode,
+  withSpan,
+} from "../tracing";
 import { guardAttempt, type AttemptGuard } from "./attempt-guard";
 import { withLogContext, logger } from "../log";
 import { hashInput } from "./enqueue";
@@ -88,35 +97,62 @@ async function runAttempt(jobId: string, opts: RunJobOptions): Promise<RunOutcom
     await releaseUnclaimable(client, jobId);
     return "skipped";
   }
-  return withLogContext({ tenantId: claimed.tenantId, attempt: claimed.attempt }, async () => {
+  return withLogContext({ tenantId: claimed.tenantId, attempt: claimed.attempt }, () => {
     const tag = `[task:${def.type}] job ${jobId} attempt ${claimed.attempt}${claimed.resume ? ` (resumed)` : ""}`;
-    const startedAt = performance.now();
-    const guard = await guardAttempt({
-      client,
-      jobId,
-      token: claimed.fencingToken,
-      leaseMs: def.leaseMs,
-      timeoutMs: def.timeoutMs,
-      claimedAt,
-      shutdown: opts.signal,
-      log,
-      tag,
-    });
-    const progress = createProgressWriter(client, jobId, claimed.fencingToken, guard.leaseLost, log);
-    try {
-      const outcome = await attempt(def, claimed, guard, progress);
-      const ms = Math.round(performance.now() - startedAt);
-      emit(levelOf[outcome.outcome], `${tag} ${outcome.line} in ${ms} ms`, {
-        task: def.type,
-        outcome: outcome.outcome,
-        ms,
-      });
-      return outcome.outcome;
-    } finally {
-      await progress.close();
-      guard.stop();
-    }
+    // The attempt's span continues the trace stored with the job (the request that made it, or the
+    // parent attempt that fanned it out), whichever worker runs it; active for the handler's own spans.
+    return withSpan(
+      `run ${def.type}`,
+      {
+        "conveyor.job.id": jobId,
+        "conveyor.job.type": def.type,
+        "conveyor.job.queue": claimed.queue,
+        "conveyor.tenant.id": claimed.tenantId,
+        "conveyor.job.attempt": claimed.attempt,
+        "conveyor.job.resume": claimed.resume,
+        "conveyor.worker.id": opts.workerId,
+      },
+      async (span) => {
+        const startedAt = performance.now();
+        const guard = await guardAttempt({
+          client,
+          jobId,
+          token: claimed.fencingToken,
+          leaseMs: def.leaseMs,
+          timeoutMs: def.timeoutMs,
+          claimedAt,
+          shutdown: opts.signal,
+          log,
+          tag,
+        });
+        const progress = createProgressWriter(client, jobId, claimed.fencingToken, guard.leaseLost, log);
+        try {
+          const outcome = await attempt(def, claimed, guard, progress);
+          span.setAttribute("conveyor.job.outcome", outcome.outcome);
+          if (outcome.outcome === "lost") span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.line });
+          const ms = Math.round(performance.now() - startedAt);
+          emit(levelOf[outcome.outcome], `${tag} ${outcome.line} in ${ms} ms`, {
+            task: def.type,
+            outcome: outcome.outcome,
+            ms,
+          });
+          return outcome.outcome;
+        } finally {
+          await progress.close();
+          guard.stop();
+        }
+      },
+      { kind: SpanKind.CONSUMER, parent: contextFromCarrier(claimed.traceContext) },
+    );
   });
+}
+
+/** A failed attempt on its span: an error when it failed or will retry; a cancel or a shutdown is only noted. */
+function noteFailure(err: unknown, failure: Classified, outcome: RunOutcome): void {
+  const span = activeSpan();
+  span.setAttribute("conveyor.job.error_class", failure.errorClass);
+  if (outcome === "failed" || outcome === "retrying") failSpan(span, err, failure.message);
+  else span.recordException(err instanceof Error ? err : new Error(String(err)));
 }
 
 async function attempt(
@@ -130,6 +166,7 @@ async function attempt(
     const fields = parsed.error.issues.map((i) => `${i.path.join(".") || "(input)"}: ${i.message}`).join("; ");
     const failure: Classified = { errorClass: "permanent", message: `Invalid job input: ${fields}`, stack: null };
     const outcome = await recordFailure(def, claimed, failure);
+    noteFailure(new Error(failure.message), failure, outcome);
     return { outcome, line: `${outcome}: invalid input` };
   }
   try {
@@ -153,6 +190,7 @@ async function attempt(
     if (err instanceof Suspended) return { outcome: "waiting", line: `waiting for ${err.children} child jobs` };
     const failure = classifyError(err, guard.signal);
     const outcome = await recordFailure(def, claimed, failure);
+    noteFailure(err, failure, outcome);
     return { outcome, line: `${outcome} (${failure.errorClass}): ${failure.message}` };
   }
 }
@@ -210,6 +248,8 @@ function contextFor(
         checkpoint,
         children: rows,
         rollup: opts?.rollup ?? true,
+        // The children's attempts continue this attempt's trace: an export and its parts are one trace.
+        traceContext: currentTraceCarrier(),
       });
       if (!held) staleFence();
       throw new Suspended(rows.length);

@@ -21,6 +21,9 @@ export type ClaimedJob = {
   priority: number;
   checkpoint: unknown;
   attemptId: bigint;
+  queue: string;
+  /** The W3C trace context stored when the job was made (lib/tracing.ts), or null. */
+  traceContext: unknown;
 };
 
 export async function claimJob(
@@ -51,7 +54,7 @@ export async function claimJob(
          -- A pause that came after admission: the dispatch was already fetched.
          AND NOT conveyor_paused(queue, type, tenant_id)
        RETURNING id, tenant_id, type, input, attempts, resumes, max_attempts, fencing_token, created_by_id,
-                 priority, checkpoint, run_at
+                 priority, checkpoint, run_at, queue, trace_context
      ), attempt AS (
        -- ready_at: when the job became due, for the start latency the health signals report.
        INSERT INTO job_attempts (job_id, attempt, resume, worker_id, fencing_token, started_at, ready_at)
@@ -60,7 +63,7 @@ export async function claimJob(
      )
      SELECT c.id, c.tenant_id AS "tenantId", c.type, c.input, c.attempts AS attempt, c.resumes AS resume,
             c.max_attempts AS "maxAttempts", c.fencing_token AS "fencingToken", c.created_by_id AS "createdById",
-            c.priority, c.checkpoint, a.id AS "attemptId"
+            c.priority, c.checkpoint, a.id AS "attemptId", c.queue, c.trace_context AS "traceContext"
      FROM claimed c, attempt a`,
     [opts.jobId, opts.workerId, opts.leaseMs / 1000, opts.type],
   );

@@ -31,6 +31,8 @@ export async function suspendForChildren(
     children: ChildRow[];
     /** False: the parent's progress stays its own (a pipeline's stages) instead of the children's sum. */
     rollup?: boolean;
+    /** The fanning-out attempt's trace context, stored with every child so the tree is one trace. */
+    traceContext?: unknown;
   },
 ): Promise<boolean> {
   const children = opts.children.map((c, index) => ({
@@ -53,9 +55,9 @@ export async function suspendForChildren(
        RETURNING id, tenant_id, priority, created_by_id
      ), children AS (
        INSERT INTO jobs (id, tenant_id, type, queue, priority, status, input, input_hash, max_attempts,
-                         parent_id, child_index, created_by_id, updated_at)
+                         parent_id, child_index, created_by_id, updated_at, trace_context)
        SELECT c.id, p.tenant_id, c.type, c.queue, p.priority, 'queued', c.input, c.input_hash, c.max_attempts,
-              p.id, c.child_index, p.created_by_id, now()
+              p.id, c.child_index, p.created_by_id, now(), $8::jsonb
        FROM parent p,
             jsonb_to_recordset($6::jsonb) AS c(id uuid, type text, queue text, input jsonb, input_hash text,
                                               max_attempts int, child_index int)
@@ -75,6 +77,7 @@ export async function suspendForChildren(
       children.length,
       JSON.stringify(children),
       opts.rollup ?? true,
+      opts.traceContext == null ? null : JSON.stringify(opts.traceContext),
     ],
   );
   return rows[0]?.held === true;
