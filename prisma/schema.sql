@@ -421,6 +421,8 @@ CREATE TABLE queues (
   vclock double precision DEFAULT 0 NOT NULL,
   saturated boolean DEFAULT false NOT NULL,
   updated_at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+  configured_at timestamp(3) with time zone,
+  updated_by_id uuid,
   CONSTRAINT queues_pkey PRIMARY KEY (name)
 );
 

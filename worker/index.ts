@@ -9,7 +9,7 @@
 import { EventEmitter } from "node:events";
 import { parseArgs } from "node:util";
 import { run, type WorkerEvents } from "graphile-worker";
-import { Admitter, applyQueueConfig } from "@/lib/admission/admitter";
+import { Admitter, describeQueueSeed, seedQueueSettings } from "@/lib/admission/admitter";
 import { closeDb } from "@/lib/db";
 import { databaseUrl, env, resetEnvCache } from "@/lib/env";
 import { reap } from "@/lib/jobs/reaper";
@@ -56,7 +56,8 @@ async function main(): Promise<void> {
   const restarts = env().CONVEYOR_WORKER_RESTARTS;
   const previousExit = env().CONVEYOR_WORKER_LAST_EXIT ?? null;
   await registerWorker({ id, queues, concurrency, restarts, previousExit });
-  await applyQueueConfig();
+  // Caps and windows are the fleet's, in the database: the environment only seeds a new one.
+  describeQueueSeed(await seedQueueSettings()).forEach((line) => console.log(line));
   // Every worker admits for every queue: admission only hands jobs to graphile.
   const admitter = new Admitter((line) => console.log(line));
   await admitter.start();
