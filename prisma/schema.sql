@@ -533,6 +533,14 @@ CREATE TABLE tenants (
 
 CREATE UNIQUE INDEX tenants_slug_key ON public.tenants USING btree (slug);
 
+CREATE TABLE upload_locks (
+  upload_id text NOT NULL,
+  holder uuid NOT NULL,
+  expires_at timestamp(3) with time zone NOT NULL,
+  release_requested_at timestamp(3) with time zone,
+  CONSTRAINT upload_locks_pkey PRIMARY KEY (upload_id)
+);
+
 CREATE TABLE uploads (
   id text NOT NULL,
   tenant_id uuid NOT NULL,
