@@ -5,6 +5,8 @@
  *  - A job created through app A is followed live through app B's SSE.
  *  - A queue's cap, set through app A's API, holds across the three workers,
  *    whatever their own QUEUE_* environment says (it only seeds a new database).
+ *  - An upload begun at app A goes on at app B while A's request still holds
+ *    it (tus's lock is in Postgres: B asks A to let go).
  *  - SIGKILL of a worker mid-job and SIGTERM of app A lose nothing: every job
  *    ends succeeded exactly once, and a client of A carries on at B from its
  *    Last-Event-ID.
@@ -13,6 +15,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:net";
@@ -28,9 +31,9 @@ import { useTestDatabase } from "../helpers/db";
 
 const fx = useTestDatabase({ seed: 0.001 });
 
-const PROBES = 10;
+const PROBES = 8;
 const CAP = 2;
-const PROBE_SLEEP_MS = 1_500;
+const PROBE_SLEEP_MS = 1_000;
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -160,6 +163,9 @@ test(
     const outputs = () =>
       everyone.map((p) => `\n--- ${p.name} (last 3000 characters) ---\n${p.output().slice(-3000)}`).join("");
     const clients: { close(): void; done: Promise<void> }[] = [];
+    const t0 = Date.now();
+    const phases: string[] = [];
+    const phase = (name: string) => phases.push(`${name} at ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     try {
       for (const [app, base] of [
         [appA!, a],
@@ -183,6 +189,7 @@ test(
         120_000,
         outputs,
       );
+      phase("fleet up");
       const ada = await createApiTokenForEmail("ada@acme.test", "fleet test");
       const root = await createApiTokenForEmail("root@conveyor.test", "fleet test");
       const call = (base: string, token: string, method: string, url: string, body?: unknown) =>
@@ -208,6 +215,64 @@ test(
       );
       assert.ok(reached(atB.events, exportId, "running"), "B's client saw it run, live, not only its end");
 
+      phase("export followed across apps");
+      // ── An upload begun at A goes on at B, while A's request still holds it ──
+      const data = randomBytes(256 * 1024);
+      const tus = (base: string, method: string, url: string, headers: Record<string, string>, body?: BodyInit) =>
+        fetch(`${base}${url}`, {
+          method,
+          headers: { Authorization: `Bearer ${ada}`, "Tus-Resumable": "1.0.0", ...headers },
+          body,
+          ...(body instanceof ReadableStream ? { duplex: "half" } : {}),
+        } as RequestInit);
+      const made = await tus(a, "POST", "/api/v1/uploads", {
+        "Upload-Length": String(data.length),
+        "Upload-Metadata": `filename ${Buffer.from("fleet.csv").toString("base64")}`,
+      });
+      assert.equal(made.status, 201, await made.clone().text());
+      const uploadUrl = made.headers.get("location")!;
+      // A PATCH at A that sends a first part and then hangs, as a half-open connection does.
+      let hang!: ReadableStreamDefaultController<Uint8Array>;
+      const hanging = tus(
+        a,
+        "PATCH",
+        uploadUrl,
+        { "Upload-Offset": "0", "Content-Type": "application/offset+octet-stream" },
+        new ReadableStream<Uint8Array>({
+          start(controller) {
+            hang = controller;
+            controller.enqueue(new Uint8Array(data.subarray(0, 64 * 1024)));
+          },
+        }),
+      ).catch(() => null);
+      await waitFor(
+        "A's PATCH to hold the upload's lock",
+        async () => (await pool().query(`SELECT 1 FROM upload_locks`)).rowCount === 1,
+        10_000,
+      );
+      await sleep(300); // the first part written
+      // B's HEAD asks A's request, in another process, to let go; it answers with what arrived.
+      const head = await tus(b, "HEAD", uploadUrl, {});
+      assert.equal(head.status, 200, `B's HEAD got the lock from A${outputs()}`);
+      const offset = Number(head.headers.get("upload-offset"));
+      assert.ok(offset > 0 && offset <= 64 * 1024, `what reached A is kept (${offset})`);
+      const rest = await tus(
+        b,
+        "PATCH",
+        uploadUrl,
+        { "Upload-Offset": String(offset), "Content-Type": "application/offset+octet-stream" },
+        new Uint8Array(data.subarray(offset)),
+      );
+      assert.equal(rest.status, 204, await rest.clone().text());
+      assert.equal(rest.headers.get("upload-offset"), String(data.length));
+      try {
+        hang.close();
+      } catch {
+        /* A already let go of it */
+      }
+      await hanging;
+
+      phase("upload moved from A to B");
       // ── The bulk queue's cap, set through app A's API: 2 for the whole fleet ───
       const capped = await call(a, root, "PATCH", "/api/v1/ops/queues/bulk", { tenantCap: CAP });
       assert.equal(capped.status, 200, await capped.clone().text());
@@ -296,6 +361,7 @@ test(
       );
       sampling = false;
       await sampler;
+      phase("every job ended");
 
       // Caps held across the fleet, and were reached (so the check could fail).
       assert.ok(peak <= CAP, `at most ${CAP} of Acme's bulk jobs ran at once across three workers (peak ${peak})`);
@@ -329,7 +395,9 @@ test(
           reached(atB.events, secondId, "succeeded"),
         15_000,
       );
+      phase("checked");
     } finally {
+      console.log(`[fleet] ${phases.join(", ")}`);
       for (const c of clients) c.close();
       await Promise.all(everyone.map((p) => stop(p)));
       await rm(dataDir, { recursive: true, force: true });
