@@ -289,14 +289,11 @@ export async function updateQueueSettings(
     return row;
   });
   await admitQueue(name); // a raised cap or window takes effect now
-  const editor = principal.userId
-    ? await db().user.findUnique({ where: { id: principal.userId }, select: { email: true } })
-    : null;
   return {
     name,
     tenantCap: updated.tenantCap,
     window: updated.window,
-    updatedBy: editor?.email ?? null,
+    updatedBy: principal.email,
     configuredAt: updated.configuredAt?.toISOString() ?? null,
   };
 }
