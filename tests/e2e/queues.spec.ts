@@ -1,5 +1,5 @@
 import { expect, test, type APIRequestContext } from "@playwright/test";
-import { cliToken, confirmDialog, sql, storageStateFor } from "./helpers";
+import { cliToken, confirmDialog, expectAccessible, sql, storageStateFor } from "./helpers";
 
 // One at a time: these tests pause queues the other specs' jobs run on.
 test.describe.configure({ mode: "serial" });
@@ -220,6 +220,7 @@ test.describe("as root (platform admin)", () => {
     const card = page.getByTestId("queue-webhooks");
     await card.getByRole("button", { name: "Edit defaults" }).click();
     const form = card.getByRole("form", { name: "Defaults of webhooks" });
+    await expectAccessible(page, "a queue's defaults, open for editing");
     await form.getByLabel("Default cap per tenant").fill(String(before!.tenant_cap + 2));
     await form.getByLabel("Window (all tenants)").fill(String(before!.max_admitted + 3));
     await form.getByRole("button", { name: "Save defaults" }).click();

@@ -7,6 +7,7 @@
  *    whatever their own QUEUE_* environment says (it only seeds a new database).
  *  - An upload begun at app A goes on at app B while A's request still holds
  *    it (tus's lock is in Postgres: B asks A to let go).
+ *  - A principal's open event streams are counted across both servers.
  *  - SIGKILL of a worker mid-job and SIGTERM of app A lose nothing: every job
  *    ends succeeded exactly once, and a client of A carries on at B from its
  *    Last-Event-ID.
@@ -146,6 +147,7 @@ test(
       REAPER_INTERVAL_MS: "250",
       ADMISSION_SWEEP_MS: "250",
       WORKER_SHUTDOWN_GRACE_MS: "3000",
+      SSE_MAX_STREAMS: "3",
     });
     const [portA, portB] = [await freePort(), await freePort()];
     const [appA, appB] = [portA, portB].map((port, i) =>
@@ -288,6 +290,20 @@ test(
       const atA = followEvents(a, ada);
       clients.push(atA);
       await waitFor("app A's stream to open", async () => atA.status === 200 || atA.ended, 10_000);
+      // SSE_MAX_STREAMS (3 here) counts a principal's streams on every server together.
+      const third = followEvents(b, ada);
+      clients.push(third);
+      await waitFor("a third stream to open", async () => third.status !== 0 || third.ended, 10_000);
+      assert.equal(third.status, 200);
+      const fourth = await fetch(`${a}/api/v1/events`, { headers: { Authorization: `Bearer ${ada}` } });
+      assert.equal(fourth.status, 429, "one at A and two at B: A refuses a fourth");
+      await fourth.body?.cancel();
+      third.close();
+      await waitFor(
+        "the third stream's slot to be given back",
+        async () => (await pool().query(`SELECT count(*)::int AS n FROM sse_streams`)).rows[0].n === 2,
+        10_000,
+      );
       const probes: string[] = [];
       for (let i = 0; i < PROBES; i++) {
         probes.push(
