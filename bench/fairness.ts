@@ -61,6 +61,17 @@ const done = async (tenantId: string) =>
     ])
   )[0]!.n;
 
+/**
+ * A queue's default tenant cap, written where every worker reads it: caps live in the database
+ * (a worker's QUEUE_* environment only seeds a new one), as a platform admin sets them.
+ */
+async function setDefaultCap(queue: string, cap: number): Promise<void> {
+  await pool().query(`UPDATE queues SET tenant_cap = $2, configured_at = now(), updated_at = now() WHERE name = $1`, [
+    queue,
+    cap,
+  ]);
+}
+
 async function startFleet(url: string, pools: { queues: string; concurrency: number }[], env: Record<string, string>) {
   return Promise.all(
     pools.map((p) =>
@@ -87,6 +98,9 @@ async function fairnessRun(
 ): Promise<FairnessResult> {
   await pool().query(`DELETE FROM jobs`);
   await pool().query(`DELETE FROM graphile_worker._private_jobs`);
+  // The default cap (8) suits npm start's bulk pool of 4: about twice the
+  // pool, so a finished job's slot is refilled from graphile at once.
+  if (mode === "on") await setDefaultCap("bulk", BULK_CAP);
   const fleet: ChildProcess[] =
     mode === "on"
       ? await startFleet(
@@ -95,9 +109,7 @@ async function fairnessRun(
             { queues: "bulk", concurrency: BULK_POOL },
             { queues: "interactive", concurrency: INTERACTIVE_POOL },
           ],
-          // The default cap (8) suits npm start's bulk pool of 4: about twice the
-          // pool, so a finished job's slot is refilled from graphile at once.
-          { QUEUE_BULK_TENANT_CAP: String(BULK_CAP) },
+          {},
         )
       : // Off: every job goes straight to graphile-worker, one pool runs both queues.
         await startFleet(url, [{ queues: "interactive,bulk", concurrency: BULK_POOL + INTERACTIVE_POOL }], {});
@@ -152,9 +164,8 @@ async function fairnessRun(
 
 async function backlogRun(url: string, t: Tenants, runnable: number): Promise<number> {
   await pool().query(`DELETE FROM jobs WHERE tenant_id = $1`, [t.a]);
-  const fleet = await startFleet(url, [{ queues: "bulk", concurrency: BULK_POOL }], {
-    QUEUE_BULK_TENANT_CAP: String(BULK_CAP),
-  });
+  await setDefaultCap("bulk", BULK_CAP);
+  const fleet = await startFleet(url, [{ queues: "bulk", concurrency: BULK_POOL }], {});
   try {
     const before = await done(t.a);
     const t0 = performance.now();

@@ -68,11 +68,16 @@ async function main(): Promise<void> {
     const bareLatency = JSON.parse(readFileSync(latencyFile, "utf8")) as number[];
 
     // ── Conveyor, full bookkeeping ───────────────────────────────────────────
+    // Admission's cap at twice the pool, as docs/ARCHITECTURE.md advises: one
+    // admitted job waits behind each running one, so a slot never waits for admission.
+    // (In the database, where caps live: a worker's QUEUE_* only seed a new one.)
+    await pool().query(
+      `UPDATE queues SET tenant_cap = $1, configured_at = now(), updated_at = now() WHERE name = 'bulk'`,
+      [2 * concurrency],
+    );
     const ours = await startProcess(
       ["worker/index.ts", "--queues", "bulk", "--concurrency", String(concurrency)],
-      // Admission's cap at twice the pool, as docs/ARCHITECTURE.md advises: one
-      // admitted job waits behind each running one, so a slot never waits for admission.
-      { DATABASE_URL: url, QUEUE_BULK_TENANT_CAP: String(2 * concurrency) },
+      { DATABASE_URL: url },
       /started/,
     );
     const succeeded = async () =>

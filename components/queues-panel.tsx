@@ -8,6 +8,7 @@ import {
   queueKeys,
   resumePause,
   setTenantLimit,
+  updateQueueSettings,
   type PauseDto,
   type PauseForm,
   type QueueDto,
@@ -179,9 +180,7 @@ function QueueCard({
           </div>
         ))}
       </dl>
-      <p className="px-5 text-xs text-slate-500">
-        Default cap {q.tenantCap} per tenant · window {q.window} admitted at once across tenants
-      </p>
+      <QueueDefaults queue={q} isAdmin={isAdmin} onSaved={onLimitSaved} />
       <TableBox label={`Tenants on ${q.name}`} className="mx-3 mb-3 mt-2 w-auto shadow-none">
         <thead className={theadClass}>
           <tr>
@@ -199,6 +198,82 @@ function QueueCard({
         </tbody>
       </TableBox>
     </section>
+  );
+}
+
+/**
+ * A queue's default per-tenant cap and window: the fleet's, in the database. Platform admins edit
+ * them here; everybody else sees them.
+ */
+function QueueDefaults({ queue: q, isAdmin, onSaved }: { queue: QueueDto; isAdmin: boolean; onSaved: () => void }) {
+  const [editing, setEditing] = useState(false);
+  const save = useMutation({
+    mutationFn: (body: { tenantCap: number; window: number }) => updateQueueSettings(q.name, body),
+    onSuccess: () => {
+      setEditing(false);
+      onSaved();
+    },
+  });
+  const onSubmit = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault();
+    const f = new FormData(e.currentTarget);
+    save.mutate({ tenantCap: Number(f.get("tenantCap")), window: Number(f.get("window")) });
+  };
+  if (editing) {
+    return (
+      <form
+        onSubmit={onSubmit}
+        aria-label={`Defaults of ${q.name}`}
+        className="flex flex-wrap items-end gap-3 px-5 text-sm"
+      >
+        <label className="flex flex-col text-xs text-slate-600">
+          Default cap per tenant
+          <input
+            name="tenantCap"
+            type="number"
+            min={0}
+            max={100_000}
+            required
+            defaultValue={q.tenantCap}
+            className="mt-0.5 w-24 rounded border border-slate-300 px-2 py-0.5 text-sm text-slate-900"
+          />
+        </label>
+        <label className="flex flex-col text-xs text-slate-600">
+          Window (all tenants)
+          <input
+            name="window"
+            type="number"
+            min={1}
+            max={100_000}
+            required
+            defaultValue={q.window}
+            className="mt-0.5 w-24 rounded border border-slate-300 px-2 py-0.5 text-sm text-slate-900"
+          />
+        </label>
+        <Button type="submit" variant="primary" disabled={save.isPending}>
+          Save defaults
+        </Button>
+        <Button type="button" variant="link" onClick={() => setEditing(false)}>
+          Cancel
+        </Button>
+        {save.error && (
+          <Alert tone="error" inline className="text-xs">
+            {save.error.message}
+          </Alert>
+        )}
+      </form>
+    );
+  }
+  return (
+    <p className="px-5 text-xs text-slate-500" data-testid={`${q.name}-defaults`}>
+      Default cap {q.tenantCap} per tenant · window {q.window} admitted at once across tenants
+      {q.updatedBy && <> · set by {q.updatedBy}</>}
+      {isAdmin && (
+        <Button variant="link" onClick={() => setEditing(true)} className="ml-3 text-xs">
+          Edit defaults
+        </Button>
+      )}
+    </p>
   );
 }
 

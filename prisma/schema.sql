@@ -448,6 +448,8 @@ CREATE TABLE queues (
   vclock double precision DEFAULT 0 NOT NULL,
   saturated boolean DEFAULT false NOT NULL,
   updated_at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+  configured_at timestamp(3) with time zone,
+  updated_by_id uuid,
   CONSTRAINT queues_pkey PRIMARY KEY (name)
 );
 
@@ -562,6 +564,14 @@ CREATE TABLE tenants (
 );
 
 CREATE UNIQUE INDEX tenants_slug_key ON public.tenants USING btree (slug);
+
+CREATE TABLE upload_locks (
+  upload_id text NOT NULL,
+  holder uuid NOT NULL,
+  expires_at timestamp(3) with time zone NOT NULL,
+  release_requested_at timestamp(3) with time zone,
+  CONSTRAINT upload_locks_pkey PRIMARY KEY (upload_id)
+);
 
 CREATE TABLE uploads (
   id text NOT NULL,

@@ -10,7 +10,7 @@
  */
 import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -28,6 +28,7 @@ import {
   seed,
 } from "../prisma/seed";
 import { migrate, openDatabase } from "./database";
+import { needsBuild } from "./next-build";
 import {
   describeExit,
   formatDelay,
@@ -77,35 +78,6 @@ async function ensureAuthSecret(): Promise<void> {
   }
   process.env.AUTH_SECRET = secret;
   resetEnvCache();
-}
-
-function newestMtime(entry: string): number {
-  if (!existsSync(entry)) return 0;
-  const st = statSync(entry);
-  if (!st.isDirectory()) return st.mtimeMs;
-  let newest = st.mtimeMs;
-  for (const name of readdirSync(entry)) {
-    if (name === "generated" || name === "node_modules") continue;
-    newest = Math.max(newest, newestMtime(path.join(entry, name)));
-  }
-  return newest;
-}
-
-function needsBuild(): boolean {
-  const buildId = path.join(".next", "BUILD_ID");
-  if (!existsSync(buildId)) return true;
-  const built = statSync(buildId).mtimeMs;
-  const sources = [
-    "app",
-    "components",
-    "lib",
-    "public",
-    "proxy.ts",
-    "next.config.ts",
-    "postcss.config.mjs",
-    "package.json",
-  ];
-  return sources.some((s) => newestMtime(s) > built);
 }
 
 function runToEnd(cmd: string, args: string[]): Promise<void> {

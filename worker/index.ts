@@ -9,7 +9,7 @@
 import { EventEmitter } from "node:events";
 import { parseArgs } from "node:util";
 import { run, type WorkerEvents } from "graphile-worker";
-import { Admitter, applyQueueConfig } from "@/lib/admission/admitter";
+import { Admitter, describeQueueSeed, seedQueueSettings } from "@/lib/admission/admitter";
 import { closeDb } from "@/lib/db";
 import { directDatabaseUrl, env, resetEnvCache } from "@/lib/env";
 import { logger } from "@/lib/log";
@@ -58,14 +58,15 @@ async function main(): Promise<void> {
     throw new Error(`--queues must name some of: ${QUEUES.join(", ")} (got ${values.queues ?? env().WORKER_QUEUES})`);
   }
   // Before any job runs: each attempt's span continues the trace stored with its job (OTEL_EXPORTER_OTLP_ENDPOINT).
-  if (await initTracing({ serviceName: "conveyor-worker" })) console.log("[worker] tracing: exporting spans over OTLP");
+  if (await initTracing({ serviceName: "conveyor-worker" })) log.info("[worker] tracing: exporting spans over OTLP");
   const taskList = taskListFor(queues as QueueName[]);
   const id = workerIdentity.id;
   // A worker that `npm start` restarted says so in the registry (and so on the console's Workers page).
   const restarts = env().CONVEYOR_WORKER_RESTARTS;
   const previousExit = env().CONVEYOR_WORKER_LAST_EXIT ?? null;
   await registerWorker({ id, queues, concurrency, restarts, previousExit });
-  await applyQueueConfig();
+  // Caps and windows are the fleet's, in the database: the environment only seeds a new one.
+  describeQueueSeed(await seedQueueSettings()).forEach((line) => log.info(line));
   // Every worker admits for every queue: admission only hands jobs to graphile.
   const admitter = new Admitter((line) => log.warn(line));
   await admitter.start();

@@ -63,7 +63,7 @@ export async function admitAll(): Promise<number> {
   return total;
 }
 
-/** The configured defaults of each queue (env), as `queues` rows. */
+/** The environment's first values of each queue (QUEUE_*), as `queues` rows: they only seed a database. */
 export function configuredQueues(): { name: QueueName; tenantCap: number; window: number }[] {
   const e = env();
   return [
@@ -73,17 +73,65 @@ export function configuredQueues(): { name: QueueName; tenantCap: number; window
   ];
 }
 
-/** Writes the configured caps and windows into `queues` (each worker does at start). */
-export async function applyQueueConfig(): Promise<void> {
+export type QueueSeedResult = {
+  name: QueueName;
+  /** This call wrote the environment's values (the queue had none set yet). */
+  seeded: boolean;
+  /** The values in force, from the database. */
+  tenantCap: number;
+  window: number;
+  /** What this process's environment says (differs from the above when the database's win). */
+  configured: { tenantCap: number; window: number };
+};
+
+/**
+ * Seeds each queue's cap and window from the environment (QUEUE_*) where the
+ * database holds none yet: a missing row, or the migrations' defaults that no
+ * worker seeded and no platform admin edited (`configured_at` null). Every
+ * worker calls it at start; only the first to reach a queue writes, so caps
+ * are the fleet's, kept in the database and edited by platform admins
+ * (`updateQueueSettings`), never the last started worker's environment.
+ */
+export async function seedQueueSettings(): Promise<QueueSeedResult[]> {
+  const results: QueueSeedResult[] = [];
   for (const q of configuredQueues()) {
-    await pool().query(
-      `INSERT INTO queues (name, tenant_cap, max_admitted) VALUES ($1, $2, $3)
+    // The row lock of ON CONFLICT makes two workers starting at once agree: the
+    // second sees the first's configured_at and leaves the row alone.
+    const { rows } = await pool().query<{ seeded: boolean }>(
+      `INSERT INTO queues (name, tenant_cap, max_admitted, configured_at) VALUES ($1, $2, $3, now())
        ON CONFLICT (name) DO UPDATE SET tenant_cap = excluded.tenant_cap, max_admitted = excluded.max_admitted,
-         updated_at = now()
-       WHERE (queues.tenant_cap, queues.max_admitted) IS DISTINCT FROM (excluded.tenant_cap, excluded.max_admitted)`,
+         configured_at = now(), updated_at = now()
+       WHERE queues.configured_at IS NULL
+       RETURNING true AS seeded`,
       [q.name, q.tenantCap, q.window],
     );
+    const { rows: now } = await pool().query<{ tenantCap: number; window: number }>(
+      `SELECT tenant_cap AS "tenantCap", max_admitted AS "window" FROM queues WHERE name = $1`,
+      [q.name],
+    );
+    results.push({
+      name: q.name,
+      seeded: rows.length > 0,
+      tenantCap: now[0]?.tenantCap ?? q.tenantCap,
+      window: now[0]?.window ?? q.window,
+      configured: { tenantCap: q.tenantCap, window: q.window },
+    });
   }
+  return results;
+}
+
+/** The lines a worker logs about `seedQueueSettings`: what it seeded, and environment values the database overrides. */
+export function describeQueueSeed(results: QueueSeedResult[]): string[] {
+  return results.flatMap((r) => {
+    if (r.seeded)
+      return [`[admission] queue ${r.name}: seeded cap ${r.tenantCap}, window ${r.window} from the environment`];
+    if (r.tenantCap === r.configured.tenantCap && r.window === r.configured.window) return [];
+    return [
+      `[admission] queue ${r.name}: cap ${r.tenantCap}, window ${r.window} from the database; this worker's QUEUE_* ` +
+        `(cap ${r.configured.tenantCap}, window ${r.configured.window}) only seed a new database — ` +
+        `edit them on the console's Queues page or with PATCH /api/v1/ops/queues/${r.name}`,
+    ];
+  });
 }
 
 export class Admitter {

@@ -1,17 +1,22 @@
 /**
  * What the Queues page and `GET /api/v1/ops/queues` show: per queue, waiting,
  * admitted and running jobs, the pauses that apply, caps, and per-tenant
- * counts; and platform admins' per-tenant cap and weight overrides.
+ * counts; and platform admins' settings: each queue's default cap and window
+ * (`updateQueueSettings`), and per-tenant cap and weight overrides.
  * Operators see their own tenant only.
+ *
+ * Every setting lives in the database, so it holds across the whole fleet of
+ * app and worker processes; a worker's QUEUE_* environment only seeds a new
+ * database (`seedQueueSettings` in ./admitter).
  */
 import { z } from "zod";
 import { recordAudit } from "../audit";
 import { requireOperator, requirePlatformAdmin, resolveTenantFor } from "../auth/authorize";
 import type { Principal } from "../auth/principal";
 import { db } from "../db";
-import { notFound, parseOrThrow } from "../errors";
+import { AppError, notFound, parseOrThrow } from "../errors";
 import { QUEUES, type QueueName } from "../jobs/task";
-import { admitQueue } from "./admitter";
+import { admitQueue, configuredQueues } from "./admitter";
 import { listPauses, type PauseDto } from "./pauses";
 
 type Counts = { waiting: number; scheduled: number; admitted: number; running: number };
@@ -32,6 +37,10 @@ export type QueueDto = Counts & {
   tenantCap: number;
   /** Jobs of all tenants admitted or running at once. */
   window: number;
+  /** The platform admin who last changed the default cap or window (null: still the environment's seed). */
+  updatedBy: string | null;
+  /** When they were set (seeded or changed); null: the migrations' defaults, not yet seeded by a worker. */
+  configuredAt: string | null;
   /** A pause stops the whole queue (for every tenant, or for the caller's). */
   paused: boolean;
   /** Active pauses that touch this queue. */
@@ -63,6 +72,10 @@ export async function getQueues(principal: Principal): Promise<{ queues: QueueDt
     db().tenantQueueLimit.findMany({ where: own ? { tenantId: own } : {} }),
     listPauses(principal),
   ]);
+  const editors = await db().user.findMany({
+    where: { id: { in: settings.flatMap((s) => (s.updatedById ? [s.updatedById] : [])) } },
+    select: { id: true, email: true },
+  });
   // Operators see their tenant. Admins see every tenant with work or an override,
   // and others up to 200 in all (to set a cap before the work arrives).
   const active = new Set([...waiting, ...activeRows, ...limits].map((r) => r.tenantId));
@@ -118,6 +131,8 @@ export async function getQueues(principal: Principal): Promise<{ queues: QueueDt
       name,
       tenantCap,
       window: setting?.window ?? 0,
+      updatedBy: editors.find((u) => u.id === setting?.updatedById)?.email ?? null,
+      configuredAt: setting?.configuredAt?.toISOString() ?? null,
       ...total,
       paused: queuePauses.some((p) => p.type === null && (p.tenant === null || p.tenant.id === own)),
       pauses: queuePauses,
@@ -192,4 +207,93 @@ export async function setTenantLimit(
 /** Removes a tenant's override in a queue: the queue's defaults apply again. Platform admins. */
 export async function clearTenantLimit(principal: Principal, rawQueue: string, tenantRef: string) {
   return setTenantLimit(principal, rawQueue, tenantRef, {});
+}
+
+/** The most a queue's default cap or window may be (as QUEUE_*_TENANT_CAP / QUEUE_*_WINDOW in lib/env.ts). */
+export const QUEUE_SETTING_MAX = 100_000;
+
+export const queueSettingsSchema = z
+  .object({
+    /** Jobs of one tenant admitted or running at once in the queue, unless the tenant has its own cap. */
+    tenantCap: z
+      .number({ error: "must be a whole number" })
+      .int("must be a whole number")
+      .min(0, "must be at least 0")
+      .max(QUEUE_SETTING_MAX, `must be at most ${QUEUE_SETTING_MAX}`)
+      .optional(),
+    /** Jobs of all tenants admitted or running at once in the queue. */
+    window: z
+      .number({ error: "must be a whole number" })
+      .int("must be a whole number")
+      .min(1, "must be at least 1")
+      .max(QUEUE_SETTING_MAX, `must be at most ${QUEUE_SETTING_MAX}`)
+      .optional(),
+  })
+  .strict();
+export type QueueSettingsInput = z.infer<typeof queueSettingsSchema>;
+
+export type QueueSettingsDto = {
+  name: QueueName;
+  tenantCap: number;
+  window: number;
+  updatedBy: string | null;
+  configuredAt: string | null;
+};
+
+/**
+ * Changes a queue's default per-tenant cap and its window, for the whole fleet
+ * (they live in `queues`; every admission, in any process, reads them).
+ * Platform admins. 404 for an unknown queue, 400 naming the field for bad
+ * values. Audited (`queue.settings`, with the values before and after).
+ * A raised cap or window admits waiting work at once; a lowered one applies
+ * as running and admitted jobs end (nothing admitted is taken back).
+ */
+export async function updateQueueSettings(
+  principal: Principal,
+  rawName: string,
+  body: unknown,
+): Promise<QueueSettingsDto> {
+  requirePlatformAdmin(principal, "Changing a queue's cap or window");
+  const name = parseQueue(rawName);
+  const input = parseOrThrow(queueSettingsSchema, body);
+  if (input.tenantCap === undefined && input.window === undefined) {
+    throw new AppError("invalid_input", "Invalid input: tenantCap: give tenantCap, window or both", [
+      { path: "tenantCap", message: "give tenantCap, window or both" },
+    ]);
+  }
+  const updated = await db().$transaction(async (tx) => {
+    // The row, locked: two admins' edits apply one after the other, each audited with what it replaced.
+    const [before] = await tx.$queryRaw<{ tenantCap: number; window: number }[]>`
+      SELECT tenant_cap AS "tenantCap", max_admitted AS "window" FROM queues WHERE name = ${name} FOR UPDATE`;
+    const seed = configuredQueues().find((q) => q.name === name)!;
+    const after = {
+      tenantCap: input.tenantCap ?? before?.tenantCap ?? seed.tenantCap,
+      window: input.window ?? before?.window ?? seed.window,
+    };
+    const row = await tx.queueSetting.upsert({
+      where: { name },
+      create: { name, ...after, configuredAt: new Date(), updatedById: principal.userId },
+      update: { ...after, configuredAt: new Date(), updatedById: principal.userId },
+    });
+    await recordAudit(
+      principal,
+      {
+        action: "queue.settings",
+        targetType: "queue",
+        targetIds: [name],
+        tenantId: null,
+        details: { queue: name, before: before ?? null, after },
+      },
+      tx,
+    );
+    return row;
+  });
+  await admitQueue(name); // a raised cap or window takes effect now
+  return {
+    name,
+    tenantCap: updated.tenantCap,
+    window: updated.window,
+    updatedBy: principal.email,
+    configuredAt: updated.configuredAt?.toISOString() ?? null,
+  };
 }

@@ -6,7 +6,7 @@ import type { JobDto } from "../jobs/dto";
 import type { TokenDto } from "../auth/tokens";
 import type { getJobHistory } from "../jobs/history";
 import type { PauseDto } from "../admission/pauses";
-import type { QueueDto, QueueTenantDto } from "../admission/queues";
+import type { QueueDto, QueueSettingsDto, QueueTenantDto } from "../admission/queues";
 import type { AuditEntryDto, DeadLetterGroupDto, StuckJobDto, WorkerDto, WorkerPoolDto } from "../ops/console";
 import type { Overview, OverviewRow, SeriesPoint } from "../ops/stats";
 import type { Health, HealthRowDto, HealthSignal, HealthState, SignalDto } from "../ops/health";
@@ -207,6 +207,17 @@ export function setTenantLimit(
 ): Promise<unknown> {
   return request(`/api/v1/ops/queues/${encodeURIComponent(queue)}/tenants/${encodeURIComponent(tenantId)}`, {
     method: "PUT",
+    body: JSON.stringify(body),
+  });
+}
+
+/** A queue's default per-tenant cap and window, for the whole fleet (platform admins). */
+export function updateQueueSettings(
+  queue: string,
+  body: { tenantCap?: number; window?: number },
+): Promise<QueueSettingsDto> {
+  return request(`/api/v1/ops/queues/${encodeURIComponent(queue)}`, {
+    method: "PATCH",
     body: JSON.stringify(body),
   });
 }

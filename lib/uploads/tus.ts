@@ -9,9 +9,9 @@
  * `uploads`, progress and completion are recorded as bytes arrive, and every
  * error answers with tus's status code and the API's JSON error body.
  *
- * Locks: tus serialises requests on one upload with an in-memory lock, which
- * holds for one app process (what `npm start` runs). Several app processes
- * behind a balancer need sticky routing per upload, or a shared locker.
+ * Locks: tus serialises requests on one upload with a lock; ours is a lease in
+ * Postgres (./locker.ts), so it holds across every app process behind a
+ * balancer, with no sticky routing.
  */
 import { randomBytes } from "node:crypto";
 import { EVENTS, Server, type Upload } from "@tus/server";
@@ -28,6 +28,7 @@ import {
   removeUpload,
   uploadForRequest,
 } from "./service";
+import { PostgresLocker } from "./locker";
 import { resetUploadStore, uploadStore } from "./store";
 import { logger } from "../log";
 
@@ -60,6 +61,8 @@ function tusServer(): Server {
     // Same origin only, like the rest of the API: no Access-Control-Allow-Origin.
     allowedOrigins: () => false,
     postReceiveInterval: PROGRESS_INTERVAL_MS,
+    // One upload's requests take turns fleet-wide, not only within this process.
+    locker: new PostgresLocker(),
     async onUploadCreate(req, upload) {
       const state = requests.get(req as unknown as Request);
       if (!state) throw new AppError("internal", "an upload request without its principal");

@@ -1,5 +1,5 @@
 import { expect, test, type APIRequestContext } from "@playwright/test";
-import { cliToken, confirmDialog, sql, storageStateFor } from "./helpers";
+import { cliToken, confirmDialog, expectAccessible, sql, storageStateFor } from "./helpers";
 
 // One at a time: these tests pause queues the other specs' jobs run on.
 test.describe.configure({ mode: "serial" });
@@ -85,6 +85,38 @@ test("the admission API answers each caller as it should", async () => {
   ]);
   expect(await status("root@conveyor.test", "delete", limit)).toBe(200);
   expect(await sql("SELECT 1 FROM tenant_queue_limits WHERE tenant_id = $1", [acme!.id])).toEqual([]);
+
+  // PATCH /api/v1/ops/queues/{queue}: a queue's defaults, for the whole fleet; platform admins only
+  const patch = (as: string, url: string, data: unknown) => tokens[as]!.patch(url, { data });
+  const queue = "/api/v1/ops/queues/webhooks";
+  const [before] = await sql<{ tenant_cap: number; max_admitted: number }>(
+    "SELECT tenant_cap, max_admitted FROM queues WHERE name = 'webhooks'",
+  );
+  expect((await patch("anonymous", queue, { tenantCap: 3 })).status()).toBe(401);
+  expect((await patch("ada@acme.test", queue, { tenantCap: 3 })).status()).toBe(403);
+  expect((await patch("oscar@acme.test", queue, { tenantCap: 3 })).status()).toBe(403);
+  expect((await patch("root@conveyor.test", "/api/v1/ops/queues/nightly", { tenantCap: 3 })).status()).toBe(404);
+  for (const [data, field] of [
+    [{ tenantCap: -1 }, "tenantCap"],
+    [{ window: 0 }, "window"],
+    [{ window: "many" }, "window"],
+    [{}, "tenantCap"],
+  ] as const) {
+    const res = await patch("root@conveyor.test", queue, data);
+    expect(res.status(), JSON.stringify(data)).toBe(400);
+    expect((await res.json()).error.fields[0].path).toBe(field);
+  }
+  expect(await sql("SELECT tenant_cap, max_admitted FROM queues WHERE name = 'webhooks'")).toEqual([before]);
+  const changed = await patch("root@conveyor.test", queue, { window: before!.max_admitted + 1 });
+  expect(changed.status()).toBe(200);
+  expect(await changed.json()).toMatchObject({
+    name: "webhooks",
+    tenantCap: before!.tenant_cap,
+    window: before!.max_admitted + 1,
+    updatedBy: "root@conveyor.test",
+  });
+  const restored = await patch("root@conveyor.test", queue, { window: before!.max_admitted });
+  expect(restored.status()).toBe(200);
 });
 
 test.describe("as oscar (operator)", () => {
@@ -136,6 +168,19 @@ test.describe("as oscar (operator)", () => {
   });
 });
 
+test.describe("as oscar (operator), the queues' defaults", () => {
+  test.use({ storageState: storageStateFor("oscar@acme.test") });
+
+  test("are shown but not editable", async ({ page }) => {
+    await page.goto("/ops/queues");
+    await expect(page.getByTestId("bulk-defaults")).toContainText(/Default cap \d+ per tenant · window \d+/);
+    await expect(page.getByRole("button", { name: "Edit defaults" })).toHaveCount(0);
+    // The API refuses too, from the operator's own session.
+    const res = await page.request.patch("/api/v1/ops/queues/bulk", { data: { tenantCap: 1 } });
+    expect(res.status()).toBe(403);
+  });
+});
+
 test.describe("as ada (member)", () => {
   test.use({ storageState: storageStateFor("ada@acme.test") });
 
@@ -165,5 +210,45 @@ test.describe("as root (platform admin)", () => {
       await sql("SELECT max_running FROM tenant_queue_limits WHERE tenant_id = $1 AND queue = 'bulk'", [g!.id]),
     ).toEqual([{ max_running: 2 }]);
     await sql("DELETE FROM tenant_queue_limits");
+  });
+
+  test("edits a queue's default cap and window for the whole fleet", async ({ page }) => {
+    const [before] = await sql<{ tenant_cap: number; max_admitted: number }>(
+      "SELECT tenant_cap, max_admitted FROM queues WHERE name = 'webhooks'",
+    );
+    await page.goto("/ops/queues");
+    const card = page.getByTestId("queue-webhooks");
+    await card.getByRole("button", { name: "Edit defaults" }).click();
+    const form = card.getByRole("form", { name: "Defaults of webhooks" });
+    await expectAccessible(page, "a queue's defaults, open for editing");
+    await form.getByLabel("Default cap per tenant").fill(String(before!.tenant_cap + 2));
+    await form.getByLabel("Window (all tenants)").fill(String(before!.max_admitted + 3));
+    await form.getByRole("button", { name: "Save defaults" }).click();
+    await expect(page.getByTestId("webhooks-defaults")).toContainText(
+      `Default cap ${before!.tenant_cap + 2} per tenant · window ${before!.max_admitted + 3} admitted at once`,
+    );
+    await expect(page.getByTestId("webhooks-defaults")).toContainText("set by root@conveyor.test");
+    expect(await sql("SELECT tenant_cap, max_admitted FROM queues WHERE name = 'webhooks'")).toEqual([
+      { tenant_cap: before!.tenant_cap + 2, max_admitted: before!.max_admitted + 3 },
+    ]);
+    const [audit] = await sql<{ details: unknown }>(
+      "SELECT details FROM audit_logs WHERE action = 'queue.settings' ORDER BY id DESC LIMIT 1",
+    );
+    expect(audit?.details).toEqual({
+      queue: "webhooks",
+      before: { tenantCap: before!.tenant_cap, window: before!.max_admitted },
+      after: { tenantCap: before!.tenant_cap + 2, window: before!.max_admitted + 3 },
+    });
+    // A bad value is refused with the field named, and nothing changes.
+    await card.getByRole("button", { name: "Edit defaults" }).click();
+    await form.getByLabel("Window (all tenants)").fill("0");
+    await form.evaluate((f: HTMLFormElement) => (f.noValidate = true));
+    await form.getByRole("button", { name: "Save defaults" }).click();
+    await expect(form.getByRole("alert")).toContainText("window");
+    await form.getByRole("button", { name: "Cancel" }).click();
+    await sql("UPDATE queues SET tenant_cap = $1, max_admitted = $2 WHERE name = 'webhooks'", [
+      before!.tenant_cap,
+      before!.max_admitted,
+    ]);
   });
 });

@@ -4,9 +4,9 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { setTimeout as sleep } from "node:timers/promises";
 import { runOnce } from "graphile-worker";
-import { admitAll, admitQueue } from "@/lib/admission/admitter";
+import { admitAll, admitQueue, describeQueueSeed, seedQueueSettings } from "@/lib/admission/admitter";
 import { createPause, listPauses, resumePause } from "@/lib/admission/pauses";
-import { getQueues, setTenantLimit } from "@/lib/admission/queues";
+import { getQueues, setTenantLimit, updateQueueSettings } from "@/lib/admission/queues";
 import { db, pool } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import { eventHub, type JobEvent } from "@/lib/events/hub";
@@ -18,7 +18,7 @@ import { runJob } from "@/lib/jobs/runner";
 import { useTestDatabase } from "../helpers/db";
 import { drainJobs, quietLogger, isCode } from "../helpers/fixtures";
 import { taskListFor } from "../../worker/task-list";
-import { databaseUrl } from "@/lib/env";
+import { databaseUrl, resetEnvCache } from "@/lib/env";
 
 const fx = useTestDatabase();
 
@@ -30,7 +30,8 @@ beforeEach(async () => {
   await pool().query(`DELETE FROM tenant_queue_limits`);
   await pool().query(`DELETE FROM admission_state`);
   await pool().query(`UPDATE queues SET tenant_cap = CASE name WHEN 'bulk' THEN 8 ELSE 4 END,
-                        max_admitted = CASE name WHEN 'bulk' THEN 64 ELSE 32 END, vclock = 0, saturated = false`);
+                        max_admitted = CASE name WHEN 'bulk' THEN 64 ELSE 32 END, vclock = 0, saturated = false,
+                        configured_at = now(), updated_by_id = NULL`);
 });
 
 const probe = async (tenantId: string, sleepMs = 0) =>
@@ -331,6 +332,112 @@ describe("caps and fairness", () => {
     assert.equal(await admitQueue("bulk"), 1);
     assert.ok((await job(second)).admittedAt);
     assert.equal((await job(first)).admittedAt, null, "not admitted before it is due");
+  });
+});
+
+describe("queue settings live in the database", () => {
+  const bulk = async () =>
+    (
+      await pool().query<{ cap: number; window: number }>(
+        `SELECT tenant_cap AS cap, max_admitted AS window FROM queues WHERE name = 'bulk'`,
+      )
+    ).rows[0]!;
+  async function withEnv<T>(vars: Record<string, string>, fn: () => Promise<T>): Promise<T> {
+    const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+    Object.assign(process.env, vars);
+    resetEnvCache();
+    try {
+      return await fn();
+    } finally {
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+      resetEnvCache();
+    }
+  }
+
+  test("a worker's QUEUE_* seed a queue once; later workers' environments and admins' edits are not overwritten", async () => {
+    // As the migrations leave it: their defaults, seeded by no worker yet.
+    await pool().query(`UPDATE queues SET configured_at = NULL`);
+    const first = await withEnv({ QUEUE_BULK_TENANT_CAP: "11", QUEUE_BULK_WINDOW: "40" }, seedQueueSettings);
+    assert.deepEqual(await bulk(), { cap: 11, window: 40 }, "the first worker's environment seeds it");
+    assert.equal(first.find((r) => r.name === "bulk")?.seeded, true);
+    assert.match(describeQueueSeed(first).join("\n"), /queue bulk: seeded cap 11, window 40 from the environment/);
+
+    // A worker started later with another environment changes nothing, and says why.
+    const later = await withEnv({ QUEUE_BULK_TENANT_CAP: "13" }, seedQueueSettings);
+    assert.deepEqual(await bulk(), { cap: 11, window: 40 });
+    assert.equal(later.find((r) => r.name === "bulk")?.seeded, false);
+    assert.match(describeQueueSeed(later).join("\n"), /queue bulk: cap 11, window 40 from the database; .*only seed/);
+
+    // Two workers starting at once on a fresh queue: one seeds, the other keeps its values.
+    await pool().query(`UPDATE queues SET configured_at = NULL WHERE name = 'bulk'`);
+    const [a, b] = await Promise.all([
+      withEnv({ QUEUE_BULK_TENANT_CAP: "21" }, seedQueueSettings),
+      seedQueueSettings(),
+    ]);
+    const seededBy = [a, b].filter((r) => r.find((x) => x.name === "bulk")?.seeded);
+    assert.equal(seededBy.length, 1, "exactly one seeded the queue");
+
+    // An admin's edit stays whatever the next worker's environment says.
+    await updateQueueSettings(fx.p.root, "bulk", { tenantCap: 5, window: 30 });
+    await withEnv({ QUEUE_BULK_TENANT_CAP: "99", QUEUE_BULK_WINDOW: "99" }, seedQueueSettings);
+    assert.deepEqual(await bulk(), { cap: 5, window: 30 });
+    const view = (await getQueues(fx.p.root)).queues.find((q) => q.name === "bulk")!;
+    assert.equal(view.tenantCap, 5);
+    assert.equal(view.window, 30);
+    assert.equal(view.updatedBy, "root@conveyor.test");
+  });
+
+  test("only platform admins change a queue's defaults; bad input names the field; the change is audited", async () => {
+    await assert.rejects(updateQueueSettings(fx.p.ada, "bulk", { tenantCap: 2 }), isCode("forbidden"));
+    await assert.rejects(updateQueueSettings(fx.p.oscar, "bulk", { tenantCap: 2 }), isCode("forbidden"));
+    await assert.rejects(updateQueueSettings(fx.p.root, "nightly", { tenantCap: 2 }), isCode("not_found"));
+    const field = (body: unknown, path: string) =>
+      assert.rejects(updateQueueSettings(fx.p.root, "bulk", body), (e: unknown) => {
+        assert.ok(e instanceof AppError && e.code === "invalid_input", String(e));
+        assert.equal(e.fields?.[0]?.path, path);
+        return true;
+      });
+    await field({ tenantCap: -1 }, "tenantCap");
+    await field({ tenantCap: 1.5 }, "tenantCap");
+    await field({ tenantCap: "3" }, "tenantCap");
+    await field({ tenantCap: 100_001 }, "tenantCap");
+    await field({ window: 0 }, "window");
+    await field({}, "tenantCap");
+    await assert.rejects(updateQueueSettings(fx.p.root, "bulk", { tenantCap: 2, extra: 1 }), isCode("invalid_input"));
+    assert.deepEqual(await bulk(), { cap: 8, window: 64 }, "nothing refused was written");
+
+    const done = await updateQueueSettings(fx.p.root, "bulk", { window: 50 });
+    assert.deepEqual(
+      { cap: done.tenantCap, window: done.window, by: done.updatedBy },
+      { cap: 8, window: 50, by: "root@conveyor.test" },
+      "a field left out keeps its value",
+    );
+    const [entry] = await db().auditLog.findMany({
+      where: { action: "queue.settings" },
+      orderBy: { id: "desc" },
+      take: 1,
+    });
+    assert.equal(entry?.actorUserId, fx.p.root.userId);
+    assert.equal(entry?.targetType, "queue");
+    assert.deepEqual(entry?.targetIds, ["bulk"]);
+    assert.deepEqual(entry?.details, {
+      queue: "bulk",
+      before: { tenantCap: 8, window: 64 },
+      after: { tenantCap: 8, window: 50 },
+    });
+  });
+
+  test("a raised default cap admits waiting work at once", async () => {
+    await updateQueueSettings(fx.p.root, "bulk", { tenantCap: 1 });
+    const ids = [await probe(fx.p.acmeId), await probe(fx.p.acmeId), await probe(fx.p.acmeId)];
+    await admitQueue("bulk");
+    const admitted = async () => db().job.count({ where: { id: { in: ids }, admittedAt: { not: null } } });
+    assert.equal(await admitted(), 1, "the cap of 1 holds");
+    await updateQueueSettings(fx.p.root, "bulk", { tenantCap: 3 });
+    assert.equal(await admitted(), 3, "the raise admitted the waiting jobs without a worker's sweep");
   });
 });
 

@@ -269,7 +269,22 @@ describe("npm run cli --", { timeout: 900_000 }, () => {
         "--as",
         ROOT,
       ),
-      fails(2, /--tenant is required/, "queues", "set-cap", "bulk", "2", "--as", ROOT),
+      fails(2, /`default` needs --tenant/, "queues", "set-cap", "bulk", "default", "--as", ROOT),
+      fails(
+        2,
+        /--window is the queue's/,
+        "queues",
+        "set-cap",
+        "bulk",
+        "2",
+        "--window",
+        "9",
+        "--tenant",
+        "acme",
+        "--as",
+        ROOT,
+      ),
+      fails(4, /platform admins/, "queues", "set-cap", "bulk", "2", "--as", OSCAR),
     ]);
     assert.deepEqual(out.queues.map((q) => q.name).sort(), ["bulk", "interactive", "webhooks"]);
     assert.match(
@@ -283,6 +298,14 @@ describe("npm run cli --", { timeout: 900_000 }, () => {
     assert.equal((await lastAudit("queue.limit"))?.actorUserId, await userId(ROOT));
     await ok("queues", "set-cap", "bulk", "default", "--tenant", "acme", "--as", ROOT);
     assert.equal(await db().tenantQueueLimit.count({ where: { tenantId: fx.p.acmeId } }), 0);
+    // Without --tenant: the queue's own default cap and window, for the whole fleet.
+    assert.match(
+      await ok("queues", "set-cap", "bulk", "5", "--window", "40", "--as", ROOT),
+      /bulk: default tenant cap 5, window 40/,
+    );
+    const bulk = await db().queueSetting.findUniqueOrThrow({ where: { name: "bulk" } });
+    assert.deepEqual([bulk.tenantCap, bulk.window], [5, 40]);
+    assert.equal((await lastAudit("queue.settings"))?.actorUserId, await userId(ROOT));
   });
 
   test("tokens create, list and revoke; `token create --email` as before", async () => {

@@ -106,11 +106,16 @@ const row = async (id: string) =>
     }>("SELECT received, completed_at, deleted_at, import_job_id FROM uploads WHERE id = $1", [id])
   ).rows[0];
 
-/** A body that sends `first`, then fails as a dropped connection does. */
+/**
+ * A body that sends `first`, then fails as a dropped connection does: once the server has taken
+ * `first` (an error before that would discard it unread, however slow the server was to start).
+ */
 function droppedAfter(first: Buffer): ReadableStream<Uint8Array> {
   return new ReadableStream({
-    async start(controller) {
+    start(controller) {
       controller.enqueue(new Uint8Array(first));
+    },
+    async pull(controller) {
       await sleep(100);
       controller.error(new Error("connection reset"));
     },

@@ -1,11 +1,12 @@
 /**
  * `queues list|set-cap`: per queue, its caps and what waits and runs (GET
- * /api/v1/ops/queues), and a tenant's own cap and weight in a queue (PUT/DELETE
- * /api/v1/ops/queues/{queue}/tenants/{tenant}), through the same lib/ functions.
- * (A queue's default cap and window are not set here.)
+ * /api/v1/ops/queues); a tenant's own cap and weight in a queue (PUT/DELETE
+ * /api/v1/ops/queues/{queue}/tenants/{tenant}), or, without --tenant, the queue's
+ * default cap and its window for the whole fleet (PATCH /api/v1/ops/queues/{queue}),
+ * through the same lib/ functions.
  */
 import type { Command } from "commander";
-import { clearTenantLimit, getQueues, setTenantLimit } from "@/lib/admission/queues";
+import { clearTenantLimit, getQueues, setTenantLimit, updateQueueSettings } from "@/lib/admission/queues";
 import { QUEUES } from "@/lib/jobs/task";
 import { actingAs, actingOptions, handler, jsonOption, UsageError, wholeNumber, type ActingOpts } from "../run";
 import { table } from "../table";
@@ -16,7 +17,7 @@ function capArgument(raw: string): number | null {
   return wholeNumber(0, 100_000)(raw);
 }
 
-type SetCapOpts = ActingOpts & { json?: boolean; weight?: number };
+type SetCapOpts = ActingOpts & { json?: boolean; weight?: number; window?: number };
 
 export function queuesCommands(program: Command): void {
   const queues = program
@@ -70,22 +71,42 @@ export function queuesCommands(program: Command): void {
     actingOptions(
       queues
         .command("set-cap")
-        .description("a tenant's own cap in a queue: jobs of it admitted or running at once (platform admins)")
+        .description(
+          "a tenant's own cap in a queue (with --tenant), or the queue's default cap for every tenant (platform admins)",
+        )
         .argument("<queue>", `the queue: ${QUEUES.join(", ")}`)
-        .argument("<cap>", "a whole number, or `default` for the queue's default cap", capArgument)
-        .option("--weight <n>", "its turns per round of the round-robin (1-100, default 1)", wholeNumber(1, 100)),
+        .argument("<cap>", "a whole number, or `default` for the queue's default cap (with --tenant)", capArgument)
+        .option(
+          "--weight <n>",
+          "with --tenant: its turns per round of the round-robin (1-100, default 1)",
+          wholeNumber(1, 100),
+        )
+        .option(
+          "--window <n>",
+          "without --tenant: also the queue's window, jobs of all tenants admitted or running at once (1-100000)",
+          wholeNumber(1, 100_000),
+        ),
     ),
   )
     .addHelpText(
       "after",
-      "\n--tenant (required) names the tenant whose cap this is. `<cap> default` without --weight removes the override.",
+      "\nWith --tenant: that tenant's own cap; `<cap> default` without --weight removes the override.\n" +
+        "Without --tenant: the queue's default cap (and --window) for the whole fleet, kept in the database.",
     )
     .action(
       handler<SetCapOpts>(
         async ({ opts, args, print }) => {
           const { principal, tenant } = await actingAs(opts);
-          if (!tenant) throw new UsageError("--tenant is required: the tenant whose cap this is");
           const [queue, cap] = args as [string, number | null];
+          if (!tenant) {
+            if (cap === null) throw new UsageError("<cap> `default` needs --tenant: the queue's own cap is a number");
+            if (opts.weight !== undefined) throw new UsageError("--weight needs --tenant: it is a tenant's weight");
+            const body = opts.window === undefined ? { tenantCap: cap } : { tenantCap: cap, window: opts.window };
+            const q = await updateQueueSettings(principal, queue, body);
+            print(q, () => `${q.name}: default tenant cap ${q.tenantCap}, window ${q.window}`);
+            return;
+          }
+          if (opts.window !== undefined) throw new UsageError("--window is the queue's: leave out --tenant to set it");
           const out =
             cap === null && opts.weight === undefined
               ? await clearTenantLimit(principal, queue, tenant)

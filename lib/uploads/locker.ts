@@ -1,0 +1,109 @@
+/**
+ * tus's lock on an upload, held in Postgres so it serialises an upload's
+ * requests across every app process (tus's own MemoryLocker holds for one).
+ *
+ * A lock is a lease row in `upload_locks`: taken when free or expired, renewed
+ * by its holder every RENEW_MS while the request works, deleted on unlock. A
+ * request that finds the upload locked asks the holder to let go, as tus
+ * expects (a client resuming after a dropped connection must not wait for the
+ * old, half-open request): at once when the holder is in this process, else
+ * through `release_requested_at`, which the holder sees at its next renewal.
+ * A process that dies holding a lock leaves a lease that expires in LEASE_MS.
+ */
+import { randomUUID } from "node:crypto";
+import { ERRORS, type Lock, type Locker, type RequestRelease } from "@tus/server";
+import { pool } from "../db";
+import { logger } from "../log";
+
+/** A lease not renewed for this long is free (its holder died), in ms. */
+const LEASE_MS = 10_000;
+/** How often a holder renews its lease and looks for a request to let go, in ms. */
+const RENEW_MS = 1_000;
+/** How often a waiter tries again, in ms. */
+const RETRY_MS = 50;
+/** How long a request waits for the lock before tus answers it 423 (as tus's MemoryLocker), in ms. */
+const ACQUIRE_TIMEOUT_MS = 30_000;
+
+type Held = Map<string, { holder: string; requestRelease: RequestRelease }>;
+
+/** One per process (the tus server's): its held locks are asked to let go directly. */
+export class PostgresLocker implements Locker {
+  /** The locks this process holds: a waiter here asks a holder here directly. */
+  private readonly held: Held = new Map();
+
+  constructor(private readonly opts: { leaseMs?: number; renewMs?: number; acquireTimeoutMs?: number } = {}) {}
+
+  newLock(id: string): Lock {
+    return new PostgresLock(id, this.held, {
+      leaseMs: this.opts.leaseMs ?? LEASE_MS,
+      renewMs: this.opts.renewMs ?? RENEW_MS,
+      acquireTimeoutMs: this.opts.acquireTimeoutMs ?? ACQUIRE_TIMEOUT_MS,
+    });
+  }
+}
+
+class PostgresLock implements Lock {
+  private readonly holder = randomUUID();
+  private renewTimer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly id: string,
+    private readonly heldHere: Held,
+    private readonly opts: { leaseMs: number; renewMs: number; acquireTimeoutMs: number },
+  ) {}
+
+  async lock(signal: AbortSignal, requestRelease: RequestRelease): Promise<void> {
+    const deadline = Date.now() + this.opts.acquireTimeoutMs;
+
+    let askAt = 0;
+    for (;;) {
+      if (await this.tryTake()) break;
+      if (Date.now() >= askAt) {
+        // Ask the holder to finish up: directly when it is in this process, else through its row
+        // (again every renewal period: the holder may have changed meanwhile).
+        askAt = Date.now() + this.opts.renewMs;
+        await pool().query(`UPDATE upload_locks SET release_requested_at = now() WHERE upload_id = $1`, [this.id]);
+        await this.heldHere.get(this.id)?.requestRelease();
+      }
+      if (signal.aborted || Date.now() > deadline) throw ERRORS.ERR_LOCK_TIMEOUT;
+      await new Promise((r) => setTimeout(r, RETRY_MS));
+    }
+    this.heldHere.set(this.id, { holder: this.holder, requestRelease });
+    let releaseAsked = false;
+    this.renewTimer = setInterval(() => {
+      pool()
+        .query<{ asked: boolean }>(
+          `UPDATE upload_locks SET expires_at = now() + make_interval(secs => $3)
+            WHERE upload_id = $1 AND holder = $2 RETURNING release_requested_at IS NOT NULL AS asked`,
+          [this.id, this.holder, this.opts.leaseMs / 1000],
+        )
+        .then(async ({ rows }) => {
+          if (rows[0]?.asked && !releaseAsked) {
+            releaseAsked = true;
+            await requestRelease();
+          }
+        })
+        .catch((err: Error) => logger.error({ err }, `[uploads] renewing the lock of ${this.id}`));
+    }, this.opts.renewMs);
+    this.renewTimer.unref();
+  }
+
+  /** Takes the lock when it is free or its lease expired; true when taken. */
+  private async tryTake(): Promise<boolean> {
+    const { rowCount } = await pool().query(
+      `INSERT INTO upload_locks (upload_id, holder, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3))
+       ON CONFLICT (upload_id) DO UPDATE
+         SET holder = excluded.holder, expires_at = excluded.expires_at, release_requested_at = NULL
+       WHERE upload_locks.expires_at < now()`,
+      [this.id, this.holder, this.opts.leaseMs / 1000],
+    );
+    return rowCount === 1;
+  }
+
+  async unlock(): Promise<void> {
+    if (this.renewTimer) clearInterval(this.renewTimer);
+    this.renewTimer = null;
+    if (this.heldHere.get(this.id)?.holder === this.holder) this.heldHere.delete(this.id);
+    await pool().query(`DELETE FROM upload_locks WHERE upload_id = $1 AND holder = $2`, [this.id, this.holder]);
+  }
+}
