@@ -9,6 +9,14 @@ const nextConfig: NextConfig = {
   typescript: { ignoreBuildErrors: true },
   serverExternalPackages: ["pg", "pg-copy-streams", "@prisma/adapter-pg"],
   poweredByHeader: false,
+  // The API reference's renderer is read from node_modules when asked for (lib/http/api-reference.ts):
+  // a traced (standalone) build must carry it.
+  outputFileTracingIncludes: {
+    "/docs/api/scalar.js": [
+      "./node_modules/@scalar/api-reference/dist/browser/standalone.js",
+      "./node_modules/@scalar/api-reference/package.json",
+    ],
+  },
   async headers() {
     return [
       {
