@@ -149,7 +149,7 @@ const paths: ZodOpenApiPathsObject = {
       summary: "This document",
       security: [],
       responses: {
-        "200": { description: "The OpenAPI 3.1 document", content: { "application/json": { schema: z.object({}) } } },
+        "200": { description: "The OpenAPI 3.1 document", content: { "application/json": { schema: z.record(z.string(), z.unknown()) } } },
       },
     },
   },
