@@ -48,6 +48,13 @@ const jsonOf = (schema: z.ZodType, description: string): Response => ({
 const noContent: Response = { description: "Done; no body" };
 
 const errorOf = (description: string): Response => jsonOf(s.errorBodySchema, description);
+
+const locationHeader = z.object({ Location: z.string().meta({ description: "The URL of what was made" }) });
+/** An answer that made something: its URL in `Location`. */
+const created = (schema: z.ZodType, description: string): Response => ({
+  ...jsonOf(schema, description),
+  headers: locationHeader,
+});
 const errors = {
   400: errorOf("Invalid input: `error.fields` names each failing field"),
   401: errorOf("Not signed in, or the token is unknown, expired or revoked"),
@@ -56,7 +63,10 @@ const errors = {
   409: errorOf("The resource is not in a state that allows it (e.g. the job already finished)"),
   410: errorOf("Gone: expired or revoked"),
   413: errorOf("The body is larger than MAX_BODY_BYTES"),
-  429: errorOf("Rate limited (`Retry-After`), or a quota is used up (`details` names it)"),
+  429: {
+    ...errorOf("Rate limited, or a quota is used up (`details` names it)"),
+    headers: z.object({ "Retry-After": z.string().optional().meta({ description: "Seconds to wait" }) }),
+  },
 } as const;
 type ErrorStatus = keyof typeof errors;
 
@@ -149,7 +159,10 @@ const paths: ZodOpenApiPathsObject = {
       summary: "This document",
       security: [],
       responses: {
-        "200": { description: "The OpenAPI 3.1 document", content: { "application/json": { schema: z.record(z.string(), z.unknown()) } } },
+        "200": {
+          description: "The OpenAPI 3.1 document",
+          content: { "application/json": { schema: z.record(z.string(), z.unknown()) } },
+        },
       },
     },
   },
@@ -186,7 +199,7 @@ const paths: ZodOpenApiPathsObject = {
       tags: ["Jobs"],
       summary: "Operators: run a failed or cancelled job again, as a new job",
       requestParams: { path: idPath("The job to replay") },
-      responses: authed({ "201": jsonOf(s.jobSchema, "The new job (Location: its URL)") }, 404, 409),
+      responses: authed({ "201": created(s.jobSchema, "The new job") }, 404, 409),
     },
   },
   "/api/v1/jobs/{id}/history": {
@@ -273,7 +286,13 @@ const paths: ZodOpenApiPathsObject = {
       responses: authed(
         {
           "202": {
-            ...jsonOf(s.jobSchema, "The queued export job (Location: its URL; Idempotent-Replayed: true on a repeat)"),
+            ...jsonOf(s.jobSchema, "The queued export job"),
+            headers: locationHeader.extend({
+              "Idempotent-Replayed": z
+                .literal("true")
+                .optional()
+                .meta({ description: "Present when an earlier request with the same Idempotency-Key made the job" }),
+            }),
           },
         },
         400,
@@ -343,7 +362,11 @@ const paths: ZodOpenApiPathsObject = {
         }),
       },
       requestBody: body(importRequestSchema),
-      responses: authed({ "202": jsonOf(s.jobSchema, "The queued import job (Location: the import's URL)") }, 400, 413),
+      responses: authed(
+        { "202": created(s.jobSchema, "The queued import job (Location: the import's URL)") },
+        400,
+        413,
+      ),
     },
   },
   "/api/v1/imports/{id}": {
@@ -387,7 +410,11 @@ const paths: ZodOpenApiPathsObject = {
           "Upload-Metadata": z.string().optional().meta({ description: "tus metadata: `filename <base64>,…`" }),
         }),
       },
-      responses: authed({ "201": { description: "Created; `Location` is the upload's URL" } }, 400, 413),
+      responses: authed(
+        { "201": { description: "Created; `Location` is the upload's URL", headers: locationHeader } },
+        400,
+        413,
+      ),
     },
     options: {
       tags: ["Uploads"],
@@ -449,7 +476,7 @@ const paths: ZodOpenApiPathsObject = {
       tags: ["Schedules"],
       summary: "Create a schedule",
       requestBody: body(createScheduleSchema),
-      responses: authed({ "201": jsonOf(s.scheduleSchema, "The schedule and its next runs (Location)") }, 400, 413),
+      responses: authed({ "201": created(s.scheduleSchema, "The schedule and its next runs") }, 400, 413),
     },
   },
   "/api/v1/schedules/{id}": {
@@ -536,7 +563,7 @@ const paths: ZodOpenApiPathsObject = {
       tags: ["Webhooks"],
       summary: "Add an endpoint",
       requestBody: body(createEndpointSchema),
-      responses: authed({ "201": jsonOf(s.createdEndpointSchema, "The endpoint and its secret (Location)") }, 400, 413),
+      responses: authed({ "201": created(s.createdEndpointSchema, "The endpoint and its secret") }, 400, 413),
     },
   },
   "/api/v1/webhooks/endpoints/{id}": {
@@ -780,7 +807,7 @@ const paths: ZodOpenApiPathsObject = {
       tags: ["Operations"],
       summary: "Pause a scope (queue, type, tenant)",
       requestBody: body(pauseBodySchema),
-      responses: authed({ "201": jsonOf(s.createdPauseSchema, "The pause (Location)") }, 400, 409, 413),
+      responses: authed({ "201": created(s.createdPauseSchema, "The pause") }, 400, 409, 413),
     },
   },
   "/api/v1/ops/pauses/{id}": {
