@@ -10,7 +10,7 @@
  *   views      lib/sse, lib/ops
  *   workloads  lib/exports, lib/probe (later lib/schedules, lib/webhooks, lib/imports)
  *   the list   lib/workloads
- *   edges      lib/http (app only), lib/client (browser)
+ *   edges      lib/http (app only), lib/client (browser), lib/openapi (the API's description)
  * On top of the layers: no cycle between files, and none between folders.
  */
 /** @type {import('dependency-cruiser').IConfiguration} */

@@ -24,6 +24,14 @@ const nextConfig: NextConfig = {
     "@opentelemetry/semantic-conventions",
   ],
   poweredByHeader: false,
+  // The API reference's renderer is read from node_modules when asked for (lib/http/api-reference.ts):
+  // a traced (standalone) build must carry it.
+  outputFileTracingIncludes: {
+    "/docs/api/scalar.js": [
+      "./node_modules/@scalar/api-reference/dist/browser/standalone.js",
+      "./node_modules/@scalar/api-reference/package.json",
+    ],
+  },
   async headers() {
     return [
       {

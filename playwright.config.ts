@@ -13,6 +13,8 @@ export default defineConfig({
   workers: 2,
   timeout: 90_000,
   expect: { timeout: 30_000 },
+  // Every JSON answer the specs received is checked against the OpenAPI document (tests/e2e/fixtures.ts records them).
+  globalTeardown: "./tests/e2e/openapi-teardown.ts",
   reporter: process.env.CI ? [["list"]] : [["list"], ["html", { open: "never" }]],
   use: {
     baseURL,

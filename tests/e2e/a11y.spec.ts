@@ -1,4 +1,4 @@
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./fixtures";
 import { expectAccessible, sql, storageStateFor } from "./helpers";
 
 // Every page of the product under axe-core (WCAG 2.1 A and AA): no serious or critical violation.

@@ -1,4 +1,4 @@
-import { expect, test as setup } from "@playwright/test";
+import { expect, test as setup } from "./fixtures";
 import { DEMO_PASSWORD, storageStateFor } from "./helpers";
 
 for (const who of ["ada@acme.test", "oscar@acme.test", "gus@globex.test", "gina@globex.test", "root@conveyor.test"]) {

@@ -1,4 +1,4 @@
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./fixtures";
 import { closeDb } from "@/lib/db";
 import { enqueueJob } from "@/lib/jobs/enqueue";
 import "@/lib/workloads";

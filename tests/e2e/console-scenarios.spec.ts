@@ -1,4 +1,4 @@
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./fixtures";
 import { cliToken, sql, storageStateFor } from "./helpers";
 
 /** A dead Acme or Globex probe job, as a worker leaves it. */

@@ -1,4 +1,4 @@
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./fixtures";
 import { cliToken, sql, storageStateFor } from "./helpers";
 
 test.describe("as root (platform admin)", () => {

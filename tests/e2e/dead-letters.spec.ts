@@ -1,4 +1,4 @@
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./fixtures";
 import { confirmDialog, sql, storageStateFor } from "./helpers";
 
 /** Dead Acme probe jobs, as a worker leaves them, whose messages differ only in numbers: one group. */

@@ -2,7 +2,8 @@ import { randomUUID } from "node:crypto";
 import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { expect, test, type Page } from "@playwright/test";
+import type { Page } from "@playwright/test";
+import { expect, test } from "./fixtures";
 import { confirmDialog, countCsvRecords, expectAccessible, sql, sqlCount, storageStateFor } from "./helpers";
 
 /**

@@ -1,4 +1,5 @@
-import { expect, test, type Page } from "@playwright/test";
+import type { Page } from "@playwright/test";
+import { expect, test } from "./fixtures";
 import { confirmDialog, expectAccessible, sql, storageStateFor } from "./helpers";
 
 /** Failed probe jobs of Acme with these error messages (and classes), newest last. */

@@ -1,4 +1,5 @@
-import { expect, test, type APIRequestContext, type Browser, type Page } from "@playwright/test";
+import type { APIRequestContext, Browser, Page } from "@playwright/test";
+import { expect, test } from "./fixtures";
 import { cliToken, confirmDialog, expectAccessible, sql, storageStateFor } from "./helpers";
 
 // A member's dead ends, each walked in the browser: request an export again, see why one expired,

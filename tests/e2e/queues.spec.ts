@@ -1,4 +1,5 @@
-import { expect, test, type APIRequestContext } from "@playwright/test";
+import type { APIRequestContext } from "@playwright/test";
+import { expect, test } from "./fixtures";
 import { cliToken, confirmDialog, expectAccessible, sql, storageStateFor } from "./helpers";
 
 // One at a time: these tests pause queues the other specs' jobs run on.

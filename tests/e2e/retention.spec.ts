@@ -1,4 +1,4 @@
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./fixtures";
 import { expectAccessible, sql, storageStateFor } from "./helpers";
 
 // A platform admin sets one tenant's retention in the console (People → Retention of …).

@@ -1,4 +1,5 @@
-import { expect, test, type Page } from "@playwright/test";
+import type { Page } from "@playwright/test";
+import { expect, test } from "./fixtures";
 import { cliToken, confirmDialog, expectAccessible, sql, storageStateFor } from "./helpers";
 
 // Accounts, sign-in throttling, quotas and hostile content, as people meet them in the browser.

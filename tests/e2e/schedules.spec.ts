@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process";
-import { expect, test, type APIRequestContext, type Page } from "@playwright/test";
+import type { APIRequestContext, Page } from "@playwright/test";
+import { expect, test } from "./fixtures";
 import { cliToken, confirmDialog, sql, sqlCount, storageStateFor } from "./helpers";
 
 /** A schedule made through the API (paused unless told, so it never fires by itself). */

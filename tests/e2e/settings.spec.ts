@@ -1,4 +1,4 @@
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./fixtures";
 import { confirmDialog, storageStateFor } from "./helpers";
 
 test.use({ storageState: storageStateFor("ada@acme.test") });

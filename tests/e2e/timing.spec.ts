@@ -1,4 +1,4 @@
-import { expect, test } from "@playwright/test";
+import { expect, test } from "./fixtures";
 import { confirmDialog, sql, storageStateFor } from "./helpers";
 
 // Scenarios with a deadline, run by the `timing` project after every other e2e test

@@ -1,7 +1,8 @@
 import { createHmac } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { expect, test, type Page } from "@playwright/test";
+import type { Page } from "@playwright/test";
+import { expect, test } from "./fixtures";
 import { confirmDialog, storageStateFor } from "./helpers";
 
 // The e2e server runs with WEBHOOK_ALLOW_PRIVATE=1 (endpoints on the loopback) and WEBHOOK_RETRY_SCALE=0.001

@@ -17,7 +17,11 @@ export default function SettingsPage() {
         <p className="text-sm text-slate-600">
           Tokens call the REST API as you, within your tenant (a platform admin&apos;s, across tenants):{" "}
           <code>Authorization: Bearer &lt;token&gt;</code>. A read-only token may only read; every token can be given an
-          expiry.
+          expiry. Every route, with its parameters and answers, is in the{" "}
+          <Link href="/docs/api" className="text-indigo-700 underline">
+            API reference
+          </Link>{" "}
+          (the OpenAPI document: <code>/api/v1/openapi.json</code>).
         </p>
         <TokensPanel />
       </section>
