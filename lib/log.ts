@@ -178,6 +178,12 @@ function standardStreams(): { out: DestinationStream; err: DestinationStream } {
 const WARN = 40;
 let streams: { out: DestinationStream; err: DestinationStream } | undefined;
 let redirected: DestinationStream | undefined;
+let allToStderr = false;
+
+/** Every record to stderr from now on: for a command line whose stdout is its result (`--json`). */
+export function logToStderr(): void {
+  allToStderr = true;
+}
 
 /**
  * Where records go. pino sets `lastLevel` on a stream that asks for it
@@ -189,7 +195,7 @@ const sink = {
   write(line: string) {
     if (redirected) return void redirected.write(line);
     streams ??= standardStreams();
-    (this.lastLevel >= WARN ? streams.err : streams.out).write(line);
+    (allToStderr || this.lastLevel >= WARN ? streams.err : streams.out).write(line);
   },
 };
 

@@ -11,6 +11,9 @@
 const argv = process.argv.slice(2);
 
 async function main(): Promise<number> {
+  // Its stdout is the result (`--json` output is parsed): log records, the log mail transport's
+  // invitations among them, go to stderr.
+  (await import("@/lib/log")).logToStderr();
   if (argv[0] === "imports") return (await import("./cli/imports")).main(argv.slice(1));
   const [{ buildProgram }, { describeFailure }] = await Promise.all([import("./cli/program"), import("./cli/run")]);
   try {
