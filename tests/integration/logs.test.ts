@@ -216,7 +216,8 @@ test("a worker process writes JSON lines with its workerId, graphile-worker's ow
   worker.stderr.on("data", (d: Buffer) => (err += d.toString()));
   try {
     const deadline = Date.now() + 60_000;
-    while (!/\[worker\] \S+ started/.test(out)) {
+    // Its own "started" line, and graphile-worker's first (it connects and says so after `run` resolves).
+    while (!/\[worker\] \S+ started/.test(out) || !out.includes('"component":"graphile-worker"')) {
       if (worker.exitCode !== null || Date.now() > deadline) assert.fail(`the worker did not start:\n${out}\n${err}`);
       await new Promise((r) => setTimeout(r, 50));
     }
