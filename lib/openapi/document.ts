@@ -923,7 +923,7 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
       description:
         "Long-running work on Postgres: request exports and imports, follow jobs live, operate queues. " +
         "Authenticate with an API token (`Authorization: Bearer cvy_…`, made on the Settings page or with " +
-        "`npm run cli -- token create`) or, from the browser, the session cookie. Every error answers " +
+        "`npm run cli -- tokens create --as <e-mail>`) or, from the browser, the session cookie. Every error answers " +
         "`{ error: { code, message, fields?, details? } }`. Another tenant's resources answer 404.",
     },
     servers: [{ url: "/" }],
