@@ -294,7 +294,8 @@ test.describe("as oscar (Acme operator)", () => {
       await page.setViewportSize({ width: 1280, height: 720 });
       await row.getByRole("link", { name: url }).click();
       await expect(page.getByRole("heading", { name: url, level: 1 })).toBeVisible();
-      await expect(page.getByText("No deliveries yet")).toBeVisible();
+      // Its deliveries: none yet, or those of Acme jobs that other specs made fail meanwhile.
+      await expect(page.getByText("No deliveries yet").or(page.getByTestId("delivery-row").first())).toBeVisible();
     } finally {
       await page.request.delete(`/api/v1/webhooks/endpoints/${endpoint.id}`);
     }

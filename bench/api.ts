@@ -1,0 +1,231 @@
+/**
+ * npm run bench:api [-- --sequential 300 --clients 20 --seconds 10]
+ * Accepting a job: `POST /api/v1/exports` → 202 through the product as `npm start`
+ * runs it (a scratch database), beside `GET /api/health` (one `SELECT 1`) on the same
+ * server in the same run:
+ *   1. idle, sequential: p50 and p99 of each, interleaved;
+ *   2. the same while the worker pools export (a second client keeps creating exports);
+ *   3. `--clients` concurrent clients for `--seconds` each: health, a token-authenticated
+ *      `GET /api/v1/jobs?limit=1`, and creates (the tenant paused, so no worker competes);
+ *      pgbench single-row INSERTs into the same server printed beside them;
+ *   4. where a create's milliseconds go, in this process (a second line, not the figure):
+ *      authentication, validation and the create itself, each through its lib/ function.
+ * Rate limits and quotas are turned off for the run (RATE_LIMIT_*=0, QUOTA_*=10M): the
+ * defaults (300 writes a minute per token, 50 unfinished jobs per user) would refuse
+ * the load this measures.
+ */
+import { execFile } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { parseArgs, promisify } from "node:util";
+import { createPause } from "@/lib/admission/pauses";
+import { loadUserPrincipal } from "@/lib/auth/principal";
+import { createApiTokenForEmail, principalFromToken } from "@/lib/auth/tokens";
+import { closeDb } from "@/lib/db";
+import { requestExport } from "@/lib/exports/service";
+import { exportRequestSchema } from "@/lib/exports/schema";
+import { seed } from "../prisma/seed";
+import { withScratchDatabase } from "../scripts/database";
+import { percentile, q, startProduct, stopProduct } from "./harness";
+import "@/lib/workloads";
+
+const run = promisify(execFile);
+const { values } = parseArgs({
+  options: {
+    sequential: { type: "string", default: "300" },
+    clients: { type: "string", default: "20" },
+    seconds: { type: "string", default: "10" },
+  },
+});
+const SEQUENTIAL = Number(values.sequential);
+const CLIENTS = Number(values.clients);
+const SECONDS = Number(values.seconds);
+const BODY = JSON.stringify({ dataset: "customers", format: "csv" });
+
+const ms = (x: number) => `${x.toFixed(1)} ms`;
+
+async function timed(fn: () => Promise<Response>, expect: number): Promise<number> {
+  const t = performance.now();
+  const r = await fn();
+  await r.arrayBuffer();
+  if (r.status !== expect) throw new Error(`expected ${expect}, got ${r.status}`);
+  return performance.now() - t;
+}
+
+function calls(base: string, token: string) {
+  const auth = { Authorization: `Bearer ${token}` };
+  return {
+    health: () => fetch(`${base}/api/health`),
+    list: () => fetch(`${base}/api/v1/jobs?limit=1`, { headers: auth }),
+    create: () =>
+      fetch(`${base}/api/v1/exports`, {
+        method: "POST",
+        headers: { ...auth, "Content-Type": "application/json" },
+        body: BODY,
+      }),
+  };
+}
+
+/** Health and create, interleaved one after another: their latencies. */
+async function sequential(c: ReturnType<typeof calls>, n: number) {
+  const health: number[] = [];
+  const create: number[] = [];
+  for (let i = 0; i < n; i++) {
+    health.push(await timed(c.health, 200));
+    create.push(await timed(c.create, 202));
+  }
+  return { health, create };
+}
+
+/** `clients` loops calling `fn` for `seconds`: requests per second and latencies. */
+async function concurrent(fn: () => Promise<Response>, expect: number) {
+  const lat: number[] = [];
+  const until = performance.now() + SECONDS * 1000;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async () => {
+      while (performance.now() < until) lat.push(await timed(fn, expect));
+    }),
+  );
+  return { rps: lat.length / ((performance.now() - started) / 1000), lat };
+}
+
+function line(name: string, xs: number[]) {
+  return `${name.padEnd(34)} p50 ${ms(percentile(xs, 50)).padStart(9)}  p99 ${ms(percentile(xs, 99)).padStart(9)}`;
+}
+
+/** Off for the server (startProduct) and for this process's own creates (part 4) alike. */
+const UNLIMITED = {
+  RATE_LIMIT_READS_PER_MINUTE: "0",
+  RATE_LIMIT_WRITES_PER_MINUTE: "0",
+  QUOTA_JOBS_PER_USER: "10000000",
+  QUOTA_JOBS_PER_TENANT: "10000000",
+};
+
+async function main() {
+  Object.assign(process.env, UNLIMITED);
+  const dir = await mkdtemp(path.join(tmpdir(), "bench-api-"));
+  try {
+    await withScratchDatabase("conveyor_bench_api", async ({ url }) => {
+      await seed(0.01);
+      const token = await createApiTokenForEmail("ada@acme.test", "bench:api");
+      const other = await createApiTokenForEmail("ada@acme.test", "bench:api load");
+      const { base, child } = await startProduct(url, {
+        CONVEYOR_DATA_DIR: path.join(dir, "data"),
+        ...UNLIMITED,
+        LOG_LEVEL: "warn",
+      });
+      try {
+        const c = calls(base, token);
+        await sequential(c, 30); // warm-up: compiled routes, pools, plans
+        console.log(
+          `bench:api — ${new Date().toISOString()}, ${SEQUENTIAL} sequential pairs, ${CLIENTS} clients × ${SECONDS} s`,
+        );
+
+        const idle = await sequential(c, SEQUENTIAL);
+        console.log("\n1. idle, sequential");
+        console.log(line("GET /api/health", idle.health));
+        console.log(line("POST /api/v1/exports → 202", idle.create));
+        const gap = percentile(idle.create, 50) - percentile(idle.health, 50);
+        console.log(
+          `   create p50 − health p50: ${ms(gap)} (goal ≤ 3 ms); create p99 ${ms(percentile(idle.create, 99))} (goal ≤ 25 ms)`,
+        );
+
+        // 2. While the pools export: another client keeps creating exports.
+        const load = calls(base, other);
+        let loading = true;
+        const loader = (async () => {
+          let n = 0;
+          while (loading) {
+            await (await load.create()).arrayBuffer();
+            n++;
+          }
+          return n;
+        })();
+        await new Promise((r) => setTimeout(r, 1000));
+        const busy = await sequential(c, SEQUENTIAL);
+        loading = false;
+        const loaded = await loader;
+        const ran = await q<{ n: string }>(`SELECT count(*)::text AS n FROM jobs WHERE status = 'succeeded'`);
+        console.log(
+          `\n2. while the worker pools export (${loaded} more exports created meanwhile; ${ran[0]!.n} succeeded so far)`,
+        );
+        console.log(line("GET /api/health", busy.health));
+        console.log(line("POST /api/v1/exports → 202", busy.create));
+        console.log(`   create p99 ${ms(percentile(busy.create, 99))} (goal ≤ 50 ms)`);
+
+        // 3. Concurrent clients; Acme paused so that no worker competes for the cores.
+        const root = (await loadUserPrincipal(
+          (await q<{ id: string }>(`SELECT id FROM users WHERE email = 'root@conveyor.test'`))[0]!.id,
+        ))!;
+        await createPause(root, { tenant: "acme", reason: "bench:api" });
+        const h = await concurrent(c.health, 200);
+        const l = await concurrent(c.list, 200);
+        const k = await concurrent(c.create, 202);
+        console.log(`\n3. ${CLIENTS} concurrent clients for ${SECONDS} s each (Acme paused)`);
+        for (const [name, r] of [
+          ["GET /api/health", h],
+          ["GET /api/v1/jobs?limit=1 (token)", l],
+          ["POST /api/v1/exports → 202", k],
+        ] as const) {
+          console.log(`${line(name, r.lat)}  ${r.rps.toFixed(0).padStart(6)} req/s`);
+        }
+        console.log(`   creates ÷ health: ${(k.rps / h.rps).toFixed(2)}× (goal ≥ 0.8×)`);
+        const sql = path.join(dir, "insert.sql");
+        await q(
+          `CREATE TABLE IF NOT EXISTS bench_api_insert (id bigserial PRIMARY KEY, at timestamptz NOT NULL DEFAULT now(), body jsonb)`,
+        );
+        await writeFile(sql, `INSERT INTO bench_api_insert (body) VALUES ('{"dataset":"customers"}');\n`);
+        const pgb = await run("pgbench", [
+          "-n",
+          "-c",
+          String(CLIENTS),
+          "-j",
+          "2",
+          "-T",
+          String(SECONDS),
+          "-f",
+          sql,
+          url,
+        ]);
+        const tps = /tps = ([\d.]+)/.exec(pgb.stdout)?.[1];
+        console.log(
+          `   pgbench, ${CLIENTS} clients of single-row INSERTs into the same server: ${Number(tps).toFixed(0)} tps (creates ÷ it: ${(k.rps / Number(tps)).toFixed(3)}×)`,
+        );
+      } finally {
+        await stopProduct(child);
+      }
+
+      // 4. Where a create's milliseconds go, in this process.
+      const principal = (await principalFromToken(token))!;
+      const parts: Record<string, number[]> = { authenticate: [], validate: [], "create (requestExport)": [] };
+      for (let i = 0; i < 300; i++) {
+        let t = performance.now();
+        await principalFromToken(token);
+        parts.authenticate!.push(performance.now() - t);
+        t = performance.now();
+        exportRequestSchema.parse(JSON.parse(BODY));
+        parts.validate!.push(performance.now() - t);
+        t = performance.now();
+        await requestExport(principal, JSON.parse(BODY));
+        parts["create (requestExport)"]!.push(performance.now() - t);
+      }
+      console.log("\n4. a create's parts, in this process (lib/ functions, no HTTP)");
+      for (const [name, xs] of Object.entries(parts)) console.log(line(name, xs));
+      // Before the scratch database is dropped: its connections end first.
+      await closeDb();
+    });
+  } finally {
+    await closeDb();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: Error) => {
+    console.error(err.stack ?? err.message);
+    process.exit(1);
+  },
+);
