@@ -4,9 +4,11 @@
  * the benchmark's scratch database.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { createServer } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { pool } from "@/lib/db";
+import { freePort } from "../tests/helpers/net";
+
+export { freePort };
 
 export const q = async <T>(text: string, values: unknown[] = []) => (await pool().query(text, values)).rows as T[];
 
@@ -45,17 +47,6 @@ export async function stopProcess(child: ChildProcess): Promise<void> {
 
 export async function waitUntil(check: () => Promise<boolean>): Promise<void> {
   while (!(await check())) await sleep(20);
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 /** The product as `npm start` runs it (the supervisor, in a process group of its own). */

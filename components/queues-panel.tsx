@@ -3,6 +3,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import {
+  ApiError,
   createPause,
   fetchQueues,
   queueKeys,
@@ -201,6 +202,14 @@ function QueueCard({
   );
 }
 
+/** The two numbers of a queue's defaults form. */
+function defaultFields(q: QueueDto) {
+  return [
+    { name: "tenantCap", label: "Default cap per tenant", min: 0, value: q.tenantCap },
+    { name: "window", label: "Window (all tenants)", min: 1, value: q.window },
+  ];
+}
+
 /**
  * A queue's default per-tenant cap and window: the fleet's, in the database. Platform admins edit
  * them here; everybody else sees them.
@@ -219,6 +228,8 @@ function QueueDefaults({ queue: q, isAdmin, onSaved }: { queue: QueueDto; isAdmi
     const f = new FormData(e.currentTarget);
     save.mutate({ tenantCap: Number(f.get("tenantCap")), window: Number(f.get("window")) });
   };
+  // A 400 names its fields: those inputs are marked.
+  const fieldsInError = save.error instanceof ApiError ? save.error.fields.map((f) => f.path) : [];
   if (editing) {
     return (
       <form
@@ -226,30 +237,24 @@ function QueueDefaults({ queue: q, isAdmin, onSaved }: { queue: QueueDto; isAdmi
         aria-label={`Defaults of ${q.name}`}
         className="flex flex-wrap items-end gap-3 px-5 text-sm"
       >
-        <label className="flex flex-col text-xs text-slate-600">
-          Default cap per tenant
-          <input
-            name="tenantCap"
-            type="number"
-            min={0}
-            max={100_000}
-            required
-            defaultValue={q.tenantCap}
-            className="mt-0.5 w-24 rounded border border-slate-300 px-2 py-0.5 text-sm text-slate-900"
-          />
-        </label>
-        <label className="flex flex-col text-xs text-slate-600">
-          Window (all tenants)
-          <input
-            name="window"
-            type="number"
-            min={1}
-            max={100_000}
-            required
-            defaultValue={q.window}
-            className="mt-0.5 w-24 rounded border border-slate-300 px-2 py-0.5 text-sm text-slate-900"
-          />
-        </label>
+        {defaultFields(q).map((field) => {
+          const invalid = fieldsInError.includes(field.name);
+          return (
+            <label key={field.name} className="flex flex-col text-xs text-slate-600">
+              {field.label}
+              <input
+                name={field.name}
+                type="number"
+                min={field.min}
+                max={100_000}
+                required
+                defaultValue={field.value}
+                aria-invalid={invalid || undefined}
+                className="mt-0.5 w-24 rounded border border-slate-300 px-2 py-0.5 text-sm text-slate-900 aria-[invalid=true]:border-red-600"
+              />
+            </label>
+          );
+        })}
         <Button type="submit" variant="primary" disabled={save.isPending}>
           Save defaults
         </Button>

@@ -8,27 +8,16 @@
  */
 import { spawn } from "node:child_process";
 import { chmod, mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { readdirSync } from "node:fs";
 import pg from "pg";
 import { embeddedDatabaseUrl, env } from "@/lib/env";
 import { migrate, startEmbeddedPostgres } from "../scripts/database";
+import { freePort } from "./helpers/net";
 
 const suites = ["unit", "integration", "e2e"] as const;
 type Suite = (typeof suites)[number];
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 function withDatabase(url: string, name: string): string {
   const u = new URL(url);

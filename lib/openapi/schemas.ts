@@ -19,6 +19,7 @@ import type { discardDeadLetters, listDeadLetters, replayDeadLetters } from "../
 import type { getJobHistory } from "../jobs/history";
 import type { getJob, getJobParts, listJobs } from "../jobs/queries";
 import type { listAudit, listDeadLetterGroups, listStuckJobs, listWorkers } from "../ops/console";
+import { STUCK_KINDS } from "../ops/console";
 import type { getOpsJob, listOpsJobs, planJobAction, runJobAction } from "../ops/jobs";
 import type { getOverview } from "../ops/stats";
 import type { summarizePools } from "../ops/workers";
@@ -462,14 +463,7 @@ export const stuckJobListSchema = z.object({
       attempts: z.number().int(),
       maxAttempts: z.number().int(),
       input: z.unknown(),
-      kind: z.enum([
-        "paused",
-        "waiting_parent",
-        "lease_expired",
-        "no_heartbeat",
-        "queued_too_long",
-        "retrying_repeatedly",
-      ]),
+      kind: z.enum(STUCK_KINDS),
       since: instant,
       detail: z.string(),
       suggestion: z.string(),

@@ -88,8 +88,16 @@ export type StuckPauseDto = {
   since: string;
 };
 
-export type StuckKind =
-  "paused" | "waiting_parent" | "lease_expired" | "no_heartbeat" | "queued_too_long" | "retrying_repeatedly";
+/** Why a job is stuck, in the order an operator deals with them. */
+export const STUCK_KINDS = [
+  "paused",
+  "waiting_parent",
+  "lease_expired",
+  "no_heartbeat",
+  "queued_too_long",
+  "retrying_repeatedly",
+] as const;
+export type StuckKind = (typeof STUCK_KINDS)[number];
 
 export type StuckJobDto = {
   id: string;

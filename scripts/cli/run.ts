@@ -6,9 +6,9 @@
  *  - `--json`: the lib/ answer (the API's JSON) on stdout instead of text;
  *  - the database, opened for the command and closed after it;
  *  - errors as one line and an exit code that says which kind (EXIT below).
- * Results go to stdout, notes to stderr: anything lib/ prints with console.log
- * (the log mail transport) is sent to stderr while a command runs, so
- * `--json` output stays parseable.
+ * Results go to stdout, notes to stderr; scripts/cli.ts sends every log record
+ * (the log mail transport's invitations among them) to stderr, so `--json`
+ * output stays parseable.
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { loadUserPrincipal, type Principal } from "@/lib/auth/principal";
@@ -202,8 +202,6 @@ export function handler<O extends { json?: boolean }>(
         if (!opts.json) process.stderr.write(`${line}\n`);
       },
     };
-    const log = console.log;
-    console.log = console.error;
     const database = await openDatabase(() => {});
     try {
       await fn(ctx);
@@ -217,7 +215,6 @@ export function handler<O extends { json?: boolean }>(
       }
       throw err;
     } finally {
-      console.log = log;
       await closeDb();
       await database.stop();
     }

@@ -19,7 +19,6 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -29,38 +28,13 @@ import { enqueueJob } from "@/lib/jobs/enqueue";
 import type { JobEventWire } from "@/lib/sse/streams";
 import { needsBuild, runNextBuild } from "../../scripts/next-build";
 import { useTestDatabase } from "../helpers/db";
+import { freePort, waitFor } from "../helpers/net";
 
 const fx = useTestDatabase({ seed: 0.001 });
 
 const PROBES = 8;
 const CAP = 2;
 const PROBE_SLEEP_MS = 1_000;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitFor<T>(
-  what: string,
-  fn: () => Promise<T | null | undefined | false>,
-  timeoutMs: number,
-  explain: () => Promise<string> | string = () => "",
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const v = await fn();
-    if (v) return v;
-    await sleep(100);
-  }
-  throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}${await explain()}`);
-}
 
 type Proc = ChildProcess & { name: string; output: () => string };
 

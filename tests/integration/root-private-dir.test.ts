@@ -8,26 +8,15 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { lstat, mkdir, mkdtemp, readFile, readlink, realpath, rm, stat } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { embeddedDatabaseUrl } from "@/lib/env";
 import { startEmbeddedPostgres } from "../../scripts/database";
 import { ensurePostgresUser, reachableBy, ROOT_POSTGRES_BASE } from "../../scripts/postgres-as-root";
+import { freePort } from "../helpers/net";
 
 const asRoot = process.getuid?.() === 0 && process.platform === "linux";
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 async function query<T extends pg.QueryResultRow>(url: string, sql: string): Promise<T[]> {
   const client = new pg.Client({ connectionString: url });

@@ -15,7 +15,6 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -24,34 +23,9 @@ import { pool } from "@/lib/db";
 import { enqueueJob } from "@/lib/jobs/enqueue";
 import type { WorkerDto, WorkerPoolDto } from "@/lib/ops/workers";
 import { useTestDatabase } from "../helpers/db";
+import { freePort, waitFor } from "../helpers/net";
 
 const fx = useTestDatabase({ seed: 0.001 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitFor<T>(
-  what: string,
-  fn: () => Promise<T | null | undefined | false>,
-  timeoutMs: number,
-  explain: () => Promise<string> | string = () => "",
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const v = await fn();
-    if (v) return v;
-    await sleep(250);
-  }
-  throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}${await explain()}`);
-}
 
 function isRunning(pid: number): boolean {
   try {
