@@ -8,7 +8,9 @@ test.describe("as root (platform admin)", () => {
 
   test("sets a tenant's job, dead-letter and audit retention, and puts one back to the default", async ({ page }) => {
     await page.goto("/ops/people");
-    await page.getByLabel("Tenant", { exact: true }).selectOption("globex");
+    // The tenants are loaded (the first one's form is shown) before another is picked.
+    await expect(page.getByRole("form", { name: /^Retention of / })).toBeVisible();
+    await page.getByRole("combobox", { name: "Tenant", exact: true }).selectOption("globex");
     const form = page.getByRole("form", { name: "Retention of globex" });
     await expect(form.getByLabel("Finished jobs (days)")).toHaveAttribute("placeholder", "default: 30");
     await expect(form.getByLabel("Dead letters (days)")).toHaveAttribute("placeholder", "default: 90");
