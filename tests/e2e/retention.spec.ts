@@ -32,7 +32,7 @@ test.describe("as root (platform admin)", () => {
 
     // Emptied: back to the platform default.
     await page.reload();
-    await page.getByLabel("Tenant", { exact: true }).selectOption("globex");
+    await page.getByRole("combobox", { name: "Tenant", exact: true }).selectOption("globex");
     await expect(form.getByLabel("Finished jobs (days)")).toHaveValue("45");
     await form.getByLabel("Finished jobs (days)").fill("");
     await form.getByLabel("Dead letters (days)").fill("");
