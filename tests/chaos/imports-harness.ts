@@ -123,11 +123,14 @@ export async function runImportChaos(o: ImportChaosOptions): Promise<ImportChaos
       const open = s[0]!.open;
       if (open === 0 || Date.now() > deadline) break;
       // The process running a chunk load or a commit right now (its lease, and the worker's pid).
-      // Each job is killed once at most: the retry it costs must leave the import able to finish.
-      const { rows: busy } = await db.query<{ id: string; type: string; pid: number }>(
-        `SELECT j.id, j.type, w.pid FROM jobs j JOIN workers w ON w.id = j.lease_owner
+      // Each job loses at most one attempt to a kill, whether it was the target or only ran beside
+      // it in the same process (a stage, another chunk): the retry it costs must leave the import
+      // able to finish, so a process running any job a kill already cost an attempt is spared.
+      const { rows: busy } = await db.query<{ id: string; type: string; pid: number; worker: string }>(
+        `SELECT j.id, j.type, w.pid, w.id AS worker FROM jobs j JOIN workers w ON w.id = j.lease_owner
          WHERE j.type IN ('import_load_chunk', 'import_commit') AND j.status = 'running' AND w.state = 'running'
-           AND NOT (j.id = ANY($1::uuid[]))
+           AND NOT EXISTS (SELECT 1 FROM job_attempts a
+                           WHERE a.worker_id = w.id AND a.finished_at IS NULL AND a.job_id = ANY($1::uuid[]))
          ORDER BY j.type = 'import_commit' DESC LIMIT 1`,
         [[...killed]],
       );
@@ -137,6 +140,12 @@ export async function runImportChaos(o: ImportChaosOptions): Promise<ImportChaos
       if (i >= 0 && Date.now() - lastKill > 300 && Date.now() - t0 < (o.timeoutMs * 2) / 3) {
         procs[i]!.kill("SIGKILL");
         killed.add(target!.id);
+        // Every attempt the dead process held (its own rows stay open until the reaper finds them).
+        const { rows: lost } = await db.query<{ job_id: string }>(
+          "SELECT job_id FROM job_attempts WHERE worker_id = $1 AND finished_at IS NULL",
+          [target!.worker],
+        );
+        for (const r of lost) killed.add(r.job_id);
         if (target!.type === "import_commit") kills.commit++;
         else kills.load++;
         lastKill = Date.now();

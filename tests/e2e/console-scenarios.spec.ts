@@ -168,12 +168,12 @@ test.describe("as root (platform admin)", () => {
     await page.getByLabel("Search input and errors").fill(marker);
     await page.getByRole("button", { name: "Apply filter" }).click();
     await expect(page.getByTestId("ops-job-tenant")).toHaveText(["globex", "acme"]);
-    await page.getByLabel("Tenant").fill("globex");
+    await page.getByLabel("Tenant", { exact: true }).fill("globex");
     await page.getByRole("button", { name: "Apply filter" }).click();
     await expect(page.getByTestId("ops-job-tenant")).toHaveText(["globex"]);
 
     await page.goto("/ops/overview");
-    await expect(page.getByLabel("Tenant")).toBeVisible();
+    await expect(page.getByLabel("Tenant", { exact: true })).toBeVisible();
     await expect(page.getByTestId("overview-row").first()).toBeVisible({ timeout: 20_000 });
     await sql("UPDATE jobs SET discarded_at = now() WHERE id = ANY($1::uuid[])", [ids]);
   });
