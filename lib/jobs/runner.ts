@@ -63,17 +63,29 @@ const levelOf: Record<RunOutcome, Level> = {
 
 /**
  * The process's claims and plain successes (those without a commit step) go to
- * Postgres in batches: one statement for the calls that arrived while the
- * previous one ran (lib/jobs/batcher.ts). Each job's fence and checks are its own.
+ * Postgres in batches: one statement for the calls that arrived while earlier
+ * ones ran (lib/jobs/batcher.ts). Each job's checks and fence are its own. A
+ * batch locks several rows, so it can meet another multi-row writer (a pause
+ * taking jobs back, a sibling's parent update) in a deadlock: Postgres aborts
+ * one side, and the statement, atomic, is simply sent again.
  */
-const claims = new Batcher<ClaimRequest, ClaimedJob | null>((batch) => claimJobs(bookkeepingPool(), batch), {
-  maxBatch: 64,
-  maxInFlight: 4,
-});
-const successes = new Batcher<SuccessRecord, boolean>((batch) => succeedJobs(bookkeepingPool(), batch), {
-  maxBatch: 64,
-  maxInFlight: 4,
-});
+async function retryingDeadlocks<T>(run: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (err) {
+      if ((err as { code?: string }).code !== "40P01" || attempt >= 3) throw err;
+    }
+  }
+}
+const claims = new Batcher<ClaimRequest, ClaimedJob | null>(
+  (batch) => retryingDeadlocks(() => claimJobs(bookkeepingPool(), batch)),
+  { maxBatch: 64, maxInFlight: 4 },
+);
+const successes = new Batcher<SuccessRecord, boolean>(
+  (batch) => retryingDeadlocks(() => succeedJobs(bookkeepingPool(), batch)),
+  { maxBatch: 64, maxInFlight: 4 },
+);
 
 /** Thrown out of a handler by `waitForChildren` once the fan-out is recorded. */
 class Suspended extends Error {
