@@ -155,6 +155,10 @@ async function main(): Promise<void> {
     // No graphile cron: scheduling belongs to Conveyor's own job table.
     parsedCronItems: [],
     gracefulShutdownAbortTimeout: env().WORKER_SHUTDOWN_GRACE_MS,
+    // graphile-worker's own batching (its performance guide): the pool fetches up to `concurrency`
+    // admitted jobs in one query, and marks finished ones done in one. Admission bounds what there is
+    // to fetch, and a job held locally when a worker dies is released by the reaper with its locks.
+    preset: { worker: { localQueue: { size: concurrency }, completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
   });
   await beat();
   log.info(

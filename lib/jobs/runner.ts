@@ -27,11 +27,12 @@ import { getTaskDefinition } from "./registry";
 import { nextStateAfterFailure } from "./retry";
 import { holdFence } from "./sql/fence";
 import { saveCheckpoint } from "./sql/checkpoint";
-import { claimJob, type ClaimedJob } from "./sql/claim";
+import { Batcher } from "./batcher";
+import { claimJobs, type ClaimedJob, type ClaimRequest } from "./sql/claim";
 import { failJob } from "./sql/fail";
 import { jobTypeOf, rejectUnregistered } from "./sql/reject";
 import { releaseUnclaimable } from "./sql/release";
-import { succeedJob } from "./sql/succeed";
+import { succeedJob, succeedJobs, type SuccessRecord } from "./sql/succeed";
 import { suspendForChildren, type ChildRow } from "./sql/wait-for-children";
 import type { ChildJob, JobContext, JobInfo, TaskDefinition } from "./task";
 
@@ -59,6 +60,32 @@ const levelOf: Record<RunOutcome, Level> = {
   lost: "warn",
   failed: "error",
 };
+
+/**
+ * The process's claims and plain successes (those without a commit step) go to
+ * Postgres in batches: one statement for the calls that arrived while earlier
+ * ones ran (lib/jobs/batcher.ts). Each job's checks and fence are its own. A
+ * batch locks several rows, so it can meet another multi-row writer (a pause
+ * taking jobs back, a sibling's parent update) in a deadlock: Postgres aborts
+ * one side, and the statement, atomic, is simply sent again.
+ */
+async function retryingDeadlocks<T>(run: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (err) {
+      if ((err as { code?: string }).code !== "40P01" || attempt >= 3) throw err;
+    }
+  }
+}
+const claims = new Batcher<ClaimRequest, ClaimedJob | null>(
+  (batch) => retryingDeadlocks(() => claimJobs(bookkeepingPool(), batch)),
+  { maxBatch: 64, maxInFlight: 4 },
+);
+const successes = new Batcher<SuccessRecord, boolean>(
+  (batch) => retryingDeadlocks(() => succeedJobs(bookkeepingPool(), batch)),
+  { maxBatch: 64, maxInFlight: 4 },
+);
 
 /** Thrown out of a handler by `waitForChildren` once the fan-out is recorded. */
 class Suspended extends Error {
@@ -92,7 +119,7 @@ async function runAttempt(jobId: string, opts: RunJobOptions): Promise<RunOutcom
   }
 
   const claimedAt = performance.now();
-  const claimed = await claimJob(client, { jobId, type, workerId: opts.workerId, leaseMs: def.leaseMs });
+  const claimed = await claims.push({ jobId, type, workerId: opts.workerId, leaseMs: def.leaseMs });
   if (!claimed) {
     await releaseUnclaimable(client, jobId);
     return "skipped";
@@ -175,13 +202,10 @@ async function attempt(
     const result = await def.handler(contextFor(claimed, parsed.data, guard, progress));
     if (guard.signal.aborted) throw guard.signal.reason;
     await progress.close();
-    const ok = await succeedJob(bookkeepingPool(), {
-      jobId: claimed.id,
-      token: claimed.fencingToken,
-      attemptId: claimed.attemptId,
-      result,
-      commit: def.commit && ((tx) => def.commit!(tx, jobInfo(claimed), result)),
-    });
+    const success = { jobId: claimed.id, token: claimed.fencingToken, attemptId: claimed.attemptId, result };
+    const ok = def.commit
+      ? await succeedJob(bookkeepingPool(), { ...success, commit: (tx) => def.commit!(tx, jobInfo(claimed), result) })
+      : await successes.push(success);
     return ok
       ? { outcome: "succeeded", line: "succeeded" }
       : { outcome: "lost", line: "finished but its lease was lost; result discarded" };

@@ -1,5 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { Batcher } from "@/lib/jobs/batcher";
 import { canonicalJson } from "@/lib/jobs/enqueue";
 import { AbortReason, classifyError, errorForHttpStatus, PermanentError, RateLimitedError } from "@/lib/jobs/errors";
 import { backoffMs } from "@/lib/jobs/retry";
@@ -67,4 +68,52 @@ test("downstream HTTP answers map to error classes, Retry-After honoured", () =>
   assert.equal(cls(429, new Date(now + 90_000).toUTCString()).retryAfterMs, 90_000);
   assert.equal(cls(429).retryAfterMs, 60_000);
   assert.equal(cls(500).message, "hooks.example answered HTTP 500");
+});
+
+test("the batcher sends a lone call at once and groups the calls that wait for a slot", async () => {
+  const batches: number[][] = [];
+  const gates: (() => void)[] = [];
+  const batcher = new Batcher<number, number>(
+    async (items) => {
+      batches.push(items);
+      await new Promise<void>((resolve) => gates.push(resolve));
+      return items.map((i) => i * 10);
+    },
+    { maxBatch: 3, maxInFlight: 1 },
+  );
+  const first = batcher.push(1);
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(batches, [[1]], "alone: sent without waiting for company");
+  // While it runs, four more calls wait: they go in batches of at most three, in order.
+  const waiting = [2, 3, 4, 5].map((i) => batcher.push(i));
+  await new Promise((r) => setImmediate(r));
+  assert.equal(batches.length, 1, "one statement in flight at most");
+  gates.shift()!();
+  assert.equal(await first, 10);
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(batches, [[1], [2, 3, 4]]);
+  gates.shift()!();
+  await new Promise((r) => setImmediate(r));
+  gates.shift()!();
+  assert.deepEqual(await Promise.all(waiting), [20, 30, 40, 50]);
+  assert.deepEqual(batches, [[1], [2, 3, 4], [5]]);
+});
+
+test("a failed batch rejects each of its calls, and the next batch still runs", async () => {
+  let calls = 0;
+  const batcher = new Batcher<string, string>(
+    async (items) => {
+      calls++;
+      if (items.includes("bad")) throw new Error("boom");
+      return items.map((i) => i.toUpperCase());
+    },
+    { maxBatch: 10, maxInFlight: 1 },
+  );
+  const results = await Promise.allSettled([batcher.push("ok"), batcher.push("bad")]);
+  assert.deepEqual(
+    results.map((r) => r.status),
+    ["rejected", "rejected"],
+  );
+  assert.equal(await batcher.push("later"), "LATER");
+  assert.equal(calls, 2);
 });

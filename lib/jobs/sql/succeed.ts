@@ -3,47 +3,60 @@
  * `succeeded` with its result, and its attempt row `succeeded` — or `lost`,
  * changing nothing else, when another attempt owns the job by now. With a
  * `commit` step (the task records its output, e.g. an export's file), it runs
- * in the same transaction and only if the fence held.
+ * in the same transaction and only if the fence held. Without one, several
+ * successes go in one statement (`succeedJobs`, the runner's batches).
  */
 import type pg from "pg";
 import { inTransaction, type SqlClient } from "../../db";
 
+// `status::text`: see lib/jobs/sql/claim.ts (the primary key, whatever the statistics).
 const SUCCEED = `
-  WITH done AS (
-    UPDATE jobs SET status = 'succeeded', result = $3::jsonb, finished_at = now(), lease_owner = NULL,
+  WITH req AS (
+    SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::jsonb[], $4::bigint[]) AS r(id, token, result, attempt_id)
+  ), done AS (
+    UPDATE jobs SET status = 'succeeded', result = req.result, finished_at = now(), lease_owner = NULL,
            lease_expires_at = NULL, resume_pending = false,
            -- A success after failed attempts is a success: the attempts keep their errors.
            error_class = NULL, error_message = NULL, error_stack = NULL, updated_at = now()
-    WHERE id = $1 AND fencing_token = $2 AND status = 'running'
-    RETURNING id
+    FROM req
+    WHERE jobs.id = ANY($1::uuid[]) AND jobs.id = req.id AND jobs.fencing_token = req.token
+      AND jobs.status::text = 'running'
+    RETURNING jobs.id
   ), attempt AS (
-    UPDATE job_attempts SET outcome = CASE WHEN EXISTS (SELECT 1 FROM done) THEN 'succeeded' ELSE 'lost' END,
+    UPDATE job_attempts SET outcome = CASE WHEN req.id IN (SELECT id FROM done) THEN 'succeeded' ELSE 'lost' END,
            finished_at = now(), duration_ms = (extract(epoch FROM now() - started_at) * 1000)::int
-    WHERE id = $4 AND outcome = 'running' -- the reaper's verdict on a lost attempt stands
+    FROM req
+    WHERE job_attempts.id = ANY($4::bigint[]) AND job_attempts.id = req.attempt_id
+      AND job_attempts.outcome = 'running' -- the reaper's verdict on a lost attempt stands
   )
-  SELECT EXISTS (SELECT 1 FROM done) AS ok`;
+  SELECT req.id::text AS id FROM req WHERE req.id IN (SELECT id FROM done)`;
+
+export type SuccessRecord = { jobId: string; token: bigint; attemptId: bigint; result: unknown };
+
+/** Records several successes in one statement; true for each whose fence held. */
+export async function succeedJobs(client: SqlClient, records: SuccessRecord[]): Promise<boolean[]> {
+  const { rows } = await client.query<{ id: string }>(SUCCEED, [
+    records.map((r) => r.jobId),
+    records.map((r) => r.token.toString()),
+    records.map((r) => JSON.stringify(r.result ?? null)),
+    records.map((r) => r.attemptId.toString()),
+  ]);
+  const ok = new Set(rows.map((r) => r.id.toLowerCase()));
+  return records.map((r) => ok.has(r.jobId.toLowerCase()));
+}
 
 export async function succeedJob(
   from: pg.Pool,
-  opts: {
-    jobId: string;
-    token: bigint;
-    attemptId: bigint;
-    result: unknown;
+  opts: SuccessRecord & {
     /** Runs inside the transaction, only when the fence held. */
     commit?: (tx: SqlClient) => Promise<void>;
   },
 ): Promise<boolean> {
-  const params = [opts.jobId, opts.token.toString(), JSON.stringify(opts.result ?? null), opts.attemptId.toString()];
-  if (!opts.commit) {
-    // The common case: one statement, one round trip.
-    const { rows } = await from.query<{ ok: boolean }>(SUCCEED, params);
-    return rows[0]?.ok === true;
-  }
+  // The common case: one statement, one round trip.
+  if (!opts.commit) return (await succeedJobs(from, [opts]))[0]!;
   const commit = opts.commit;
   return inTransaction(async (tx) => {
-    const { rows } = await tx.query<{ ok: boolean }>(SUCCEED, params);
-    const ok = rows[0]?.ok === true;
+    const ok = (await succeedJobs(tx, [opts]))[0]!;
     if (ok) await commit(tx);
     return ok;
   }, from);
