@@ -2,7 +2,7 @@
 #
 # One image for every Conveyor process; the command chooses which (see compose.yaml):
 #   app       node web/serve.js                                   (the default: HTTP on $PORT)
-#   worker    node --import tsx worker/index.ts --queues bulk --concurrency 4
+#   worker    node --max-semi-space-size=4 --import tsx worker/index.ts --queues bulk --concurrency 4
 #   migrate   node --import tsx scripts/migrate.ts                (one-off, safe to re-run)
 #   cli       node --import tsx scripts/cli.ts --help
 # The app runs from Next's standalone output (.next/standalone: the server files and the

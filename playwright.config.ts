@@ -65,6 +65,9 @@ export default defineConfig({
   // The real product path: `npm start` (migrate, seed if empty, build if needed, app + worker).
   webServer: {
     command: "node --import tsx scripts/start.ts",
+    // Large exports split by default only where two parts can run at once (half the cores; this is
+    // often a 2-core machine): the split exports' specs need the split, whatever the machine.
+    env: { ...(process.env as Record<string, string>), EXPORT_PARALLEL_PARTS: "4" },
     url: `${baseURL}/api/health`,
     timeout: 600_000,
     reuseExistingServer: false,

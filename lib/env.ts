@@ -51,6 +51,11 @@ const envSchema = z.object({
   S3_PREFIX: z.string().optional(),
   /** Target rows per part of an export; one estimated larger is split into parts run in parallel. */
   EXPORT_PART_ROWS: intFrom(250_000, 1_000, 100_000_000),
+  /**
+   * Parts of one export worth running at once; an export is split by default only when at least two
+   * can run now (idle bulk slots). 0: half this worker host's cores.
+   */
+  EXPORT_PARALLEL_PARTS: intFrom(0, 0, 1_000),
   /** Minimum interval between two progress writes of one job, in ms. */
   PROGRESS_INTERVAL_MS: intFrom(250, 50, 10_000),
   /** Jobs one worker process runs at once (`npm run worker -- --concurrency N` overrides it). */

@@ -27,6 +27,7 @@ import {
   isDatabaseEmpty,
   seed,
 } from "../prisma/seed";
+import { WORKER_NODE_FLAGS } from "../worker/node-flags";
 import { migrate, openDatabase } from "./database";
 import { needsBuild } from "./next-build";
 import {
@@ -210,7 +211,16 @@ async function main(): Promise<void> {
       const startedAt = Date.now();
       const worker = spawn(
         process.execPath,
-        ["--import", "tsx", "worker/index.ts", "--queues", pool.queues, "--concurrency", String(pool.concurrency)],
+        [
+          ...WORKER_NODE_FLAGS,
+          "--import",
+          "tsx",
+          "worker/index.ts",
+          "--queues",
+          pool.queues,
+          "--concurrency",
+          String(pool.concurrency),
+        ],
         { ...childOptions, env: workerEnv },
       );
       children.push(worker);

@@ -13,6 +13,7 @@
  * point-in-time copy of mutable rows would need one transaction held open for
  * the whole export, which is what the split avoids).
  */
+import { availableParallelism } from "node:os";
 import type { Readable } from "node:stream";
 import yazl from "yazl";
 import { z } from "zod";
@@ -73,14 +74,36 @@ export async function planExport(
 }
 
 /**
- * Splits an export into parts and waits for them, if it is estimated above
- * its part size; returns (to export as one file) otherwise.
+ * How many parts of an export could run at once now: the idle slots of the
+ * live workers serving the bulk queue, and at most `EXPORT_PARALLEL_PARTS`
+ * (by default half this host's cores: each part's COPY keeps a Postgres
+ * backend busy, and a worker core forwards, hashes and compresses its bytes).
+ */
+export async function partsParallelism(): Promise<number> {
+  const [row] = await db().$queryRaw<{ slots: number; busy: number }[]>`
+    SELECT
+      (SELECT coalesce(sum(concurrency), 0) FROM workers WHERE state = 'running' AND 'bulk' = ANY(queues))::int AS slots,
+      (SELECT count(*) FROM jobs WHERE status = 'running' AND queue = 'bulk' AND waiting_since IS NULL)::int AS busy`;
+  const idle = Math.max(0, (row?.slots ?? 0) - (row?.busy ?? 0));
+  const cores = env().EXPORT_PARALLEL_PARTS || Math.floor(availableParallelism() / 2);
+  return Math.min(idle, cores);
+}
+
+/**
+ * Splits an export into parts and waits for them when the split buys
+ * something; returns (to export as one file) otherwise. A request's own
+ * `partRows` always splits (the caller asked for parts). By default an export
+ * estimated above EXPORT_PART_ROWS is split only if at least two parts can run
+ * at once (`partsParallelism`): on a host where they cannot, parts would run
+ * one after another and the zip would read every byte again, so one COPY
+ * streamed to one file is faster.
  */
 export async function fanOutIfLarge(ctx: JobContext<ExportRequest>): Promise<void> {
   const { job, input } = ctx;
   const plan = await planExport(job.tenantId, input);
   const partRows = input.partRows ?? env().EXPORT_PART_ROWS;
   if (plan.estimate <= partRows || plan.lo === null || plan.hi === null) return;
+  if (input.partRows === undefined && (await partsParallelism()) < 2) return;
   // At most MAX_PARTS: beyond, parts grow instead (each part's end aggregates its siblings).
   const ranges = splitRange(Number(plan.lo), Number(plan.hi), Math.min(MAX_PARTS, Math.ceil(plan.estimate / partRows)));
   if (ranges.length < 2) return;

@@ -1,11 +1,10 @@
 /**
  * Streaming one dataset of one tenant (or one id range of it) with
- * `COPY (SELECT …) TO STDOUT` through a row counter and optional gzip into
+ * `COPY (SELECT …) TO STDOUT` (rows counted from its messages) through optional gzip into
  * storage: the work of the `export` task and of each `export_part`.
  */
 import { Transform } from "node:stream";
 import { createGzip } from "node:zlib";
-import { to as copyTo } from "pg-copy-streams";
 import type pg from "pg";
 import { pool } from "../db";
 import { env } from "../env";
@@ -13,6 +12,7 @@ import type { JobContext } from "../jobs/task";
 import { storage } from "../storage";
 import { withSpan } from "../tracing";
 import { buildCopyStatement, buildExportQuery, type IdRange } from "./datasets";
+import { countingCopyTo } from "./copy";
 import { createRowCounter } from "./row-counter";
 import type { ExportRequest } from "./schema";
 
@@ -36,24 +36,29 @@ export async function estimateRows(client: pg.PoolClient, select: string): Promi
 }
 
 /**
- * The stages between COPY and storage: a row counter (for progress), then
- * gzip when asked. `rows()` is the count so far (CSV's header excluded).
+ * The stages between COPY and storage: gzip when asked, or none. Rows are
+ * counted from COPY's messages (./copy.ts), not here; `countBytes` adds the
+ * byte-scanning counter for a COPY stream that cannot count them.
  */
 export function createExportTransforms(
   request: Pick<ExportRequest, "format" | "compression">,
-  onRows?: (done: number) => void,
+  countBytes?: { onRows: (done: number) => void },
 ): { transforms: Transform[]; rows: () => number } {
-  const countRows = createRowCounter(request.format);
+  const transforms: Transform[] = [];
   // CSV's header line is counted like a row.
   let rows = request.format === "csv" ? -1 : 0;
-  const counter = new Transform({
-    transform(chunk: Buffer, _enc, cb) {
-      rows += countRows(chunk);
-      onRows?.(Math.max(rows, 0));
-      cb(null, chunk);
-    },
-  });
-  const transforms: Transform[] = [counter];
+  if (countBytes) {
+    const countRows = createRowCounter(request.format);
+    transforms.push(
+      new Transform({
+        transform(chunk: Buffer, _enc, cb) {
+          rows += countRows(chunk);
+          countBytes.onRows(Math.max(rows, 0));
+          cb(null, chunk);
+        },
+      }),
+    );
+  }
   // Larger output chunks than zlib's 16 KiB default: fewer chunks through the
   // digest and file stages (measured ~20% faster on the gzip stage).
   if (request.compression === "gzip") {
@@ -110,12 +115,16 @@ async function copyToStorage(opts: StreamExportOptions): Promise<{ rows: number;
     const estimate = await estimateRows(client, select);
     opts.onRows?.(0, estimate);
 
-    const copy = client.query(copyTo(buildCopyStatement(select, opts.request.format)));
-    const { transforms, rows } = createExportTransforms(opts.request, (done) => opts.onRows?.(done, estimate));
-    const stored = await storage().write(opts.key, copy, transforms, opts.signal);
+    const copy = countingCopyTo(buildCopyStatement(select, opts.request.format));
+    // CSV's header is one message more than its rows.
+    const header = opts.request.format === "csv" ? 1 : 0;
+    if (copy.counted) copy.onPush((messages) => opts.onRows?.(Math.max(messages - header, 0), estimate));
+    const onRows = (done: number) => opts.onRows?.(done, estimate);
+    const { transforms, rows } = createExportTransforms(opts.request, copy.counted ? undefined : { onRows });
+    const stored = await storage().write(opts.key, client.query(copy.stream), transforms, opts.signal);
     await client.query("COMMIT");
-    // COPY's own count is exact; prefer it over our scan.
-    const exact = copy.rowCount ?? rows();
+    // COPY's own count (its CommandComplete) is exact; prefer it.
+    const exact = copy.stream.rowCount || (copy.counted ? Math.max(copy.messages() - header, 0) : rows());
     return { rows: exact, ...stored };
   } catch (err) {
     // A connection mid-COPY cannot be reused: destroy it.

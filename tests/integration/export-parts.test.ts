@@ -7,6 +7,7 @@ import { buffer } from "node:stream/consumers";
 import { setTimeout as sleep } from "node:timers/promises";
 import { createPause, resumePause } from "@/lib/admission/pauses";
 import { db, pool } from "@/lib/db";
+import { resetEnvCache } from "@/lib/env";
 import { openExportDownload, requestExport } from "@/lib/exports/service";
 import { splitRange } from "@/lib/exports/datasets";
 import { createRowCounter } from "@/lib/exports/row-counter";
@@ -57,6 +58,46 @@ describe("split exports", () => {
       { from: 5, to: 5 },
       { from: 6, to: 6 },
     ]);
+  });
+
+  test("without partRows, an export above EXPORT_PART_ROWS splits only when at least two parts can run at once", async () => {
+    const setEnv = (vars: Record<string, string | undefined>) => {
+      for (const [k, v] of Object.entries(vars)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+      resetEnvCache();
+    };
+    const partsOf = (id: string) => db().job.count({ where: { parentId: id } });
+    const exportOnce = async () => {
+      const { job } = await requestExport(fx.p.ada, { dataset: "events", format: "csv" });
+      await drainJobs();
+      const done = await getJob(fx.p.ada, job.id);
+      assert.equal(done.status, "succeeded");
+      return { id: job.id, name: done.result!.files[0]!.name, parts: await partsOf(job.id) };
+    };
+    setEnv({ EXPORT_PART_ROWS: "2500", EXPORT_PARALLEL_PARTS: "4" });
+    try {
+      // No live worker serves the bulk queue: parts could not run at once, so one file.
+      const alone = await exportOnce();
+      assert.equal(alone.parts, 0);
+      assert.match(alone.name, /^events-[0-9a-f]{8}\.csv$/);
+
+      // A live bulk worker with four idle slots: split, as before.
+      await db().worker.create({
+        data: { id: "export-parts-test:bulk", host: "test", pid: 1, version: "test", queues: ["bulk"], concurrency: 4 },
+      });
+      const split = await exportOnce();
+      assert.equal(split.parts, 4);
+      assert.match(split.name, /^events-[0-9a-f]{8}\.zip$/);
+
+      // The same slots, but room for one part at a time on this host: one file again.
+      setEnv({ EXPORT_PARALLEL_PARTS: "1" });
+      assert.equal((await exportOnce()).parts, 0);
+    } finally {
+      await db().worker.deleteMany({ where: { id: "export-parts-test:bulk" } });
+      setEnv({ EXPORT_PART_ROWS: undefined, EXPORT_PARALLEL_PARTS: undefined });
+    }
   });
 
   test("a large export fans out, waits without a slot, and assembles a zip whose manifest matches the snapshot", async () => {
