@@ -57,7 +57,11 @@ async function main(): Promise<void> {
     req.headers[CLIENT_ADDRESS] = address;
     if (env().TRUST_PROXY !== "1") req.headers["x-forwarded-for"] = socketAddress;
     // Event streams go onto the socket without Next.js's piping, once their route is loaded (lib/http/sse-direct.ts).
-    const direct = req.method === "GET" && env().SSE_DIRECT === "1" ? directRoute(req.url ?? "/") : null;
+    // Bearer-authenticated ones only: a session cookie is read by Auth.js's auth(), which needs Next.js's request scope.
+    const direct =
+      req.method === "GET" && env().SSE_DIRECT === "1" && req.headers.authorization
+        ? directRoute(req.url ?? "/")
+        : null;
     if (direct) void direct(req, res);
     else void handle(req, res);
   });
