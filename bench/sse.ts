@@ -108,13 +108,14 @@ type Server = { base: string; rss(): number; connections?(): Promise<number>; st
 let profileWeb = () => {};
 
 async function startNext(url: string, dir: string): Promise<Server> {
-  // SSE_BENCH_CPU_PROF=<dir>: the product's processes write CPU profiles there when they stop.
+  // SSE_BENCH_CPU_PROF=<dir>: a CPU profile of the web process from the streams' connecting to the
+  // last event, written there (bench/cpu-profile.cjs).
   const prof = process.env.SSE_BENCH_CPU_PROF;
   const { base, child } = await startProduct(url, {
     ...SERVER_ENV,
     SSE_DIRECT: SERVER === "next-piped" ? "0" : "1",
     CONVEYOR_DATA_DIR: path.join(dir, "data"),
-    ...(prof ? { NODE_OPTIONS: `--require /tmp/sse-tools/prof.cjs`, SSE_PROF_DIR: prof } : {}),
+    ...(prof ? { NODE_OPTIONS: `--require ${path.resolve("bench/cpu-profile.cjs")}`, SSE_PROF_DIR: prof } : {}),
   });
   const pid = await webPid(child.pid!);
   if (prof) {

@@ -10,6 +10,8 @@
  * answers — and the stream it opens writes its frames to the response with `res.write`
  * (lib/sse/streams.ts, `directOutputs`). Backpressure is the socket's: past
  * DIRECT_BACKLOG_BYTES queued, a stream coalesces as it does on a ReadableStream.
+ * scripts/serve.ts sends only Bearer-authenticated requests here: a session cookie is read by
+ * Auth.js's auth(), which needs Next.js's request scope, so the console's streams go through Next.js.
  * The headers proxy.ts and next.config.ts add to every response are added here too
  * (the Content-Security-Policy excepted: it governs documents, and a stream is none).
  */
