@@ -1,4 +1,5 @@
 import type { NextConfig } from "next";
+import { securityHeaders } from "./lib/http/security-headers";
 
 /**
  * Security headers for every response. The Content-Security-Policy (with a
@@ -36,11 +37,7 @@ const nextConfig: NextConfig = {
     return [
       {
         source: "/:path*",
-        headers: [
-          { key: "X-Content-Type-Options", value: "nosniff" },
-          { key: "Referrer-Policy", value: "same-origin" },
-          { key: "X-Frame-Options", value: "DENY" },
-        ],
+        headers: Object.entries(securityHeaders).map(([key, value]) => ({ key, value })),
       },
     ];
   },

@@ -9,6 +9,7 @@
  */
 import { NextResponse, type NextRequest } from "next/server";
 import { env } from "@/lib/env";
+import { HSTS } from "@/lib/http/security-headers";
 
 function contentSecurityPolicy(nonce: string, dev: boolean): string {
   return [
@@ -50,7 +51,7 @@ export function proxy(request: NextRequest): NextResponse {
   const response = NextResponse.next({ request: { headers: requestHeaders } });
   response.headers.set("Content-Security-Policy", csp);
   if (env().NODE_ENV === "production") {
-    response.headers.set("Strict-Transport-Security", "max-age=63072000; includeSubDomains");
+    response.headers.set("Strict-Transport-Security", HSTS);
   }
   return response;
 }

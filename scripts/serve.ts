@@ -17,6 +17,7 @@ import path from "node:path";
 import next from "next";
 import { env } from "@/lib/env";
 import { logger } from "@/lib/log";
+import { directRoute } from "@/lib/http/sse-direct-routes";
 import { shutdownTracing } from "@/lib/tracing";
 
 const dev = process.argv.includes("--dev");
@@ -55,7 +56,14 @@ async function main(): Promise<void> {
       env().TRUST_PROXY === "1" ? (firstForwarded(req.headers["x-forwarded-for"]) ?? socketAddress) : socketAddress;
     req.headers[CLIENT_ADDRESS] = address;
     if (env().TRUST_PROXY !== "1") req.headers["x-forwarded-for"] = socketAddress;
-    void handle(req, res);
+    // Event streams go onto the socket without Next.js's piping, once their route is loaded (lib/http/sse-direct.ts).
+    // Bearer-authenticated ones only: a session cookie is read by Auth.js's auth(), which needs Next.js's request scope.
+    const direct =
+      req.method === "GET" && env().SSE_DIRECT === "1" && req.headers.authorization
+        ? directRoute(req.url ?? "/")
+        : null;
+    if (direct) void direct(req, res);
+    else void handle(req, res);
   });
   // Idle keep-alive connections live 65 s (Node's default is 5 s): longer than a client's or a load
   // balancer's idle timeout, so a request never lands on a socket the server is closing.

@@ -2,6 +2,7 @@
  * Server-Sent Event streams over the event hub: per job (a snapshot first,
  * then every change, closed after a terminal status) and per tenant.
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import { requireTenant } from "../auth/authorize";
 import { reloadPrincipal, type Principal } from "../auth/principal";
 import { env } from "../env";
@@ -37,11 +38,64 @@ export const sseStats = { coalesced: 0, dropped: 0 };
 /** Who holds a stream, and the slot it takes among the principal's streams. */
 type StreamHolder = { principal: Principal; slot: StreamSlot };
 
+/**
+ * Where a stream's frames go: the ReadableStream a route handler answers with, or, on the
+ * server `npm start` runs, the socket itself (lib/http/sse-direct.ts).
+ */
+export type StreamOutput = {
+  /** Queues a frame; throws once the output is closed. */
+  enqueue(chunk: Uint8Array): void;
+  /** More is queued than a client that keeps up would leave: coalesce what follows. */
+  lagging(): boolean;
+  close(): void;
+};
+
+/** The outputs of streams opened inside `directOutputs.run(…)`, when one is given there. */
+export type DirectOutputs = { open(): StreamOutput & { onDrain(flush: () => void): void } };
+const directKey = Symbol.for("conveyor.sse.direct");
+const directStore = globalThis as unknown as { [directKey]?: AsyncLocalStorage<DirectOutputs> };
+/** Set by lib/http/sse-direct.ts around a route handler it runs on the node:http server. */
+export const directOutputs: AsyncLocalStorage<DirectOutputs> = (directStore[directKey] ??=
+  new AsyncLocalStorage<DirectOutputs>());
+
 function makeStream(
   signal: AbortSignal,
   holder: StreamHolder,
   start: (sink: Sink) => Promise<() => void>,
 ): ReadableStream<Uint8Array> {
+  const direct = directOutputs.getStore();
+  if (direct) {
+    // Frames go to the socket; the Response's body is never read.
+    const out = direct.open();
+    const stream = openStream(signal, holder, start, out);
+    out.onDrain(stream.flush);
+    return new ReadableStream<Uint8Array>();
+  }
+  let stream: ReturnType<typeof openStream> | null = null;
+  return new ReadableStream<Uint8Array>({
+    async start(controller) {
+      stream = openStream(signal, holder, start, {
+        enqueue: (chunk) => controller.enqueue(chunk),
+        lagging: () => (controller.desiredSize ?? 0) < -MAX_BACKLOG,
+        close: () => controller.close(),
+      });
+      await stream.started;
+    },
+    pull() {
+      stream?.flush();
+    },
+    cancel() {
+      stream?.cancel();
+    },
+  });
+}
+
+function openStream(
+  signal: AbortSignal,
+  holder: StreamHolder,
+  start: (sink: Sink) => Promise<() => void>,
+  out: StreamOutput,
+): { started: Promise<void>; flush(): void; cancel(): void } {
   let cleanup: (() => void) | null = null;
   let keepAlive: NodeJS.Timeout | null = null;
   let recheck: NodeJS.Timeout | null = null;
@@ -61,90 +115,87 @@ function makeStream(
   };
   // Events for a client that does not keep up: the newest one per job, in order of change.
   let coalesced: Map<string, Uint8Array> | null = null;
-  let ctrl: ReadableStreamDefaultController<Uint8Array> | null = null;
   const flush = () => {
-    if (!coalesced || !ctrl) return;
+    if (!coalesced) return;
     for (const [key, chunk] of coalesced) {
-      if ((ctrl.desiredSize ?? 0) < -MAX_BACKLOG) return;
+      if (out.lagging()) return;
       coalesced.delete(key);
       try {
-        ctrl.enqueue(chunk);
+        out.enqueue(chunk);
       } catch {
         return;
       }
     }
     coalesced = null;
   };
-  return new ReadableStream<Uint8Array>({
-    async start(controller) {
-      ctrl = controller;
-      const sink: Sink = {
-        closed: false,
-        send(chunk) {
-          if (this.closed) return;
-          try {
-            controller.enqueue(chunk);
-          } catch {
-            this.closed = true;
-          }
-        },
-        sendEvent(key, chunk) {
-          if (this.closed) return;
-          if (coalesced || (controller.desiredSize ?? 0) < -MAX_BACKLOG) {
-            coalesced ??= new Map();
-            if (coalesced.has(key)) sseStats.coalesced++;
-            coalesced.delete(key);
-            coalesced.set(key, chunk);
-            if (coalesced.size > MAX_COALESCED) {
-              // Never buffered without bound: drop it; EventSource reconnects with Last-Event-ID.
-              sseStats.dropped++;
-              coalesced = null;
-              this.close();
-            }
-            return;
-          }
-          this.send(chunk);
-        },
-        close() {
-          if (this.closed) return;
-          this.closed = true;
-          finish();
-          try {
-            controller.close();
-          } catch {
-            /* already closed by the client */
-          }
-        },
-      };
-      signal.addEventListener("abort", () => sink.close(), { once: true });
-      // Tell EventSource how long to wait before reconnecting.
-      sink.send(encoder.encode("retry: 2000\n\n"));
-      keepAlive = setInterval(() => sink.send(encoder.encode(": keep-alive\n\n")), KEEP_ALIVE_MS);
-      // The principal is re-checked while the stream is open: a revoked token, an expired one or a
-      // removed membership ends it. A stream also has a longest life; EventSource then reconnects
-      // (with Last-Event-ID) and misses nothing.
-      recheck = setInterval(() => {
-        reloadPrincipal(holder.principal)
-          .then((now) => (now ? holder.slot.touch() : sink.close()))
-          .catch(() => {});
-      }, env().SSE_RECHECK_MS);
-      lifetime = setTimeout(() => sink.close(), env().SSE_MAX_LIFETIME_MS);
+  const sink: Sink = {
+    closed: false,
+    send(chunk) {
+      if (this.closed) return;
       try {
-        cleanup = await start(sink);
-        if (sink.closed) finish();
-      } catch (err) {
-        sink.send(sseFrame("error", { message: err instanceof Error ? err.message : "stream failed" }));
-        sink.close();
+        out.enqueue(chunk);
+      } catch {
+        this.closed = true;
       }
     },
-    pull() {
-      flush();
+    sendEvent(key, chunk) {
+      if (this.closed) return;
+      if (coalesced || out.lagging()) {
+        coalesced ??= new Map();
+        if (coalesced.has(key)) sseStats.coalesced++;
+        coalesced.delete(key);
+        coalesced.set(key, chunk);
+        if (coalesced.size > MAX_COALESCED) {
+          // Never buffered without bound: drop it; EventSource reconnects with Last-Event-ID.
+          sseStats.dropped++;
+          coalesced = null;
+          this.close();
+        }
+        return;
+      }
+      this.send(chunk);
     },
+    close() {
+      if (this.closed) return;
+      this.closed = true;
+      finish();
+      try {
+        out.close();
+      } catch {
+        /* already closed by the client */
+      }
+    },
+  };
+  signal.addEventListener("abort", () => sink.close(), { once: true });
+  // Tell EventSource how long to wait before reconnecting.
+  sink.send(encoder.encode("retry: 2000\n\n"));
+  keepAlive = setInterval(() => sink.send(encoder.encode(": keep-alive\n\n")), KEEP_ALIVE_MS);
+  // The principal is re-checked while the stream is open: a revoked token, an expired one or a
+  // removed membership ends it. A stream also has a longest life; EventSource then reconnects
+  // (with Last-Event-ID) and misses nothing.
+  recheck = setInterval(() => {
+    reloadPrincipal(holder.principal)
+      .then((now) => (now ? holder.slot.touch() : sink.close()))
+      .catch(() => {});
+  }, env().SSE_RECHECK_MS);
+  lifetime = setTimeout(() => sink.close(), env().SSE_MAX_LIFETIME_MS);
+  const started = (async () => {
+    try {
+      cleanup = await start(sink);
+      if (sink.closed) finish();
+    } catch (err) {
+      sink.send(sseFrame("error", { message: err instanceof Error ? err.message : "stream failed" }));
+      sink.close();
+    }
+  })();
+  return {
+    started,
+    flush,
     cancel() {
       coalesced = null;
       finish();
     },
-  });
+  };
 }
 
 /** A job event as SSE clients get it (`progress` and `status` frames of a job stream, `job` frames of the tenant's). */
@@ -262,6 +313,18 @@ function eventId(at: string): number {
 }
 
 /**
+ * An event's `job` frame, made once however many tenant streams carry it: the hub hands every
+ * subscriber the same event object, and with 1,000 streams a frame per stream was 1,000
+ * JSON.stringify and encode calls per event.
+ */
+const tenantFrames = new WeakMap<JobEvent, Uint8Array>();
+function tenantFrame(e: JobEvent): Uint8Array {
+  let frame = tenantFrames.get(e);
+  if (!frame) tenantFrames.set(e, (frame = sseFrame("job", eventToWire(e), eventId(e.at))));
+  return frame;
+}
+
+/**
  * Every job event of the principal's tenant (all tenants for a platform
  * admin). With `lastEventId` (EventSource sends it on reconnect) it first
  * replays, as one `job` event each with its current state, every job that may
@@ -279,7 +342,7 @@ export async function openTenantEventStream(
   const slot = await takeStreamSlot(principal);
   return makeStream(signal, { principal, slot }, async (sink) => {
     let held: JobEvent[] | null = since === null ? null : [];
-    const emit = (e: JobEvent) => sink.sendEvent(e.jobId, sseFrame("job", eventToWire(e), eventId(e.at)));
+    const emit = (e: JobEvent) => sink.sendEvent(e.jobId, tenantFrame(e));
     const unsubscribe = await eventHub().subscribe(
       { tenantId },
       (e) => (held ? held.push(e) : emit(e)),

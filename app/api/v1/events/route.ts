@@ -2,6 +2,7 @@
 import { openTenantEventStream } from "@/lib/sse/streams";
 import { withPrincipal } from "@/lib/http/route";
 import { sseHeaders } from "@/lib/http/sse";
+import { serveDirectly } from "@/lib/http/sse-direct";
 
 export const dynamic = "force-dynamic";
 
@@ -17,3 +18,6 @@ export const GET = withPrincipal(
       { headers: sseHeaders },
     ),
 );
+
+// On the server `npm start` runs, streams after the first are answered on the socket (lib/http/sse-direct.ts).
+serveDirectly(/^\/api\/v1\/events$/, [], GET);

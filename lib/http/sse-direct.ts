@@ -1,0 +1,109 @@
+/**
+ * An event-stream route answered straight onto the socket by the server `npm start` runs.
+ *
+ * Why: Next.js pipes a route's ReadableStream body into the response with `pipeTo` and a
+ * WritableStream, a chain of promises per frame and per stream (with async_hooks' promise
+ * hooks on, as Next.js's AsyncLocalStorage turns them on). One job event is a frame on every
+ * open stream: at 1,000 streams that chain, not the database, was most of the time between
+ * a commit and its arrival (docs/BENCHMARKS.md, "Live progress"). Here the very same route
+ * handler runs — authentication, rate limits, the request log, the stream slot, error
+ * answers — and the stream it opens writes its frames to the response with `res.write`
+ * (lib/sse/streams.ts, `directOutputs`). Backpressure is the socket's: past
+ * DIRECT_BACKLOG_BYTES queued, a stream coalesces as it does on a ReadableStream.
+ * scripts/serve.ts sends only Bearer-authenticated requests here: a session cookie is read by
+ * Auth.js's auth(), which needs Next.js's request scope, so the console's streams go through Next.js.
+ * The headers proxy.ts and next.config.ts add to every response are added here too
+ * (the Content-Security-Policy excepted: it governs documents, and a stream is none).
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { env } from "../env";
+import { HSTS, securityHeaders } from "./security-headers";
+import { registerDirectRoute } from "./sse-direct-routes";
+import { directOutputs, type DirectOutputs, type StreamOutput } from "../sse/streams";
+
+type RouteHandler<P> = (req: Request, ctx: { params: Promise<P> }) => Promise<Response>;
+
+/** Bytes queued on a socket past which its stream coalesces events (a ReadableStream's limit is 64 frames). */
+export const DIRECT_BACKLOG_BYTES = 64 * 1024;
+
+type NodeOutput = StreamOutput & { onDrain(flush: () => void): void; open(status: number, headers: Headers): void };
+
+function nodeOutput(res: ServerResponse): NodeOutput {
+  // Frames made before the handler returned wait for the status line and headers it answers with.
+  let pending: Uint8Array[] | null = [];
+  let closed = false;
+  const gone = () => res.destroyed || res.writableEnded;
+  return {
+    enqueue(chunk) {
+      if (closed || gone()) throw new Error("stream closed");
+      if (pending) pending.push(chunk);
+      else res.write(chunk);
+    },
+    lagging: () => res.writableLength > DIRECT_BACKLOG_BYTES,
+    close() {
+      if (closed) return;
+      closed = true;
+      if (!pending && !gone()) res.end();
+    },
+    onDrain(flush) {
+      res.on("drain", flush);
+    },
+    open(status, headers) {
+      const head: Record<string, string> = { ...securityHeaders };
+      if (env().NODE_ENV === "production") head["Strict-Transport-Security"] = HSTS;
+      headers.forEach((v, k) => (head[k] = v));
+      res.writeHead(status, head);
+      const frames = pending ?? [];
+      pending = null;
+      for (const f of frames) res.write(f);
+      if (closed) res.end();
+      else if (frames.length === 0) res.flushHeaders();
+    },
+  };
+}
+
+function toRequest(req: IncomingMessage, signal: AbortSignal): Request {
+  const headers = new Headers();
+  for (const [k, v] of Object.entries(req.headers)) {
+    if (typeof v === "string") headers.set(k, v);
+    else if (Array.isArray(v)) for (const x of v) headers.append(k, x);
+  }
+  return new Request(`http://${req.headers.host ?? "localhost"}${req.url ?? "/"}`, { headers, signal });
+}
+
+/**
+ * Registers a GET event-stream route for scripts/serve.ts: `pattern` matches the path, its
+ * groups are the `names` parameters. Called by the route's module, with its own handler.
+ */
+export function serveDirectly<P extends Record<string, string>>(
+  pattern: RegExp,
+  names: (keyof P & string)[],
+  handler: RouteHandler<P>,
+): void {
+  registerDirectRoute(pattern, names, async (req, res, params) => {
+    const abort = new AbortController();
+    res.once("close", () => abort.abort());
+    res.on("error", () => {});
+    let out: NodeOutput | null = null;
+    const outputs: DirectOutputs = { open: () => (out = nodeOutput(res)) };
+    try {
+      const response = await directOutputs.run(outputs, () =>
+        handler(toRequest(req, abort.signal), { params: Promise.resolve(params as P) }),
+      );
+      const opened = out as NodeOutput | null;
+      if (opened) {
+        opened.open(response.status, response.headers);
+        return;
+      }
+      // Refused (401, 404, 429…): the handler's JSON answer.
+      const body = Buffer.from(await response.arrayBuffer());
+      const head: Record<string, string> = { ...securityHeaders };
+      response.headers.forEach((v, k) => (head[k] = v));
+      res.writeHead(response.status, head).end(body);
+    } catch {
+      // withPrincipal answers every error itself; this is a socket gone mid-answer.
+      if (!res.headersSent) res.writeHead(500).end();
+      else res.destroy();
+    }
+  });
+}

@@ -1,0 +1,128 @@
+/**
+ * The event-stream routes as the server `npm start` runs serves them once loaded: straight
+ * onto the socket (lib/http/sse-direct.ts), through the same route handlers. Here a node:http
+ * server dispatches as scripts/serve.ts does (directRoute), with real HTTP clients.
+ */
+import { after, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { createApiTokenForEmail } from "@/lib/auth/tokens";
+import { pool } from "@/lib/db";
+import { requestExport } from "@/lib/exports/service";
+import { directRoute } from "@/lib/http/sse-direct-routes";
+import { useTestDatabase } from "../helpers/db";
+import { drainJobs } from "../helpers/fixtures";
+
+type Frame = { event: string; data: { jobId?: string; status?: string } };
+
+let server: http.Server;
+let base: string;
+let token: string;
+
+const fx = useTestDatabase({ setup: start });
+
+async function start(): Promise<void> {
+  // The route modules register themselves, as when Next.js first loads them.
+  await import("@/app/api/v1/events/route");
+  await import("@/app/api/v1/jobs/[id]/events/route");
+  server = http.createServer((req, res) => {
+    const direct = directRoute(req.url ?? "/");
+    if (direct) void direct(req, res);
+    else res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  token = await createApiTokenForEmail("ada@acme.test", "events-direct", "acme");
+}
+
+after(async () => {
+  server.closeAllConnections();
+  await new Promise((r) => server.close(r));
+});
+
+/** A GET held open: its status, headers, and the frames read until `stop` says so (or it ends). */
+function stream(
+  path: string,
+  auth: string,
+  stop: (f: Frame[]) => boolean,
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; frames: Frame[]; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.get(`${base}${path}`, { headers: { Authorization: `Bearer ${auth}` } }, (res) => {
+      const frames: Frame[] = [];
+      let buf = "";
+      let body = "";
+      const done = () => resolve({ status: res.statusCode!, headers: res.headers, frames, body });
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => {
+        body += chunk;
+        buf += chunk;
+        let idx: number;
+        while ((idx = buf.indexOf("\n\n")) !== -1) {
+          const raw = buf.slice(0, idx);
+          buf = buf.slice(idx + 2);
+          const event = /^event: (.*)$/m.exec(raw)?.[1];
+          const data = /^data: (.*)$/m.exec(raw)?.[1];
+          if (event && data) frames.push({ event, data: JSON.parse(data) as Frame["data"] });
+        }
+        if (stop(frames)) {
+          req.destroy();
+          done();
+        }
+      });
+      res.on("end", done);
+    });
+    req.on("error", (e) => (req.destroyed ? undefined : reject(e)));
+  });
+}
+
+async function openSlots(): Promise<number> {
+  const { rows } = await pool().query<{ n: number }>("SELECT count(*)::int AS n FROM sse_streams");
+  return rows[0]!.n;
+}
+
+describe("event streams on the socket (the server npm start runs)", () => {
+  test("the tenant stream: SSE headers and the security headers, then the tenant's job events; its slot is freed when the client goes", async () => {
+    let jobId = "";
+    const reading = stream("/api/v1/events", token, (f) =>
+      f.some((x) => x.data.jobId === jobId && x.data.status === "succeeded"),
+    );
+    await new Promise((r) => setTimeout(r, 300)); // subscribed
+    jobId = (await requestExport(fx.p.ada, { dataset: "customers" })).job.id;
+    await drainJobs();
+    const { status, headers, frames } = await reading;
+    assert.equal(status, 200);
+    assert.match(String(headers["content-type"]), /^text\/event-stream/);
+    assert.equal(headers["cache-control"], "no-cache, no-transform");
+    assert.equal(headers["x-content-type-options"], "nosniff");
+    assert.equal(headers["x-frame-options"], "DENY");
+    assert.ok(headers["x-request-id"], "the request id is answered");
+    assert.ok(frames.every((f) => f.event === "job"));
+    assert.ok(frames.some((f) => f.data.jobId === jobId && f.data.status === "queued"));
+    for (let i = 0; i < 50 && (await openSlots()) > 0; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(await openSlots(), 0, "the stream's slot is released");
+  });
+
+  test("a job stream: a snapshot, its events, the terminal snapshot, then the end", async () => {
+    const { job } = await requestExport(fx.p.ada, { dataset: "events", format: "csv" });
+    const reading = stream(`/api/v1/jobs/${job.id}/events`, token, () => false);
+    await new Promise((r) => setTimeout(r, 300));
+    await drainJobs();
+    const { status, frames } = await reading; // ends by itself after the terminal snapshot
+    assert.equal(status, 200);
+    assert.equal(frames[0]?.event, "snapshot");
+    assert.equal(frames.at(-1)?.event, "snapshot");
+    assert.equal(frames.at(-1)?.data.status, "succeeded");
+  });
+
+  test("refusals are the handler's JSON answers: an unknown token, another tenant's job", async () => {
+    const bad = await stream("/api/v1/events", "cvr_not-a-token", () => false);
+    assert.equal(bad.status, 401);
+    assert.equal((JSON.parse(bad.body) as { error: { code: string } }).error.code, "unauthorized");
+    const { job } = await requestExport(fx.p.gus, { dataset: "customers" });
+    const hidden = await stream(`/api/v1/jobs/${job.id}/events`, token, () => false);
+    assert.equal(hidden.status, 404);
+    assert.equal(await openSlots(), 0);
+    await drainJobs();
+  });
+});
