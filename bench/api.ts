@@ -25,6 +25,7 @@ import { createPause } from "@/lib/admission/pauses";
 import { loadUserPrincipal } from "@/lib/auth/principal";
 import { createApiTokenForEmail, principalFromToken } from "@/lib/auth/tokens";
 import { closeDb } from "@/lib/db";
+import { logger } from "@/lib/log";
 import { requestExport } from "@/lib/exports/service";
 import { exportRequestSchema } from "@/lib/exports/schema";
 import { seed } from "../prisma/seed";
@@ -204,6 +205,7 @@ async function main() {
       //    (the wrappers included, no HTTP), then a create's own steps through their lib/ functions.
       //    The HTTP figures above less the handlers' here: Next's and the loopback's share.
       const principal = (await principalFromToken(token))!;
+      logger.level = "warn"; // the handlers' request lines, as on the server (LOG_LEVEL=warn above)
       const ctx = { params: Promise.resolve({}) };
       const handlerCreate = () =>
         createRoute(
