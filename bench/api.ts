@@ -19,10 +19,13 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs, promisify } from "node:util";
+import { GET as healthRoute } from "@/app/api/health/route";
+import { POST as createRoute } from "@/app/api/v1/exports/route";
 import { createPause } from "@/lib/admission/pauses";
 import { loadUserPrincipal } from "@/lib/auth/principal";
 import { createApiTokenForEmail, principalFromToken } from "@/lib/auth/tokens";
 import { closeDb } from "@/lib/db";
+import { logger } from "@/lib/log";
 import { requestExport } from "@/lib/exports/service";
 import { exportRequestSchema } from "@/lib/exports/schema";
 import { seed } from "../prisma/seed";
@@ -116,6 +119,7 @@ async function main() {
         ...UNLIMITED,
         LOG_LEVEL: "warn",
       });
+      let idle = { health: [] as number[], create: [] as number[] };
       try {
         const c = calls(base, token);
         await sequential(c, 30); // warm-up: compiled routes, pools, plans
@@ -123,7 +127,7 @@ async function main() {
           `bench:api — ${new Date().toISOString()}, ${SEQUENTIAL} sequential pairs, ${CLIENTS} clients × ${SECONDS} s`,
         );
 
-        const idle = await sequential(c, SEQUENTIAL);
+        idle = await sequential(c, SEQUENTIAL);
         console.log("\n1. idle, sequential");
         console.log(line("GET /api/health", idle.health));
         console.log(line("POST /api/v1/exports → 202", idle.create));
@@ -197,11 +201,37 @@ async function main() {
         await stopProduct(child);
       }
 
-      // 4. Where a create's milliseconds go, in this process.
+      // 4. Where a create's milliseconds go, in this process: the route handlers as Next calls them
+      //    (the wrappers included, no HTTP), then a create's own steps through their lib/ functions.
+      //    The HTTP figures above less the handlers' here: Next's and the loopback's share.
       const principal = (await principalFromToken(token))!;
-      const parts: Record<string, number[]> = { authenticate: [], validate: [], "create (requestExport)": [] };
+      logger.level = "warn"; // the handlers' request lines, as on the server (LOG_LEVEL=warn above)
+      const ctx = { params: Promise.resolve({}) };
+      const handlerCreate = () =>
+        createRoute(
+          new Request("http://bench/api/v1/exports", {
+            method: "POST",
+            headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+            body: BODY,
+          }),
+          ctx,
+        );
+      const handlerHealth = () => healthRoute(new Request("http://bench/api/health"), ctx);
+      const parts: Record<string, number[]> = {
+        "handler GET /api/health": [],
+        "handler POST /api/v1/exports": [],
+        authenticate: [],
+        validate: [],
+        "create (requestExport)": [],
+      };
       for (let i = 0; i < 300; i++) {
         let t = performance.now();
+        await (await handlerHealth()).arrayBuffer();
+        parts["handler GET /api/health"]!.push(performance.now() - t);
+        t = performance.now();
+        await (await handlerCreate()).arrayBuffer();
+        parts["handler POST /api/v1/exports"]!.push(performance.now() - t);
+        t = performance.now();
         await principalFromToken(token);
         parts.authenticate!.push(performance.now() - t);
         t = performance.now();
@@ -211,8 +241,17 @@ async function main() {
         await requestExport(principal, JSON.parse(BODY));
         parts["create (requestExport)"]!.push(performance.now() - t);
       }
-      console.log("\n4. a create's parts, in this process (lib/ functions, no HTTP)");
+      const open = await q<{ n: string }>(
+        `SELECT count(*)::text AS n FROM jobs WHERE status IN ('scheduled', 'queued', 'running', 'retrying')`,
+      );
+      console.log(
+        `\n4. in this process, no HTTP (${open[0]!.n} unfinished jobs in the database; the quotas count them)`,
+      );
       for (const [name, xs] of Object.entries(parts)) console.log(line(name, xs));
+      const nextShare = (a: number[], b: number[]) => ms(percentile(a, 50) - percentile(b, 50));
+      console.log(
+        `   HTTP (part 1) less the handler, p50: health ${nextShare(idle.health, parts["handler GET /api/health"]!)}, create ${nextShare(idle.create, parts["handler POST /api/v1/exports"]!)} (Next's router, the proxy, the loopback)`,
+      );
       // Before the scratch database is dropped: its connections end first.
       await closeDb();
     });

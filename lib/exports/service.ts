@@ -8,7 +8,6 @@ import { AppError, notFound, parseOrThrow } from "../errors";
 import { parseIdOr404 } from "../ids";
 import type { JobDto } from "../jobs/dto";
 import { enqueueJob } from "../jobs/enqueue";
-import { checkQuotas } from "../tenants/quotas";
 import { pauseScopesFor } from "../jobs/pause-scopes";
 import { jobView } from "../jobs/view";
 import { isoInstant } from "../validation";
@@ -59,8 +58,8 @@ export async function requestExport(
     ...(runAt ? { runAt } : {}),
     createdById: principal.userId,
     idempotencyKey,
-    // A user's and the tenant's unfinished jobs, and the tenant's kept export bytes.
-    beforeInsert: (tx) => checkQuotas(tenantId, principal.userId, { exportBytes: true }, tx),
+    // A user's and the tenant's unfinished jobs, and the tenant's kept export bytes: checked in the INSERT.
+    quota: { userId: principal.userId, exportBytes: true },
   });
   return { job: jobView(job, [], await pauseScopesFor([job])), created };
 }

@@ -5,9 +5,11 @@
  */
 import { createHash } from "node:crypto";
 import { v7 as uuidv7 } from "uuid";
-import { db, inTransaction, pool, type SqlClient } from "../db";
+import { inTransaction, pool, type SqlClient } from "../db";
 import { AppError, parseOrThrow } from "../errors";
 import type { JobModel } from "../generated/prisma/models";
+import { env } from "../env";
+import { QUOTA_REFUSED, quotaRefusal } from "../tenants/quotas";
 import { currentTraceCarrier, withSpan } from "../tracing";
 import { getTaskDefinition } from "./registry";
 import type { QueueName } from "./task";
@@ -37,6 +39,12 @@ export type EnqueueOptions = {
    * writes commit with the job's row (`jobId`).
    */
   beforeInsert?: (tx: SqlClient, jobId: string, inserting: boolean) => Promise<void>;
+  /**
+   * The quotas of unfinished work (and, with `exportBytes`, the tenant's stored bytes) the
+   * new job must fit, checked in the INSERT itself (`conveyor_enqueue_gate`): one statement,
+   * under the same per-user lock as `beforeInsert`, refused with 429 `quota_exceeded`.
+   */
+  quota?: { userId: string | null; exportBytes?: boolean };
 };
 
 export type EnqueueResult = { job: JobModel; created: boolean };
@@ -58,7 +66,11 @@ export function hashInput(type: string, input: unknown): string {
 }
 
 async function findByIdempotencyKey(tenantId: string, key: string, inputHash: string): Promise<JobModel | null> {
-  const existing = await db().job.findUnique({ where: { tenantId_idempotencyKey: { tenantId, idempotencyKey: key } } });
+  const { rows } = await pool().query<JobRowText>(
+    `SELECT ${JOB_COLUMNS} FROM jobs WHERE tenant_id = $1::uuid AND idempotency_key = $2`,
+    [tenantId, key],
+  );
+  const existing = rows[0] ? rowToJob(rows[0]) : null;
   if (existing && existing.inputHash !== inputHash) {
     throw new AppError("conflict", "Idempotency-Key was already used with a different request body");
   }
@@ -101,36 +113,52 @@ async function insertJob(opts: EnqueueOptions): Promise<EnqueueResult> {
     if (existing) return { job: existing, created: false };
   }
   // One statement: this is the hot path of every API request. The admission
-  // trigger dispatches the job in the same statement when it can. With a check
-  // (quotas), the check and the insert share a transaction under a per-user lock:
-  // the check's snapshot, taken after the lock, sees every insert before it.
+  // trigger dispatches the job in the same statement when it can. With quotas, the
+  // statement passes a gate first (conveyor_enqueue_gate: the per-user lock, then the
+  // counts in a snapshot taken after it, so they see every insert before it); a
+  // refusal raises and inserts nothing. With another check (`beforeInsert`), the check
+  // and the insert share a transaction under the same lock.
   const id = uuidv7();
   const carrier = currentTraceCarrier();
   const traceContext = carrier && JSON.stringify(carrier);
+  const values = [
+    id,
+    opts.tenantId,
+    opts.type,
+    opts.queue ?? def.queue,
+    opts.priority ?? 0,
+    JSON.stringify(input),
+    inputHash,
+    key,
+    opts.maxAttempts ?? def.retry.maxAttempts,
+    opts.createdById ?? null,
+    opts.parentId ?? null,
+    opts.runAt ?? null,
+    // The enqueue span's context (null when tracing is off): the attempts' parent.
+    traceContext,
+  ];
+  const quota = opts.quota;
+  const e = quota ? env() : undefined;
   const insert = (client: SqlClient) =>
     client.query<JobRowText>(
       `INSERT INTO jobs (id, tenant_id, type, queue, priority, status, input, input_hash, idempotency_key,
                          max_attempts, created_by_id, parent_id, run_at, updated_at, trace_context)
-       VALUES ($1, $2, $3, $4, $5,
-               CASE WHEN $12::timestamptz > now() THEN 'scheduled' ELSE 'queued' END::job_status,
-               $6, $7, $8, $9, $10, $11, coalesce($12, now()), now(), $13)
+       SELECT $1::uuid, $2::uuid, $3::text, $4::text, $5::int,
+              CASE WHEN $12::timestamptz > now() THEN 'scheduled' ELSE 'queued' END::job_status,
+              $6::jsonb, $7::text, $8::text, $9::int, $10::uuid, $11::uuid, coalesce($12::timestamptz, now()), now(),
+              $13::jsonb
+       ${quota ? "WHERE conveyor_enqueue_gate($2::uuid, $14::uuid, $15::boolean, $16::int, $17::int, $18::bigint)" : ""}
        RETURNING ${JOB_COLUMNS}`,
-      [
-        id,
-        opts.tenantId,
-        opts.type,
-        opts.queue ?? def.queue,
-        opts.priority ?? 0,
-        JSON.stringify(input),
-        inputHash,
-        key,
-        opts.maxAttempts ?? def.retry.maxAttempts,
-        opts.createdById ?? null,
-        opts.parentId ?? null,
-        opts.runAt ?? null,
-        // The enqueue span's context (null when tracing is off): the attempts' parent.
-        traceContext,
-      ],
+      quota
+        ? [
+            ...values,
+            quota.userId,
+            Boolean(quota.exportBytes),
+            e!.QUOTA_JOBS_PER_USER,
+            e!.QUOTA_JOBS_PER_TENANT,
+            e!.QUOTA_EXPORT_BYTES,
+          ]
+        : values,
     );
   // Refused without the lock first: a flood past its quota never queues on it (nor holds connections waiting).
   await opts.beforeInsert?.(pool(), id, false);
@@ -146,8 +174,10 @@ async function insertJob(opts: EnqueueOptions): Promise<EnqueueResult> {
       : await insert(pool());
     return { job: rowToJob(rows[0]!), created: true };
   } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code === QUOTA_REFUSED) throw quotaRefusal((err as Error).message);
     // A concurrent request with the same key won the race: answer with its job.
-    if (key && (err as { code?: string }).code === "23505") {
+    if (key && code === "23505") {
       const existing = await findByIdempotencyKey(opts.tenantId, key, inputHash);
       if (existing) return { job: existing, created: false };
     }

@@ -26,8 +26,6 @@ export function effectiveQuotas(t: {
   };
 }
 
-const OPEN = `status IN ('scheduled', 'queued', 'running', 'retrying') AND parent_id IS NULL`;
-
 /**
  * The bytes a tenant ($1) keeps: its live export files and its live uploads
  * (their declared sizes, from the moment they are created: uploads count
@@ -41,11 +39,50 @@ function exceeded(quota: QuotaName, limit: number, used: number, message: string
   return new AppError("quota_exceeded", message, undefined, { details: { quota, limit, used } });
 }
 
+/** The SQLSTATE `conveyor_enqueue_gate` raises a refusal with (its message: the refusal's JSON). */
+export const QUOTA_REFUSED = "CQ001";
+
+type Refusal = { quota: QuotaName; limit: number | string; used: number | string };
+
+function refusalError(r: Refusal): AppError {
+  const limit = Number(r.limit);
+  const used = Number(r.used);
+  switch (r.quota) {
+    case "jobs_per_user":
+      return exceeded(
+        "jobs_per_user",
+        limit,
+        used,
+        `Quota exceeded: jobs_per_user — at most ${limit} unfinished jobs per user, and you have ${used}; wait for some to finish, or cancel some`,
+      );
+    case "jobs_per_tenant":
+      return exceeded(
+        "jobs_per_tenant",
+        limit,
+        used,
+        `Quota exceeded: jobs_per_tenant — at most ${limit} unfinished jobs in this tenant, and it has ${used}; wait for some to finish`,
+      );
+    case "export_bytes":
+      return exceeded(
+        "export_bytes",
+        limit,
+        used,
+        `Quota exceeded: export_bytes — this tenant keeps ${used} bytes of export files and uploads and may keep ${limit}; delete some exports or uploads (or wait for them to expire)`,
+      );
+  }
+}
+
+/** The 429 for a refusal `conveyor_enqueue_gate` raised (its error message, a JSON object). */
+export function quotaRefusal(message: string): AppError {
+  return refusalError(JSON.parse(message) as Refusal);
+}
+
 /**
  * Refuses (429 `quota_exceeded`, naming the quota, its limit and the current
  * use) a new job when its user or its tenant is at its quota of unfinished
  * jobs — and, with `exportBytes`, when the tenant keeps as many export bytes
- * as it may. One query; the counts stop just past the limit.
+ * as it may. One query (`conveyor_quota_refusal`, which the gate of a
+ * quota-checked INSERT runs too); the counts stop just past the limit.
  */
 export async function checkQuotas(
   tenantId: string,
@@ -54,53 +91,12 @@ export async function checkQuotas(
   client: SqlClient = pool(),
 ): Promise<void> {
   const e = env();
-  const { rows } = await client.query<{
-    perUser: number;
-    perTenant: number;
-    bytesLimit: string;
-    userJobs: number;
-    tenantJobs: number;
-    bytes: string | null;
-  }>(
-    `WITH q AS (
-       SELECT coalesce(quota_jobs_per_user, $3) AS "perUser", coalesce(quota_jobs_per_tenant, $4) AS "perTenant",
-              coalesce(quota_export_bytes, $5::bigint) AS "bytesLimit"
-       FROM tenants WHERE id = $1
-     )
-     SELECT q.*,
-            CASE WHEN $2::uuid IS NULL THEN 0 ELSE (SELECT count(*)::int FROM (
-              SELECT 1 FROM jobs WHERE created_by_id = $2::uuid AND ${OPEN} LIMIT q."perUser") s) END AS "userJobs",
-            (SELECT count(*)::int FROM (SELECT 1 FROM jobs WHERE tenant_id = $1 AND ${OPEN} LIMIT q."perTenant") s) AS "tenantJobs",
-            CASE WHEN $6 THEN ${STORED_BYTES} END::text AS bytes
-     FROM q`,
-    [tenantId, userId, e.QUOTA_JOBS_PER_USER, e.QUOTA_JOBS_PER_TENANT, e.QUOTA_EXPORT_BYTES, Boolean(opts.exportBytes)],
+  const { rows } = await client.query<{ refusal: Refusal | null }>(
+    `SELECT conveyor_quota_refusal($1::uuid, $2::uuid, $3::boolean, $4::int, $5::int, $6::bigint) AS refusal`,
+    [tenantId, userId, Boolean(opts.exportBytes), e.QUOTA_JOBS_PER_USER, e.QUOTA_JOBS_PER_TENANT, e.QUOTA_EXPORT_BYTES],
   );
-  const r = rows[0];
-  if (!r) return; // no such tenant: the insert will say so
-  if (userId && r.userJobs >= r.perUser) {
-    throw exceeded(
-      "jobs_per_user",
-      r.perUser,
-      r.userJobs,
-      `Quota exceeded: jobs_per_user — at most ${r.perUser} unfinished jobs per user, and you have ${r.userJobs}; wait for some to finish, or cancel some`,
-    );
-  }
-  if (r.tenantJobs >= r.perTenant) {
-    throw exceeded(
-      "jobs_per_tenant",
-      r.perTenant,
-      r.tenantJobs,
-      `Quota exceeded: jobs_per_tenant — at most ${r.perTenant} unfinished jobs in this tenant, and it has ${r.tenantJobs}; wait for some to finish`,
-    );
-  }
-  if (r.bytes !== null && Number(r.bytes) >= Number(r.bytesLimit)) {
-    throw exceeded(
-      "export_bytes",
-      Number(r.bytesLimit),
-      Number(r.bytes),
-      `Quota exceeded: export_bytes — this tenant keeps ${Number(r.bytes)} bytes of export files and uploads and may keep ${Number(r.bytesLimit)}; delete some exports or uploads (or wait for them to expire)`,
-    );
-  }
+  const refusal = rows[0]?.refusal;
+  if (refusal) throw refusalError(refusal);
 }
 
 /**
