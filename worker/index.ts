@@ -179,6 +179,13 @@ async function main(): Promise<void> {
     void admitter.stop();
     void scheduler.stop();
     log.info(`[worker] ${signal}: finishing running jobs (grace ${env().WORKER_SHUTDOWN_GRACE_MS} ms)`);
+    // The cleanup below waits on the database (the last attempts' writes, the pool's end). A stuck
+    // connection must not keep a stopping worker alive for ever: what it held is taken back by the
+    // reaper when its lease runs out, as after a crash.
+    setTimeout(() => {
+      log.error("[worker] cleanup did not finish within the grace and 5 s more: exiting now");
+      process.exit(1);
+    }, env().WORKER_SHUTDOWN_GRACE_MS + 5_000).unref();
     runner
       .stop()
       .catch((e: Error) => log.error({ err: e }, `[worker] stop failed: ${e.message}`))

@@ -169,7 +169,11 @@ function openStream(
   signal.addEventListener("abort", () => sink.close(), { once: true });
   // Tell EventSource how long to wait before reconnecting.
   sink.send(encoder.encode("retry: 2000\n\n"));
-  keepAlive = setInterval(() => sink.send(encoder.encode(": keep-alive\n\n")), KEEP_ALIVE_MS);
+  // A keep-alive only where nothing waits to be read: a client that lags has frames queued already,
+  // and a keep-alive added to them would grow what it holds past the backlog.
+  keepAlive = setInterval(() => {
+    if (!coalesced && !out.lagging()) sink.send(encoder.encode(": keep-alive\n\n"));
+  }, KEEP_ALIVE_MS);
   // The principal is re-checked while the stream is open: a revoked token, an expired one or a
   // removed membership ends it. A stream also has a longest life; EventSource then reconnects
   // (with Last-Event-ID) and misses nothing.
