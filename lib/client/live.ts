@@ -2,7 +2,7 @@
 /**
  * Live updates over Server-Sent Events, merged into react-query's cache.
  */
-import { useQueryClient, type InfiniteData } from "@tanstack/react-query";
+import { useQueryClient, type InfiniteData, type QueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
 import { isTerminal, type JobDto } from "../jobs/dto";
 import type { JobEventWire } from "../sse/streams";
@@ -52,11 +52,40 @@ export function useJobEvents(jobId: string, enabled: boolean): void {
 
 type JobPage = { jobs: JobDto[]; nextCursor: string | null };
 
+/**
+ * Reloads the queries under `queryKey` after events, never cancelling a reload in flight: each
+ * call schedules one reload at most `gapMs` later, and while a reload still runs it waits for it
+ * to finish instead. (Invalidating on every event cancelled the running fetch and began another,
+ * so on a busy tenant, events coming faster than a list loads, a list never finished loading and
+ * a new export never appeared in it.) Every event is followed by a reload begun after it.
+ */
+function reloader(qc: QueryClient, queryKey: readonly unknown[], gapMs: number) {
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const fire = () => {
+    timer = null;
+    if (qc.isFetching({ queryKey }) > 0) {
+      timer = setTimeout(fire, 50);
+      return;
+    }
+    void qc.invalidateQueries({ queryKey });
+  };
+  return {
+    soon() {
+      timer ??= setTimeout(fire, gapMs);
+    },
+    stop() {
+      if (timer) clearTimeout(timer);
+      timer = null;
+    },
+  };
+}
+
 /** Streams the tenant's job events into every cached job list (paged ones too). */
 export function useTenantJobEvents(): void {
   const qc = useQueryClient();
   useEffect(() => {
     const source = new EventSource("/api/v1/events");
+    const lists = reloader(qc, jobKeys.lists(), 100);
     source.addEventListener("job", (m) => {
       const e = JSON.parse((m as MessageEvent<string>).data) as JobEventWire;
       let known = false;
@@ -74,11 +103,14 @@ export function useTenantJobEvents(): void {
         return "pages" in old ? { ...old, pages: old.pages.map(patch) } : patch(old);
       });
       // New jobs, and finished ones (their result files), come from the API.
-      if (!known || isTerminal(e.status)) void qc.invalidateQueries({ queryKey: jobKeys.lists() });
+      if (!known || isTerminal(e.status)) lists.soon();
     });
     // A reconnect after too many changes to replay: reload the lists.
-    source.addEventListener("reset", () => void qc.invalidateQueries({ queryKey: jobKeys.lists() }));
-    return () => source.close();
+    source.addEventListener("reset", () => lists.soon());
+    return () => {
+      lists.stop();
+      source.close();
+    };
   }, [qc]);
 }
 
@@ -91,15 +123,10 @@ export function useJobEventsRefetch(queryKey: readonly unknown[]): void {
   const key = JSON.stringify(queryKey);
   useEffect(() => {
     const source = new EventSource("/api/v1/events");
-    let timer: ReturnType<typeof setTimeout> | null = null;
-    source.addEventListener("job", () => {
-      timer ??= setTimeout(() => {
-        timer = null;
-        void qc.invalidateQueries({ queryKey: JSON.parse(key) as unknown[] });
-      }, 1_000);
-    });
+    const reload = reloader(qc, JSON.parse(key) as unknown[], 1_000);
+    source.addEventListener("job", () => reload.soon());
     return () => {
-      if (timer) clearTimeout(timer);
+      reload.stop();
       source.close();
     };
   }, [key, qc]);

@@ -1,4 +1,5 @@
 import type { APIRequestContext, Browser, Page } from "@playwright/test";
+import pg from "pg";
 import { expect, test } from "./fixtures";
 import { cliToken, confirmDialog, expectAccessible, sql, storageStateFor } from "./helpers";
 
@@ -116,6 +117,51 @@ test.describe("as ada (member)", () => {
     await page.goto(`/exports?again=${second}`);
     await expect(form.getByLabel("Dataset")).toHaveValue("customers");
     await expect(form.getByLabel("Dataset")).toBeFocused();
+  });
+
+  test("on a busy tenant, events for other jobs arriving faster than the list loads, a new export still appears in the list", async ({
+    page,
+  }) => {
+    await page.goto("/exports");
+    await expect(page.getByRole("list", { name: "Exports, newest first" })).toBeVisible();
+    const [acme] = await sql<{ id: string }>("SELECT id FROM tenants WHERE slug = 'acme'");
+    // Other members' and operators' jobs changing every few milliseconds: each event names a job
+    // this list does not hold, so the page reloads its list. (Reloading by cancelling the load in
+    // flight never let one finish; a busy tenant's export list then never showed a new export.)
+    const notifier = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await notifier.connect();
+    let flooding = true;
+    const flood = (async () => {
+      for (let seq = 1; flooding; seq++) {
+        const jobId = `00000000-0000-7000-8000-${String(seq % 1000).padStart(12, "0")}`;
+        await notifier.query("SELECT pg_notify('conveyor_job_events', $1)", [
+          JSON.stringify({
+            tenantId: acme!.id,
+            jobId,
+            seq,
+            type: "probe",
+            status: "running",
+            attempts: 1,
+            done: 0,
+            total: null,
+            unit: null,
+            stage: null,
+            message: null,
+            at: new Date().toISOString(),
+          }),
+        ]);
+        await new Promise((r) => setTimeout(r, 2));
+      }
+    })();
+    try {
+      await new Promise((r) => setTimeout(r, 1_000));
+      const id = await requestExport(page.request, { dataset: "customers", format: "csv" });
+      await expect(page.locator(`[data-job-id="${id}"]`)).toBeVisible({ timeout: 15_000 });
+    } finally {
+      flooding = false;
+      await flood;
+      await notifier.end();
+    }
   });
 
   test("request again with another tenant's or an unknown export: a neutral 'not found' and an empty form", async ({
