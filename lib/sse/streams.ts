@@ -125,6 +125,7 @@ function openStream(
       try {
         out.enqueue(chunk);
       } catch {
+        sink.close();
         return;
       }
     }
@@ -137,7 +138,9 @@ function openStream(
       try {
         out.enqueue(chunk);
       } catch {
-        this.closed = true;
+        // The client is gone (its socket closed before the abort arrived): end the stream here, or
+        // its slot and re-check stay behind, the abort and the lifetime finding it closed already.
+        this.close();
       }
     },
     sendEvent(key, chunk) {

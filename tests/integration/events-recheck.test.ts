@@ -6,6 +6,7 @@ import { createApiTokenForEmail, revokeApiToken } from "@/lib/auth/tokens";
 import { pool } from "@/lib/db";
 import { resetEnvCache } from "@/lib/env";
 import { sseRecheckStats, watchedStreams } from "@/lib/sse/recheck";
+import { directOutputs, openTenantEventStream } from "@/lib/sse/streams";
 import { useTestDatabase } from "../helpers/db";
 
 const fx = useTestDatabase({ seed: 0.001 });
@@ -108,6 +109,51 @@ describe("SSE re-check", () => {
     assert.ok(
       await until(async () => (await pool().query("SELECT count(*)::int AS n FROM sse_streams")).rows[0].n === 0),
       "every slot released",
+    );
+  });
+
+  test("a stream whose client is gone before the abort arrives (its output throws) still ends: slot released, off the re-check", async () => {
+    let gone = false;
+    let refused = 0;
+    const outputs = {
+      open: () => ({
+        enqueue() {
+          if (gone) {
+            refused++;
+            throw new Error("stream closed");
+          }
+        },
+        lagging: () => false,
+        close() {},
+        onDrain() {},
+      }),
+    };
+    const abort = new AbortController(); // never aborted: the output's failure alone must end the stream
+    await directOutputs.run(outputs, () => openTenantEventStream(fx.p.ada, abort.signal));
+    await sleep(300); // subscribed
+    assert.deepEqual(watchedStreams(), { streams: 1, principals: 1 });
+    gone = true;
+    // The next event's write finds the socket gone.
+    const event = {
+      tenantId: fx.p.acmeId,
+      jobId: "00000000-0000-7000-8000-000000000001",
+      seq: 1,
+      type: "export",
+      status: "running",
+      attempts: 1,
+      done: 1,
+      total: null,
+      unit: "rows",
+      stage: null,
+      message: null,
+      at: new Date().toISOString(),
+    };
+    await pool().query("SELECT pg_notify('conveyor_job_events', $1)", [JSON.stringify(event)]);
+    assert.ok(await until(() => refused > 0), "the event was written");
+    assert.ok(await until(() => watchedStreams().streams === 0), "off the re-check");
+    assert.ok(
+      await until(async () => (await pool().query("SELECT count(*)::int AS n FROM sse_streams")).rows[0].n === 0),
+      "its slot was released",
     );
   });
 });
