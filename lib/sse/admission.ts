@@ -1,7 +1,7 @@
 /**
  * Holding each principal to SSE_MAX_STREAMS open streams, across every app
  * process: a stream is a row of `sse_streams` while it is open, refreshed on
- * each re-check of its principal; rows a dead process left behind age out.
+ * each re-check of its principal (one batched UPDATE per process, lib/sse/recheck.ts); rows a dead process left behind age out.
  */
 import { randomUUID } from "node:crypto";
 import { principalKey } from "../auth/rate-limit";
@@ -13,7 +13,13 @@ import { AppError } from "../errors";
 /** A row older than this is a stream whose process died (it missed two re-checks). */
 const staleAfterS = () => (2 * env().SSE_RECHECK_MS) / 1000 + 10;
 
-export type StreamSlot = { id: string; touch(): Promise<void>; release(): Promise<void> };
+export type StreamSlot = { id: string; release(): Promise<void> };
+
+/** Refreshes the rows of open streams, in one statement (lib/sse/recheck.ts calls it for a whole process). */
+export async function touchStreamSlots(ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await pool().query("UPDATE sse_streams SET seen_at = now() WHERE id = ANY($1::uuid[])", [ids]);
+}
 
 /** Takes one of the principal's stream slots, or throws 429 (before any byte of the stream is sent). */
 export async function takeStreamSlot(principal: Principal): Promise<StreamSlot> {
@@ -44,9 +50,6 @@ export async function takeStreamSlot(principal: Principal): Promise<StreamSlot> 
   }
   return {
     id,
-    async touch() {
-      await pool().query("UPDATE sse_streams SET seen_at = now() WHERE id = $1", [id]);
-    },
     async release() {
       await pool().query("DELETE FROM sse_streams WHERE id = $1", [id]);
     },

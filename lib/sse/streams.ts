@@ -4,12 +4,13 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { requireTenant } from "../auth/authorize";
-import { reloadPrincipal, type Principal } from "../auth/principal";
+import type { Principal } from "../auth/principal";
 import { env } from "../env";
 import { eventHub, type JobEvent } from "../events/hub";
 import { isTerminal, type JobDto, type JobProgressDto, type JobStatus } from "../jobs/dto";
 import { getJob, jobsChangedSince } from "../jobs/queries";
 import { takeStreamSlot, type StreamSlot } from "./admission";
+import { watchStream } from "./recheck";
 
 export const KEEP_ALIVE_MS = 15_000;
 const encoder = new TextEncoder();
@@ -98,14 +99,15 @@ function openStream(
 ): { started: Promise<void>; flush(): void; cancel(): void } {
   let cleanup: (() => void) | null = null;
   let keepAlive: NodeJS.Timeout | null = null;
-  let recheck: NodeJS.Timeout | null = null;
+  let unwatch: (() => void) | null = null;
   let lifetime: NodeJS.Timeout | null = null;
   let released = false;
   const finish = () => {
     if (keepAlive) clearInterval(keepAlive);
-    if (recheck) clearInterval(recheck);
     if (lifetime) clearTimeout(lifetime);
-    keepAlive = recheck = lifetime = null;
+    keepAlive = lifetime = null;
+    unwatch?.();
+    unwatch = null;
     cleanup?.();
     cleanup = null;
     if (!released) {
@@ -123,6 +125,7 @@ function openStream(
       try {
         out.enqueue(chunk);
       } catch {
+        sink.close();
         return;
       }
     }
@@ -135,7 +138,9 @@ function openStream(
       try {
         out.enqueue(chunk);
       } catch {
-        this.closed = true;
+        // The client is gone (its socket closed before the abort arrived): end the stream here, or
+        // its slot and re-check stay behind, the abort and the lifetime finding it closed already.
+        this.close();
       }
     },
     sendEvent(key, chunk) {
@@ -175,13 +180,10 @@ function openStream(
     if (!coalesced && !out.lagging()) sink.send(encoder.encode(": keep-alive\n\n"));
   }, KEEP_ALIVE_MS);
   // The principal is re-checked while the stream is open: a revoked token, an expired one or a
-  // removed membership ends it. A stream also has a longest life; EventSource then reconnects
-  // (with Last-Event-ID) and misses nothing.
-  recheck = setInterval(() => {
-    reloadPrincipal(holder.principal)
-      .then((now) => (now ? holder.slot.touch() : sink.close()))
-      .catch(() => {});
-  }, env().SSE_RECHECK_MS);
+  // removed membership ends it. One re-check per process reloads each principal once and refreshes
+  // every open stream's slot in one statement (lib/sse/recheck.ts). A stream also has a longest
+  // life; EventSource then reconnects (with Last-Event-ID) and misses nothing.
+  if (!sink.closed) unwatch = watchStream(holder.principal, holder.slot.id, () => sink.close());
   lifetime = setTimeout(() => sink.close(), env().SSE_MAX_LIFETIME_MS);
   const started = (async () => {
     try {
