@@ -13,7 +13,7 @@
  * `--split` also times an export asked to split into 4 parts (`partRows`).
  */
 import { execFile } from "node:child_process";
-import { createReadStream, readdirSync, readFileSync } from "node:fs";
+import { createReadStream } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -30,7 +30,7 @@ import { createExportTransforms } from "@/lib/exports/stream";
 import { resetStorage, storage } from "@/lib/storage";
 import { seed } from "../prisma/seed";
 import { withScratchDatabase } from "../scripts/database";
-import { q, startProduct, stopProduct } from "./harness";
+import { q, startProduct, stopProduct, workerPeaks } from "./harness";
 import "@/lib/workloads";
 
 const run = promisify(execFile);
@@ -43,31 +43,6 @@ async function timeIt(fn: () => Promise<unknown>): Promise<number> {
   return (performance.now() - t0) / 1000;
 }
 
-/** The parent pid of `pid` (/proc/<pid>/stat: "pid (comm) state ppid …"; comm may hold spaces). */
-function parentOf(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-}
-
-/** Peak RSS (VmHWM, MB) of every worker process under the product (`root`: the pid `npm start` runs as). */
-function workerPeaks(root: number): Map<string, number> {
-  const peaks = new Map<string, number>();
-  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
-    try {
-      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8");
-      if (!cmd.includes("worker/index.ts")) continue;
-      let up = Number(pid);
-      while (up > 1 && up !== root) up = parentOf(up);
-      if (up !== root) continue; // another product's worker
-      const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-      const queues = /--queues\0([^\0]+)/.exec(cmd)?.[1] ?? pid;
-      if (hwm) peaks.set(queues, Number(hwm[1]) / 1024);
-    } catch {
-      /* gone */
-    }
-  }
-  return peaks;
-}
 
 type Request = { format: "csv" | "jsonl"; compression: "none" | "gzip"; partRows?: number };
 

@@ -4,6 +4,7 @@
  * the benchmark's scratch database.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { pool } from "@/lib/db";
 import { freePort } from "../tests/helpers/net";
@@ -79,4 +80,30 @@ export function stopProduct(child: ChildProcess): Promise<void> {
     child.once("exit", () => resolve());
     process.kill(-child.pid!, "SIGTERM");
   });
+}
+
+/** The parent pid of `pid` (/proc/<pid>/stat: "pid (comm) state ppid …"; comm may hold spaces). */
+function parentOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+}
+
+/** Peak RSS (VmHWM, MB) of every worker process under the product (`root`: the pid `npm start` runs as). */
+export function workerPeaks(root: number): Map<string, number> {
+  const peaks = new Map<string, number>();
+  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+      if (!cmd.includes("worker/index.ts")) continue;
+      let up = Number(pid);
+      while (up > 1 && up !== root) up = parentOf(up);
+      if (up !== root) continue; // another product's worker (another run on this machine)
+      const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+      const queues = /--queues\0([^\0]+)/.exec(cmd)?.[1] ?? pid;
+      if (hwm) peaks.set(queues, Number(hwm[1]) / 1024);
+    } catch {
+      /* gone */
+    }
+  }
+  return peaks;
 }

@@ -9,7 +9,7 @@
  * stage's share, and the peak RSS (VmHWM) of every worker process.
  */
 import { execFile } from "node:child_process";
-import { createReadStream, createWriteStream, readFileSync, readdirSync, statSync } from "node:fs";
+import { createReadStream, createWriteStream, statSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { once } from "node:events";
 import { tmpdir } from "node:os";
@@ -22,7 +22,7 @@ import { databaseUrl } from "@/lib/env";
 import type { ImportDto } from "@/lib/imports/service";
 import { seed } from "../prisma/seed";
 import { withScratchDatabase } from "../scripts/database";
-import { q, startProduct, stopProduct } from "./harness";
+import { q, startProduct, stopProduct, workerPeaks } from "./harness";
 import "@/lib/workloads";
 
 const run = promisify(execFile);
@@ -48,31 +48,6 @@ async function generate(file: string, rows: number): Promise<void> {
   await once(out, "finish");
 }
 
-/** The parent pid of `pid` (/proc/<pid>/stat: "pid (comm) state ppid …"; comm may hold spaces). */
-function parentOf(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-}
-
-/** Peak RSS (VmHWM, MB) of every worker process under the product (`root`: the pid `npm start` runs as). */
-function workerPeaks(root: number): Map<string, number> {
-  const peaks = new Map<string, number>();
-  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
-    try {
-      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8");
-      if (!cmd.includes("worker/index.ts")) continue;
-      let up = Number(pid);
-      while (up > 1 && up !== root) up = parentOf(up);
-      if (up !== root) continue; // another product's worker (another run on this machine)
-      const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-      const pool = /--queues\0([^\0]+)/.exec(cmd)?.[1] ?? pid;
-      if (hwm) peaks.set(pool, Number(hwm[1]) / 1024);
-    } catch {
-      /* gone */
-    }
-  }
-  return peaks;
-}
 
 async function upload(base: string, token: string, file: string): Promise<string> {
   const size = statSync(file).size;

@@ -74,11 +74,31 @@ async function main(): Promise<void> {
     const results: SizeResult[] = [];
     const latencies: LatencyResult[] = [];
     const fmt = (n: number) => n.toFixed(1);
-    const report = (r: SizeResult) =>
+    /** One side's figures for one size: kept for the medians, printed, and profiled when asked. */
+    const record = async (
+      side: SizeResult["side"],
+      run: number,
+      jobs: number,
+      seconds: number,
+      x0: number,
+      enqueueRate: number,
+    ) => {
+      await sleep(600); // pg_stat_database lags the backends by up to 500 ms
+      const r: SizeResult = {
+        side,
+        run,
+        jobs,
+        rate: jobs / seconds,
+        xactsPerJob: ((await xacts()) - x0) / jobs,
+        enqueueRate,
+      };
+      results.push(r);
       console.log(
         `run ${r.run} ${r.side.padEnd(8)} ${String(r.jobs).padStart(6)} jobs: ${Math.round(r.rate)} jobs/s ` +
           `(enqueued at ${Math.round(r.enqueueRate)}/s), ${fmt(r.xactsPerJob)} transactions/job`,
       );
+      await profiler?.print(`${side === "bare" ? "bare" : "Conveyor"}, ${jobs} jobs`, jobs);
+    };
 
     for (let run = 1; run <= runs; run++) {
       // ── Bare graphile-worker ──────────────────────────────────────────────
@@ -103,19 +123,7 @@ async function main(): Promise<void> {
           await Promise.all(Array.from({ length: Math.min(50, jobs - i) }, () => addBare("throughput")));
         const enqueueRate = jobs / ((performance.now() - t0) / 1000);
         await waitUntil(bareDrained);
-        const seconds = (performance.now() - t0) / 1000;
-        await sleep(600); // pg_stat_database lags the backends by up to 500 ms
-        const r = {
-          side: "bare" as const,
-          run,
-          jobs,
-          rate: jobs / seconds,
-          xactsPerJob: ((await xacts()) - x0) / jobs,
-          enqueueRate,
-        };
-        results.push(r);
-        report(r);
-        await profiler?.print(`bare, ${jobs} jobs`, jobs);
+        await record("bare", run, jobs, (performance.now() - t0) / 1000, x0, enqueueRate);
       }
       for (let i = 0; i < latencyJobs; i++) {
         await addBare("latency");
@@ -166,19 +174,7 @@ async function main(): Promise<void> {
           checked = performance.now();
           return allSucceeded(ids);
         });
-        const seconds = (performance.now() - t0) / 1000;
-        await sleep(600);
-        const r = {
-          side: "conveyor" as const,
-          run,
-          jobs,
-          rate: jobs / seconds,
-          xactsPerJob: ((await xacts()) - x0) / jobs,
-          enqueueRate,
-        };
-        results.push(r);
-        report(r);
-        await profiler?.print(`Conveyor, ${jobs} jobs`, jobs);
+        await record("conveyor", run, jobs, (performance.now() - t0) / 1000, x0, enqueueRate);
       }
       unsubscribe();
       const latencyIds: string[] = [];
