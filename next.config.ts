@@ -1,9 +1,13 @@
 import type { NextConfig } from "next";
-import { securityHeaders } from "./lib/http/security-headers";
+import { API_CSP, HSTS, securityHeaders } from "./lib/http/security-headers";
+
+const asHeaders = (h: Record<string, string>) => Object.entries(h).map(([key, value]) => ({ key, value }));
 
 /**
- * Security headers for every response. The Content-Security-Policy (with a
- * per-request nonce) and HSTS are set by proxy.ts.
+ * Security headers for every response. Pages' Content-Security-Policy (with a
+ * per-request nonce) and HSTS are set by proxy.ts; the API's answers (JSON,
+ * files, event streams: no markup, no nonce) get a fixed policy and HSTS here,
+ * and the proxy does not run for them (see its matcher).
  */
 const nextConfig: NextConfig = {
   // Type-checking and lint run as their own steps (npm run typecheck / lint).
@@ -37,7 +41,15 @@ const nextConfig: NextConfig = {
     return [
       {
         source: "/:path*",
-        headers: Object.entries(securityHeaders).map(([key, value]) => ({ key, value })),
+        headers: asHeaders(securityHeaders),
+      },
+      {
+        // Not /api/auth (sign-in forms and redirects): the proxy runs there.
+        source: "/api/:path((?!auth(?:/|$)).*)",
+        headers: asHeaders({
+          "Content-Security-Policy": API_CSP,
+          ...(process.env.NODE_ENV === "production" ? { "Strict-Transport-Security": HSTS } : {}),
+        }),
       },
     ];
   },

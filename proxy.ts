@@ -5,7 +5,7 @@
  * it finds it in the request's CSP), HSTS in production, and a 413 for a
  * declared body over MAX_BODY_BYTES before anything reads it (route handlers
  * also stop reading at the limit when no length is declared: lib/http/route.ts).
- * It does not run for /api/v1/uploads (tus: large bodies; see the matcher).
+ * It does not run for the API outside /api/auth (see the matcher).
  */
 import { NextResponse, type NextRequest } from "next/server";
 import { env } from "@/lib/env";
@@ -61,5 +61,9 @@ export const config = {
   // either, and Next.js clones the body of every request the proxy runs on, holding up to
   // proxyClientMaxBodySize (10 MB) in memory and silently cutting the body there (a 50 MB PATCH
   // arrived as its first 10 MB and answered 204). Excluded, their bodies stream to the store.
-  matcher: [{ source: "/((?!_next/static|_next/image|favicon.ico|api/v1/uploads(?:/|$)).*)" }],
+  // Nor the rest of the API but /api/auth: running it costs every request a body clone and
+  // a millisecond or two (docs/BENCHMARKS.md, "Accepting a job"); the API's answers get their
+  // CSP and HSTS from next.config.ts, and its handlers refuse an oversized body themselves
+  // (lib/http/route.ts readBodyText: a declared length at once, an undeclared one at the limit).
+  matcher: [{ source: "/((?!_next/static|_next/image|favicon.ico|api/(?!auth(?:/|$))).*)" }],
 };

@@ -40,6 +40,27 @@ export function requestIdOf(req: Request): string {
 const httpLog = logger.child({ component: "http" });
 
 /**
+ * A JSON answer with its length declared (Response.json streams its bytes without one).
+ * Next.js then compresses only bodies past its threshold (1 KB): a gzip stream for a
+ * 664-byte job cost an API request ~9% of the server's CPU (docs/BENCHMARKS.md, "Accepting
+ * a job"), where long lists still go compressed; and the client reads no chunked encoding.
+ */
+async function withLength(res: Response): Promise<Response> {
+  if (
+    !res.body ||
+    res.headers.has("content-length") ||
+    !res.headers.get("content-type")?.startsWith("application/json")
+  )
+    return res;
+  const body = await res.arrayBuffer();
+  const headers = new Headers(res.headers);
+  headers.set("content-length", String(body.byteLength));
+  const sized = new Response(body, { status: res.status, statusText: res.statusText, headers });
+  if (failed.has(res)) failed.add(sized);
+  return sized;
+}
+
+/**
  * Runs a route handler with a request id bound to its logs and answered in
  * `X-Request-Id`, and logs the request once it is answered: 5xx as errors,
  * 4xx at debug (refusals are the client's business), the rest at info.
@@ -51,7 +72,7 @@ export function withRequestLog<A extends unknown[]>(
     const requestId = requestIdOf(req);
     return withLogContext({ requestId }, async () => {
       const started = performance.now();
-      const res = await handler(req, ...rest);
+      const res = await withLength(await handler(req, ...rest));
       try {
         res.headers.set("X-Request-Id", requestId);
       } catch {
