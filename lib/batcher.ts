@@ -1,8 +1,11 @@
 /**
- * Group commit for the runner's bookkeeping: calls that arrive while a batch
- * is on its way to Postgres go together in the next one, so a busy worker
- * claims and records its jobs in a statement per batch instead of one per job,
- * and an idle one sends each call at once (no timer, no added latency).
+ * Group commit: calls that arrive while a batch is on its way to Postgres go
+ * together in the next one, so a busy worker claims and records its jobs in a
+ * statement per batch instead of one per job (lib/jobs/runner.ts), concurrent
+ * creates share an INSERT and its commit (lib/jobs/enqueue.ts), concurrent
+ * requests share a token lookup (lib/auth/tokens.ts); an idle process sends
+ * each call at once (no timer, no added latency). A batch starts after every
+ * call in it was made, so its answer is never older than the call.
  */
 export type BatchRun<I, O> = (items: I[]) => Promise<O[]>;
 

@@ -8,6 +8,7 @@ import { recordAudit } from "../audit";
 import { db, pool } from "../db";
 import { AppError, notFound, parseOrThrow } from "../errors";
 import { isUuid } from "../ids";
+import { Batcher } from "../batcher";
 import { requireBrowserSession, requireTenant } from "./authorize";
 import { loadUserPrincipal, tokenScopes, type Principal, type Role, type TokenScope } from "./principal";
 
@@ -108,35 +109,10 @@ export async function principalFromToken(secret: string): Promise<Principal | nu
   // loadUserPrincipal reads them. Every API request pays it: four round trips were the most of a create.
   // Through node-postgres, not Prisma: on the path of every API request, Prisma's raw query served
   // a tenth of the concurrent requests the same statement does on the pool (bench:api, part 4).
-  const {
-    rows: [row],
-  } = await pool().query<{
-    id: string;
-    userId: string;
-    tokenTenantId: string | null;
-    scopes: TokenScope[];
-    stale: boolean;
-    email: string;
-    isPlatformAdmin: boolean;
-    tenantId: string | null;
-    tenantSlug: string | null;
-    role: Role | null;
-  }>(
-    `SELECT t.id, t.user_id AS "userId", t.tenant_id AS "tokenTenantId", t.scopes,
-            (t.last_used_at IS NULL OR t.last_used_at < now() - interval '1 minute') AS stale,
-            u.email, u.is_platform_admin AS "isPlatformAdmin",
-            m.tenant_id AS "tenantId", tn.slug AS "tenantSlug", m.role::text AS role
-     FROM api_tokens t
-     JOIN users u ON u.id = t.user_id
-     LEFT JOIN LATERAL (
-       SELECT tenant_id, role FROM memberships
-       WHERE user_id = t.user_id AND (t.tenant_id IS NULL OR tenant_id = t.tenant_id)
-       ORDER BY created_at LIMIT 1
-     ) m ON true
-     LEFT JOIN tenants tn ON tn.id = m.tenant_id
-     WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > now())`,
-    [hashToken(secret)],
-  );
+  // Concurrent lookups go together, one statement per batch (lib/batcher.ts): each
+  // lookup's statement still starts after the request arrived, so a revocation committed
+  // before it is seen.
+  const row = await tokenLookups().push(hashToken(secret));
   if (!row) return null;
   // A token of a tenant the user has left is dead.
   if (row.tokenTenantId && !row.tenantId) return null;
@@ -165,6 +141,45 @@ export async function principalFromToken(secret: string): Promise<Principal | nu
     scopes: row.scopes,
   };
 }
+
+type TokenRow = {
+  hash: string;
+  id: string;
+  userId: string;
+  tokenTenantId: string | null;
+  scopes: TokenScope[];
+  stale: boolean;
+  email: string;
+  isPlatformAdmin: boolean;
+  tenantId: string | null;
+  tenantSlug: string | null;
+  role: Role | null;
+};
+
+/** The live tokens of these hashes, with their users and memberships: one row per token found. */
+async function lookUpTokens(hashes: string[]): Promise<(TokenRow | undefined)[]> {
+  const { rows } = await pool().query<TokenRow>(
+    `SELECT t.token_hash AS hash, t.id, t.user_id AS "userId", t.tenant_id AS "tokenTenantId", t.scopes,
+            (t.last_used_at IS NULL OR t.last_used_at < now() - interval '1 minute') AS stale,
+            u.email, u.is_platform_admin AS "isPlatformAdmin",
+            m.tenant_id AS "tenantId", tn.slug AS "tenantSlug", m.role::text AS role
+     FROM api_tokens t
+     JOIN users u ON u.id = t.user_id
+     LEFT JOIN LATERAL (
+       SELECT tenant_id, role FROM memberships
+       WHERE user_id = t.user_id AND (t.tenant_id IS NULL OR tenant_id = t.tenant_id)
+       ORDER BY created_at LIMIT 1
+     ) m ON true
+     LEFT JOIN tenants tn ON tn.id = m.tenant_id
+     WHERE t.token_hash = ANY($1::text[]) AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > now())`,
+    [[...new Set(hashes)]],
+  );
+  const byHash = new Map(rows.map((r) => [r.hash, r]));
+  return hashes.map((h) => byHash.get(h));
+}
+
+let tokenBatcher: Batcher<string, TokenRow | undefined> | undefined;
+const tokenLookups = () => (tokenBatcher ??= new Batcher(lookUpTokens, { maxBatch: 100, maxInFlight: 2 }));
 
 /** The principal's own live tokens. */
 export async function listApiTokens(principal: Principal): Promise<TokenDto[]> {

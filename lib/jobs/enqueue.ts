@@ -11,6 +11,7 @@ import type { JobModel } from "../generated/prisma/models";
 import { env } from "../env";
 import { QUOTA_REFUSED, quotaRefusal } from "../tenants/quotas";
 import { currentTraceCarrier, withSpan } from "../tracing";
+import { Batcher } from "../batcher";
 import { getTaskDefinition } from "./registry";
 import type { QueueName } from "./task";
 
@@ -137,42 +138,20 @@ async function insertJob(opts: EnqueueOptions): Promise<EnqueueResult> {
     // The enqueue span's context (null when tracing is off): the attempts' parent.
     traceContext,
   ];
-  const quota = opts.quota;
-  const e = quota ? env() : undefined;
-  const insert = (client: SqlClient) =>
-    client.query<JobRowText>(
-      `INSERT INTO jobs (id, tenant_id, type, queue, priority, status, input, input_hash, idempotency_key,
-                         max_attempts, created_by_id, parent_id, run_at, updated_at, trace_context)
-       SELECT $1::uuid, $2::uuid, $3::text, $4::text, $5::int,
-              CASE WHEN $12::timestamptz > now() THEN 'scheduled' ELSE 'queued' END::job_status,
-              $6::jsonb, $7::text, $8::text, $9::int, $10::uuid, $11::uuid, coalesce($12::timestamptz, now()), now(),
-              $13::jsonb
-       ${quota ? "WHERE conveyor_enqueue_gate($2::uuid, $14::uuid, $15::boolean, $16::int, $17::int, $18::bigint)" : ""}
-       RETURNING ${JOB_COLUMNS}`,
-      quota
-        ? [
-            ...values,
-            quota.userId,
-            Boolean(quota.exportBytes),
-            e!.QUOTA_JOBS_PER_USER,
-            e!.QUOTA_JOBS_PER_TENANT,
-            e!.QUOTA_EXPORT_BYTES,
-          ]
-        : values,
-    );
+  const pending: PendingInsert = { values, quota: opts.quota };
   // Refused without the lock first: a flood past its quota never queues on it (nor holds connections waiting).
   await opts.beforeInsert?.(pool(), id, false);
   try {
-    const { rows } = opts.beforeInsert
+    const row = opts.beforeInsert
       ? await inTransaction(async (tx) => {
           await tx.query("SELECT pg_advisory_xact_lock(hashtext('conveyor_enqueue'), hashtext($1))", [
             opts.createdById ?? opts.tenantId,
           ]);
           await opts.beforeInsert!(tx, id, true);
-          return insert(tx);
+          return insertOne(tx, pending);
         })
-      : await insert(pool());
-    return { job: rowToJob(rows[0]!), created: true };
+      : await creates().push(pending).then(unwrap);
+    return { job: rowToJob(row), created: true };
   } catch (err) {
     const code = (err as { code?: string }).code;
     if (code === QUOTA_REFUSED) throw quotaRefusal((err as Error).message);
@@ -183,6 +162,106 @@ async function insertJob(opts: EnqueueOptions): Promise<EnqueueResult> {
     }
     throw err;
   }
+}
+
+/** A create's row (`values`, in insertOne's parameter order) and the quotas it must pass. */
+type PendingInsert = { values: unknown[]; quota: EnqueueOptions["quota"] };
+type Inserted = { row: JobRowText } | { error: unknown };
+const unwrap = (r: Inserted): JobRowText => {
+  if ("error" in r) throw r.error;
+  return r.row;
+};
+
+function insertOne(client: SqlClient, p: PendingInsert): Promise<JobRowText> {
+  const quota = p.quota;
+  const e = quota ? env() : undefined;
+  return client
+    .query<JobRowText>(
+      `INSERT INTO jobs (id, tenant_id, type, queue, priority, status, input, input_hash, idempotency_key,
+                         max_attempts, created_by_id, parent_id, run_at, updated_at, trace_context)
+       SELECT $1::uuid, $2::uuid, $3::text, $4::text, $5::int,
+              CASE WHEN $12::timestamptz > now() THEN 'scheduled' ELSE 'queued' END::job_status,
+              $6::jsonb, $7::text, $8::text, $9::int, $10::uuid, $11::uuid, coalesce($12::timestamptz, now()), now(),
+              $13::jsonb
+       ${quota ? "WHERE conveyor_enqueue_gate($2::uuid, $14::uuid, $15::boolean, $16::int, $17::int, $18::bigint)" : ""}
+       RETURNING ${JOB_COLUMNS}`,
+      quota
+        ? [
+            ...p.values,
+            quota.userId,
+            Boolean(quota.exportBytes),
+            e!.QUOTA_JOBS_PER_USER,
+            e!.QUOTA_JOBS_PER_TENANT,
+            e!.QUOTA_EXPORT_BYTES,
+          ]
+        : p.values,
+    )
+    .then(({ rows }) => rows[0]!);
+}
+
+/**
+ * Group commit for creates: the creates that arrive while one is on its way to
+ * Postgres go together in the next statement, one transaction and one commit.
+ * Every create notifies (the SSE hub; admission), and Postgres serialises
+ * notifying transactions through their commit, so one at a time they could not
+ * share a WAL flush; together they do. An idle server sends each create alone
+ * at once. The quota gate runs per row (a volatile function: each row's counts
+ * see the rows before it in the statement), rows ordered by the lock each takes
+ * so two batches cannot deadlock; any failure (a refusal, a reused idempotency
+ * key) inserts nothing, and then every create of the batch runs alone and gets
+ * its own answer.
+ */
+async function insertBatch(items: PendingInsert[]): Promise<Inserted[]> {
+  const alone = (p: PendingInsert) =>
+    insertOne(pool(), p).then(
+      (row): Inserted => ({ row }),
+      (error: unknown): Inserted => ({ error }),
+    );
+  if (items.length === 1) return [await alone(items[0]!)];
+  const e = env();
+  const column = (i: number) => items.map((p) => p.values[i] ?? null);
+  try {
+    const { rows } = await pool().query<JobRowText>(
+      `INSERT INTO jobs (id, tenant_id, type, queue, priority, status, input, input_hash, idempotency_key,
+                         max_attempts, created_by_id, parent_id, run_at, updated_at, trace_context)
+       SELECT r.id, r.tenant_id, r.type, r.queue, r.priority,
+              CASE WHEN r.run_at > now() THEN 'scheduled' ELSE 'queued' END::job_status,
+              r.input, r.input_hash, r.idempotency_key, r.max_attempts, r.created_by_id, r.parent_id,
+              coalesce(r.run_at, now()), now(), r.trace_context
+         FROM (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::int[], $6::jsonb[],
+                                    $7::text[], $8::text[], $9::int[], $10::uuid[], $11::uuid[], $12::timestamptz[],
+                                    $13::jsonb[], $14::boolean[], $15::uuid[], $16::boolean[])
+                 AS u(id, tenant_id, type, queue, priority, input, input_hash, idempotency_key, max_attempts,
+                      created_by_id, parent_id, run_at, trace_context, gated, quota_user, export_bytes)
+                ORDER BY hashtext(coalesce(quota_user, tenant_id)::text) OFFSET 0) r
+        WHERE NOT r.gated
+           OR conveyor_enqueue_gate(r.tenant_id, r.quota_user, r.export_bytes, $17::int, $18::int, $19::bigint)
+       RETURNING ${JOB_COLUMNS}`,
+      [
+        ...Array.from({ length: 13 }, (_, i) => column(i)),
+        items.map((p) => Boolean(p.quota)),
+        items.map((p) => p.quota?.userId ?? null),
+        items.map((p) => Boolean(p.quota?.exportBytes)),
+        e.QUOTA_JOBS_PER_USER,
+        e.QUOTA_JOBS_PER_TENANT,
+        e.QUOTA_EXPORT_BYTES,
+      ],
+    );
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return items.map((p) => {
+      const row = byId.get(p.values[0] as string);
+      return row ? { row } : { error: new Error("the batched INSERT returned no row for this job") };
+    });
+  } catch {
+    // Nothing was inserted: each create runs alone below and gets its own answer.
+  }
+  return Promise.all(items.map(alone));
+}
+
+let createBatcher: Batcher<PendingInsert, Inserted> | undefined;
+function creates(): Batcher<PendingInsert, Inserted> {
+  // Two batches in flight: one being written while the next gathers (the pool has room for both).
+  return (createBatcher ??= new Batcher(insertBatch, { maxBatch: 64, maxInFlight: 2 }));
 }
 
 /** One run of a schedule: the occurrence it is for and its concrete input. */

@@ -4,10 +4,26 @@
  * on a parent whose waiting children are held.
  */
 import { pool } from "../db";
+import { Batcher } from "../batcher";
 import type { JobLike, PauseContext, PauseScope } from "./admission-state";
 
-/** Every active pause, with who made it (a small table). */
-export async function activePauseScopes(): Promise<PauseScope[]> {
+/**
+ * Every active pause, with who made it (a small table). Concurrent callers (every create
+ * a pause holds asks) share one statement per batch, each batch started after its callers
+ * asked (lib/batcher.ts): a pause committed before the call is always in its answer.
+ */
+export function activePauseScopes(): Promise<PauseScope[]> {
+  return (pauseBatcher ??= new Batcher(
+    async (calls: null[]) => {
+      const scopes = await readPauseScopes();
+      return calls.map(() => scopes);
+    },
+    { maxBatch: 1000, maxInFlight: 1 },
+  )).push(null);
+}
+let pauseBatcher: Batcher<null, PauseScope[]> | undefined;
+
+async function readPauseScopes(): Promise<PauseScope[]> {
   const { rows } = await pool().query<PauseScope & { since: Date }>(
     `SELECT p.id, p.queue, p.type, p.tenant_id AS "tenantId", p.reason, u.email AS by, p.created_at AS since
        FROM queue_pauses p LEFT JOIN users u ON u.id = p.created_by_id

@@ -27,7 +27,7 @@ import { getTaskDefinition } from "./registry";
 import { nextStateAfterFailure } from "./retry";
 import { holdFence } from "./sql/fence";
 import { saveCheckpoint } from "./sql/checkpoint";
-import { Batcher } from "./batcher";
+import { Batcher } from "../batcher";
 import { claimJobs, type ClaimedJob, type ClaimRequest } from "./sql/claim";
 import { failJob } from "./sql/fail";
 import { jobTypeOf, rejectUnregistered } from "./sql/reject";
@@ -64,7 +64,7 @@ const levelOf: Record<RunOutcome, Level> = {
 /**
  * The process's claims and plain successes (those without a commit step) go to
  * Postgres in batches: one statement for the calls that arrived while earlier
- * ones ran (lib/jobs/batcher.ts). Each job's checks and fence are its own. A
+ * ones ran (lib/batcher.ts). Each job's checks and fence are its own. A
  * batch locks several rows, so it can meet another multi-row writer (a pause
  * taking jobs back, a sibling's parent update) in a deadlock: Postgres aborts
  * one side, and the statement, atomic, is simply sent again.

@@ -182,6 +182,47 @@ describe("exports", () => {
     assert.equal(await dispatched(), before + 1, "one dispatch for the one job");
   });
 
+  test("concurrent creates share commits, and each gets its own job and input, and runs", async () => {
+    const datasets = ["customers", "orders", "events"] as const;
+    // Two tenants, three users: the rows of one statement take their quota locks in one order.
+    const who = [fx.p.ada, fx.p.gus, fx.p.oscar];
+    const results = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        requestExport(who[i % 3]!, { dataset: datasets[i % 3]!, format: i % 2 ? "jsonl" : "csv" }),
+      ),
+    );
+    assert.equal(new Set(results.map((r) => r.job.id)).size, 30);
+    const { rows } = await pool().query<{
+      id: string;
+      input: { dataset: string; format: string };
+      tenant_id: string;
+      tx: string;
+    }>(`SELECT id, input, tenant_id, xmin::text AS tx FROM jobs WHERE id = ANY($1::uuid[])`, [
+      results.map((r) => r.job.id),
+    ]);
+    assert.equal(rows.length, 30);
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    results.forEach((r, i) => {
+      const row = byId.get(r.job.id)!;
+      assert.equal(row.input.dataset, datasets[i % 3], "each create's own input");
+      assert.equal(row.input.format, i % 2 ? "jsonl" : "csv");
+      assert.equal(row.tenant_id, who[i % 3]!.tenantId);
+      assert.equal(r.job.status, "queued");
+    });
+    // Group commit: the 30 rows were written by fewer transactions than creates.
+    const transactions = new Set(rows.map((r) => r.tx)).size;
+    assert.ok(transactions < 30, `${transactions} transactions for 30 concurrent creates`);
+    // Nothing lost: every one of them runs to its end.
+    await drainJobs();
+    const ended = await pool().query<{ status: string }>(`SELECT status FROM jobs WHERE id = ANY($1::uuid[])`, [
+      results.map((r) => r.job.id),
+    ]);
+    assert.deepEqual(
+      ended.rows.map((r) => r.status),
+      Array(30).fill("succeeded"),
+    );
+  });
+
   test("tenancy: another tenant's job and file are not found; lists are scoped", async () => {
     const { job } = await requestExport(fx.p.ada, { dataset: "customers" });
     await drainJobs();

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Batcher } from "@/lib/jobs/batcher";
+import { Batcher } from "@/lib/batcher";
 import { canonicalJson } from "@/lib/jobs/enqueue";
 import { AbortReason, classifyError, errorForHttpStatus, PermanentError, RateLimitedError } from "@/lib/jobs/errors";
 import { backoffMs } from "@/lib/jobs/retry";
