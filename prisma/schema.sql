@@ -144,6 +144,7 @@ CREATE TABLE export_files (
 );
 
 CREATE UNIQUE INDEX export_files_job_id_name_key ON public.export_files USING btree (job_id, name);
+CREATE INDEX export_files_live_expiry_idx ON public.export_files USING btree (tenant_id, expires_at) WHERE (deleted_at IS NULL);
 CREATE INDEX export_files_tenant_id_idx ON public.export_files USING btree (tenant_id);
 
 CREATE TABLE export_links (
@@ -545,6 +546,13 @@ CREATE TABLE tenant_queue_limits (
   updated_at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
   CONSTRAINT tenant_queue_limits_pkey PRIMARY KEY (tenant_id, queue),
   CONSTRAINT tenant_queue_limits_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES tenants(id) ON UPDATE CASCADE ON DELETE CASCADE
+);
+
+CREATE TABLE tenant_storage (
+  tenant_id uuid NOT NULL,
+  export_bytes bigint DEFAULT 0 NOT NULL,
+  upload_bytes bigint DEFAULT 0 NOT NULL,
+  CONSTRAINT tenant_storage_pkey PRIMARY KEY (tenant_id)
 );
 
 CREATE TABLE tenants (
@@ -1409,10 +1417,10 @@ BEGIN
     RETURN jsonb_build_object('quota', 'jobs_per_tenant', 'limit', v_per_tenant, 'used', v_used);
   END IF;
   IF p_export_bytes THEN
-    -- The bytes the tenant keeps: its live export files and its live uploads (declared sizes).
-    v_used := (SELECT coalesce(sum(size), 0) FROM export_files
-                WHERE tenant_id = p_tenant AND deleted_at IS NULL AND expires_at > now())
-            + (SELECT coalesce(sum(size), 0) FROM uploads WHERE tenant_id = p_tenant AND deleted_at IS NULL);
+    -- The bytes the tenant keeps: its live export files that have not expired, and its live uploads.
+    v_used := coalesce((SELECT export_bytes + upload_bytes FROM tenant_storage WHERE tenant_id = p_tenant), 0)
+            - (SELECT coalesce(sum(size), 0) FROM export_files
+                WHERE tenant_id = p_tenant AND deleted_at IS NULL AND expires_at <= now());
     IF v_used >= v_bytes_limit THEN
       RETURN jsonb_build_object('quota', 'export_bytes', 'limit', v_bytes_limit, 'used', v_used);
     END IF;
@@ -1426,6 +1434,34 @@ CREATE OR REPLACE FUNCTION public.conveyor_scheduler_wake()
 AS $function$
 BEGIN
   PERFORM pg_notify('conveyor_schedules', '');
+  RETURN NULL;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.conveyor_storage_bytes_changed()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  v_tenant uuid;
+  v_delta bigint := 0;
+BEGIN
+  IF TG_OP IN ('UPDATE', 'DELETE') AND OLD.deleted_at IS NULL THEN
+    v_delta := v_delta - OLD.size;
+    v_tenant := OLD.tenant_id;
+  END IF;
+  IF TG_OP IN ('UPDATE', 'INSERT') AND NEW.deleted_at IS NULL THEN
+    v_delta := v_delta + NEW.size;
+    v_tenant := NEW.tenant_id;
+  END IF;
+  IF v_delta <> 0 THEN
+    IF TG_TABLE_NAME = 'export_files' THEN
+      INSERT INTO tenant_storage AS s (tenant_id, export_bytes) VALUES (v_tenant, v_delta)
+      ON CONFLICT (tenant_id) DO UPDATE SET export_bytes = s.export_bytes + EXCLUDED.export_bytes;
+    ELSE
+      INSERT INTO tenant_storage AS s (tenant_id, upload_bytes) VALUES (v_tenant, v_delta)
+      ON CONFLICT (tenant_id) DO UPDATE SET upload_bytes = s.upload_bytes + EXCLUDED.upload_bytes;
+    END IF;
+  END IF;
   RETURN NULL;
 END $function$;
 
@@ -1523,6 +1559,7 @@ BEGIN
   RETURN NULL;
 END $function$;
 
+CREATE TRIGGER export_files_storage_bytes AFTER INSERT OR DELETE OR UPDATE OF size, deleted_at ON public.export_files FOR EACH ROW EXECUTE FUNCTION conveyor_storage_bytes_changed();
 CREATE TRIGGER jobs_admit_new BEFORE INSERT ON public.jobs FOR EACH ROW EXECUTE FUNCTION conveyor_job_admit_new();
 CREATE TRIGGER jobs_bump_seq BEFORE UPDATE ON public.jobs FOR EACH ROW EXECUTE FUNCTION conveyor_job_bump_seq();
 CREATE TRIGGER jobs_cancel_waiting AFTER UPDATE OF cancel_requested_at ON public.jobs FOR EACH ROW WHEN (((new.cancel_requested_at IS NOT NULL) AND (old.cancel_requested_at IS NULL) AND (new.waiting_since IS NOT NULL))) EXECUTE FUNCTION conveyor_cancel_waiting();
@@ -1533,3 +1570,4 @@ CREATE TRIGGER jobs_record_transition AFTER INSERT OR UPDATE OF status ON public
 CREATE TRIGGER jobs_scheduled_wake AFTER INSERT ON public.jobs FOR EACH ROW WHEN ((new.status = 'scheduled'::job_status)) EXECUTE FUNCTION conveyor_scheduler_wake();
 CREATE TRIGGER jobs_slot_freed AFTER UPDATE OF status, admitted_at ON public.jobs FOR EACH ROW WHEN (((old.admitted_at IS NOT NULL) AND (old.status = ANY (ARRAY['queued'::job_status, 'retrying'::job_status, 'running'::job_status])) AND ((new.admitted_at IS NULL) OR (new.status <> ALL (ARRAY['queued'::job_status, 'retrying'::job_status, 'running'::job_status]))))) EXECUTE FUNCTION conveyor_job_slot_freed();
 CREATE TRIGGER jobs_webhook_ended AFTER UPDATE OF status ON public.jobs FOR EACH ROW WHEN (((new.status = ANY (ARRAY['succeeded'::job_status, 'failed'::job_status, 'cancelled'::job_status])) AND (old.status IS DISTINCT FROM new.status) AND (new.type <> 'webhook_delivery'::text) AND (new.parent_id IS NULL))) EXECUTE FUNCTION conveyor_webhook_job_ended();
+CREATE TRIGGER uploads_storage_bytes AFTER INSERT OR DELETE OR UPDATE OF size, deleted_at ON public.uploads FOR EACH ROW EXECUTE FUNCTION conveyor_storage_bytes_changed();

@@ -183,10 +183,32 @@ describe("quotas", () => {
       await pool().query("SELECT sum(size)::bigint AS n FROM export_files WHERE tenant_id = $1", [fx.p.acmeId])
     ).rows;
     await pool().query("UPDATE tenants SET quota_export_bytes = $2 WHERE id = $1", [fx.p.acmeId, Number(kept.n)]);
+    // The running total the quota reads (tenant_storage, kept by triggers) is the sum of the files.
+    const totals = async () =>
+      (
+        await pool().query<{ kept: string; live: string }>(
+          `SELECT (SELECT export_bytes FROM tenant_storage WHERE tenant_id = $1)::text AS kept,
+                  (SELECT coalesce(sum(size), 0) FROM export_files WHERE tenant_id = $1 AND deleted_at IS NULL)::text AS live`,
+          [fx.p.acmeId],
+        )
+      ).rows[0]!;
     try {
+      assert.equal((await totals()).kept, String(kept.n));
       const e = await errorOf(await post(ada, { dataset: "orders" }));
       assert.equal(e.code, "quota_exceeded");
       assert.equal((e.details as { quota: string }).quota, "export_bytes");
+      assert.equal((e.details as { used: number }).used, Number(kept.n));
+      // A file past its expiry stops counting at once, before the sweeper marks it deleted.
+      await pool().query("UPDATE export_files SET expires_at = now() - interval '1 second' WHERE tenant_id = $1", [
+        fx.p.acmeId,
+      ]);
+      assert.equal((await totals()).kept, String(kept.n), "an expired file is still live until swept");
+      assert.equal((await post(ada, { dataset: "orders" })).status, 202);
+      // Deleting files (as the sweeper does) takes their bytes off the total.
+      await pool().query("UPDATE export_files SET deleted_at = now() WHERE tenant_id = $1", [fx.p.acmeId]);
+      const after = await totals();
+      assert.equal(after.kept, after.live);
+      assert.equal(after.kept, "0");
     } finally {
       await pool().query("UPDATE tenants SET quota_export_bytes = NULL");
     }
