@@ -28,25 +28,53 @@ export const DIRECT_BACKLOG_BYTES = 64 * 1024;
 
 type NodeOutput = StreamOutput & { onDrain(flush: () => void): void; open(status: number, headers: Headers): void };
 
+const CRLF = Buffer.from("\r\n");
+const chunked = new WeakMap<Uint8Array, Buffer>();
+
+/**
+ * A frame as HTTP/1.1's chunked encoding carries it (`<hex length>\r\n<frame>\r\n`), made once
+ * per frame: a tenant's event is one frame for all its streams (lib/sse/streams.ts), so at 10,000
+ * streams it is framed once and written 10,000 times, one socket write each, where `res.write`
+ * made each stream's chunk header and wrote three buffers.
+ */
+function chunkOf(frame: Uint8Array): Buffer {
+  let chunk = chunked.get(frame);
+  if (!chunk) {
+    chunk = Buffer.concat([Buffer.from(`${frame.byteLength.toString(16)}\r\n`), frame, CRLF]);
+    chunked.set(frame, chunk);
+  }
+  return chunk;
+}
+
 function nodeOutput(res: ServerResponse): NodeOutput {
   // Frames made before the handler returned wait for the status line and headers it answers with.
   let pending: Uint8Array[] | null = [];
   let closed = false;
+  // Once the headers are out in chunked encoding: frames go to the socket pre-framed (chunkOf).
+  let socket: ServerResponse["socket"] = null;
   const gone = () => res.destroyed || res.writableEnded;
+  const write = (frame: Uint8Array) => (socket ? socket.write(chunkOf(frame)) : res.write(frame));
   return {
     enqueue(chunk) {
       if (closed || gone()) throw new Error("stream closed");
       if (pending) pending.push(chunk);
-      else res.write(chunk);
+      else write(chunk);
     },
+    // (The response's writableLength counts its socket's backlog too.)
     lagging: () => res.writableLength > DIRECT_BACKLOG_BYTES,
     close() {
       if (closed) return;
       closed = true;
+      // (res.end writes the last chunk, `0\r\n\r\n`, after the ones written to the socket.)
       if (!pending && !gone()) res.end();
     },
     onDrain(flush) {
       res.on("drain", flush);
+      // Written to the socket directly, the response never sees its backlog: the socket's drain.
+      const onSocketDrain = () => socket && flush();
+      res.socket?.on("drain", onSocketDrain);
+      // A kept-alive socket outlives the stream: its listener goes with the response.
+      res.once("close", () => res.socket?.off("drain", onSocketDrain));
     },
     open(status, headers) {
       const head: Record<string, string> = { ...securityHeaders };
@@ -55,9 +83,15 @@ function nodeOutput(res: ServerResponse): NodeOutput {
       res.writeHead(status, head);
       const frames = pending ?? [];
       pending = null;
-      for (const f of frames) res.write(f);
+      res.flushHeaders();
+      // (An HTTP/1.0 client gets no chunked encoding: its frames go through res.write as they are.)
+      const chunkedEncoding = (res as unknown as { chunkedEncoding?: boolean }).chunkedEncoding === true;
+      // (Only once the head is on the socket, not held in the response's own buffer: bytes written
+      // to the socket must follow it.)
+      const held = res.writableLength - (res.socket?.writableLength ?? 0);
+      if (chunkedEncoding && res.socket && !res.socket.destroyed && held === 0) socket = res.socket;
+      for (const f of frames) write(f);
       if (closed) res.end();
-      else if (frames.length === 0) res.flushHeaders();
     },
   };
 }
