@@ -3,7 +3,8 @@
  * Accepting a job: `POST /api/v1/exports` → 202 through the product as `npm start`
  * runs it (a scratch database), beside `GET /api/health` (one `SELECT 1`) on the same
  * server in the same run:
- *   1. idle, sequential: p50 and p99 of each, interleaved;
+ *   1. idle, sequential: p50 and p99 of each, interleaved (each export created then runs at
+ *      once, on the same cores); 1b. the same with the tenant paused (the accept path alone);
  *   2. the same while the worker pools export (a second client keeps creating exports);
  *   3. `--clients` concurrent clients for `--seconds` each: health, a token-authenticated
  *      `GET /api/v1/jobs?limit=1`, and creates (the tenant paused, so no worker competes);
@@ -164,6 +165,15 @@ async function main() {
           (await q<{ id: string }>(`SELECT id FROM users WHERE email = 'root@conveyor.test'`))[0]!.id,
         ))!;
         await createPause(root, { tenant: "acme", reason: "bench:api" });
+        // 1 again, with nothing run after the 202: in part 1 each export created runs at once on
+        // the same two cores (a worker claims it as its commit lands), here it waits, paused.
+        const alone = await sequential(c, SEQUENTIAL);
+        console.log("\n1b. idle, sequential, Acme paused (the accept path alone: no export runs after the 202)");
+        console.log(line("GET /api/health", alone.health));
+        console.log(line("POST /api/v1/exports → 202", alone.create));
+        console.log(
+          `   create p50 − health p50: ${ms(percentile(alone.create, 50) - percentile(alone.health, 50))} (goal ≤ 3 ms); create p99 ${ms(percentile(alone.create, 99))} (goal ≤ 25 ms)`,
+        );
         const h = await concurrent(c.health, 200);
         const l = await concurrent(c.list, 200);
         const k = await concurrent(c.create, 202);

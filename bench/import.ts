@@ -48,7 +48,6 @@ async function generate(file: string, rows: number): Promise<void> {
   await once(out, "finish");
 }
 
-
 async function upload(base: string, token: string, file: string): Promise<string> {
   const size = statSync(file).size;
   return new Promise((resolve, reject) => {
