@@ -62,6 +62,7 @@ function nodeOutput(res: ServerResponse): NodeOutput {
     },
     // (The response's writableLength counts its socket's backlog too.)
     lagging: () => res.writableLength > DIRECT_BACKLOG_BYTES,
+    gone,
     close() {
       if (closed) return;
       closed = true;
@@ -96,6 +97,9 @@ function nodeOutput(res: ServerResponse): NodeOutput {
   };
 }
 
+/** Requests whose streams are open (see serveDirectly). */
+const held = new Set<Request>();
+
 function toRequest(req: IncomingMessage, signal: AbortSignal): Request {
   const headers = new Headers();
   for (const [k, v] of Object.entries(req.headers)) {
@@ -116,13 +120,23 @@ export function serveDirectly<P extends Record<string, string>>(
 ): void {
   registerDirectRoute(pattern, names, async (req, res, params) => {
     const abort = new AbortController();
-    res.once("close", () => abort.abort());
+    // The handler's req.signal is the Request's own signal, which follows `abort` through a weak
+    // reference to the Request's controller: once the Request is garbage-collected (the handler
+    // returned, the stream lives on), a client's disconnect never reached the stream, whose slot,
+    // timers and re-check then stayed until its lifetime ended (bench:sse's third run of 1,000 streams
+    // met 429 on every stream). The Request is held here until the response closes.
+    const request = toRequest(req, abort.signal);
+    res.once("close", () => {
+      abort.abort();
+      held.delete(request);
+    });
+    held.add(request);
     res.on("error", () => {});
     let out: NodeOutput | null = null;
     const outputs: DirectOutputs = { open: () => (out = nodeOutput(res)) };
     try {
       const response = await directOutputs.run(outputs, () =>
-        handler(toRequest(req, abort.signal), { params: Promise.resolve(params as P) }),
+        handler(request, { params: Promise.resolve(params as P) }),
       );
       const opened = out as NodeOutput | null;
       if (opened) {

@@ -49,6 +49,8 @@ export type StreamOutput = {
   /** More is queued than a client that keeps up would leave: coalesce what follows. */
   lagging(): boolean;
   close(): void;
+  /** The client is known gone (its socket closed): the stream ends without waiting for a write to fail. */
+  gone?(): boolean;
 };
 
 /** The outputs of streams opened inside `directOutputs.run(…)`, when one is given there. */
@@ -177,7 +179,9 @@ function openStream(
   // A keep-alive only where nothing waits to be read: a client that lags has frames queued already,
   // and a keep-alive added to them would grow what it holds past the backlog.
   keepAlive = setInterval(() => {
-    if (!coalesced && !out.lagging()) sink.send(encoder.encode(": keep-alive\n\n"));
+    // (A client that went away while lagging would never get a keep-alive whose write fails.)
+    if (out.gone?.()) sink.close();
+    else if (!coalesced && !out.lagging()) sink.send(encoder.encode(": keep-alive\n\n"));
   }, KEEP_ALIVE_MS);
   // The principal is re-checked while the stream is open: a revoked token, an expired one or a
   // removed membership ends it. One re-check per process reloads each principal once and refreshes

@@ -6,6 +6,8 @@
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
+import v8 from "node:v8";
+import vm from "node:vm";
 import type { AddressInfo } from "node:net";
 import { createApiTokenForEmail } from "@/lib/auth/tokens";
 import { pool } from "@/lib/db";
@@ -100,6 +102,28 @@ describe("event streams on the socket (the server npm start runs)", () => {
     assert.ok(frames.every((f) => f.event === "job"));
     assert.ok(frames.some((f) => f.data.jobId === jobId && f.data.status === "queued"));
     for (let i = 0; i < 50 && (await openSlots()) > 0; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(await openSlots(), 0, "the stream's slot is released");
+  });
+
+  test("a client that goes away frees its slot even after its Request was garbage-collected", async () => {
+    // The stream follows the Request's signal, which follows the socket's through a weak reference:
+    // with the Request collected and no abort reaching the stream, the slot stayed until its lifetime.
+    v8.setFlagsFromString("--expose-gc");
+    const gc = vm.runInNewContext("gc") as () => void;
+    const client = await new Promise<http.ClientRequest>((resolve, reject) => {
+      const req = http.get(`${base}/api/v1/events`, { headers: { Authorization: `Bearer ${token}` } }, (res) => {
+        assert.equal(res.statusCode, 200);
+        res.once("data", () => resolve(req)); // the `retry:` line: the stream is open
+      });
+      req.on("error", (e) => (req.destroyed ? undefined : reject(e)));
+    });
+    assert.equal(await openSlots(), 1);
+    for (let i = 0; i < 5; i++) {
+      gc();
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    client.destroy(); // no event follows: nothing is written that could fail
+    for (let i = 0; i < 40 && (await openSlots()) > 0; i++) await new Promise((r) => setTimeout(r, 50));
     assert.equal(await openSlots(), 0, "the stream's slot is released");
   });
 
