@@ -18,7 +18,17 @@ export class Batcher<I, O> {
 
   constructor(
     private readonly run: BatchRun<I, O>,
-    private readonly opts: { maxBatch: number; maxInFlight: number },
+    private readonly opts: {
+      maxBatch: number;
+      maxInFlight: number;
+      /**
+       * Send as soon as the current task's microtasks are done (calls made in the same task still go
+       * together) instead of at the end of the event loop's turn: for request paths, where a turn
+       * can hold many I/O callbacks (an event fanned out to a thousand streams) that would all run
+       * before the statement is even sent.
+       */
+      eager?: boolean;
+    },
   ) {}
 
   /** Resolves with this item's result, or rejects with its batch's error. */
@@ -28,10 +38,12 @@ export class Batcher<I, O> {
       // The calls of this turn of the event loop go together; later ones wait for a free slot.
       if (!this.scheduled && this.inFlight < this.opts.maxInFlight) {
         this.scheduled = true;
-        setImmediate(() => {
+        const go = () => {
           this.scheduled = false;
           this.flush();
-        });
+        };
+        if (this.opts.eager) queueMicrotask(go);
+        else setImmediate(go);
       }
     });
   }

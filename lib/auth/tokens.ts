@@ -179,7 +179,7 @@ async function lookUpTokens(hashes: string[]): Promise<(TokenRow | undefined)[]>
 }
 
 let tokenBatcher: Batcher<string, TokenRow | undefined> | undefined;
-const tokenLookups = () => (tokenBatcher ??= new Batcher(lookUpTokens, { maxBatch: 100, maxInFlight: 2 }));
+const tokenLookups = () => (tokenBatcher ??= new Batcher(lookUpTokens, { maxBatch: 100, maxInFlight: 2, eager: true }));
 
 /** The principal's own live tokens. */
 export async function listApiTokens(principal: Principal): Promise<TokenDto[]> {

@@ -261,7 +261,7 @@ async function insertBatch(items: PendingInsert[]): Promise<Inserted[]> {
 let createBatcher: Batcher<PendingInsert, Inserted> | undefined;
 function creates(): Batcher<PendingInsert, Inserted> {
   // Two batches in flight: one being written while the next gathers (the pool has room for both).
-  return (createBatcher ??= new Batcher(insertBatch, { maxBatch: 64, maxInFlight: 2 }));
+  return (createBatcher ??= new Batcher(insertBatch, { maxBatch: 64, maxInFlight: 2, eager: true }));
 }
 
 /** One run of a schedule: the occurrence it is for and its concrete input. */

@@ -18,7 +18,7 @@ export function activePauseScopes(): Promise<PauseScope[]> {
       const scopes = await readPauseScopes();
       return calls.map(() => scopes);
     },
-    { maxBatch: 1000, maxInFlight: 1 },
+    { maxBatch: 1000, maxInFlight: 1, eager: true },
   )).push(null);
 }
 let pauseBatcher: Batcher<null, PauseScope[]> | undefined;

@@ -117,3 +117,26 @@ test("a failed batch rejects each of its calls, and the next batch still runs", 
   assert.equal(await batcher.push("later"), "LATER");
   assert.equal(calls, 2);
 });
+
+test("an eager batcher sends before the event loop's turn ends; calls of the same task still go together", async () => {
+  const batches: number[][] = [];
+  const make = (eager: boolean) =>
+    new Batcher<number, number>(
+      async (items) => {
+        batches.push(items);
+        return items;
+      },
+      { maxBatch: 10, maxInFlight: 1, eager },
+    );
+  for (const eager of [true, false]) {
+    batches.length = 0;
+    const b = make(eager);
+    const calls = Promise.all([b.push(1), b.push(2)]);
+    // Eager: sent once this task's microtasks run, before any timer or I/O callback; lazy: at setImmediate.
+    await Promise.resolve();
+    const sentBeforeTurnEnded = batches.length > 0;
+    await calls;
+    assert.deepEqual(batches, [[1, 2]], "one batch for the calls of one task");
+    assert.equal(sentBeforeTurnEnded, eager);
+  }
+});
