@@ -4,7 +4,8 @@
  * runs it (a scratch database, default settings): POST /api/v1/exports, then
  * GET /api/v1/jobs/{id} every 25 ms until it ended. The clock runs from the
  * request to `succeeded`. In the same run, for each size, the baselines:
- *   CSV, JSONL:         psql \copy of the same statement to /dev/null
+ *   CSV, JSONL:         psql \copy of the same statement to /dev/null, and (a second line: the
+ *                       same work, a file written) to a file beside the export's, then deleted
  *   CSV+gzip, JSONL+gzip: psql \copy … to stdout | gzip -1 > /dev/null
  *   gzip stage:         bare Node gzip (level 1) over the CSV export's bytes, against
  *                       our stage (gzip → sha256 → file) over the same bytes
@@ -165,9 +166,9 @@ async function main(): Promise<void> {
     `\nExport benchmark: Acme's events through the API (npm start, default settings), gzip level ${env().EXPORT_GZIP_LEVEL}; ratio = baseline seconds ÷ ours (1.0: as fast)\n`,
   );
   console.log(
-    "| rows | runs | CSV vs psql \\copy | JSONL vs psql \\copy | CSV+gzip vs psql \\| gzip -1 | JSONL+gzip vs psql \\| gzip -1 | gzip stage vs Node gzip -1 | worker peak RSS (VmHWM) |",
+    "| rows | runs | CSV vs psql \\copy | JSONL vs psql \\copy | CSV+gzip vs psql \\| gzip -1 | JSONL+gzip vs psql \\| gzip -1 | gzip stage vs Node gzip -1 | worker peak RSS (VmHWM) | CSV / JSONL vs psql \\copy to a file |",
   );
-  console.log("|---|---|---|---|---|---|---|---|");
+  console.log("|---|---|---|---|---|---|---|---|---|");
   for (const l of lines) console.log(l);
 }
 
@@ -190,6 +191,11 @@ async function measure(
       .replace(" TO STDOUT ", ` TO ${target} `);
   const psql = (format: "csv" | "jsonl") => () =>
     run("psql", [url, "-X", "-q", "-c", copyOf(format, "'/dev/null'")], { env: psqlEnv });
+  const psqlFile = (format: "csv" | "jsonl") => async () => {
+    const file = path.join(process.env.EXPORT_STORAGE_DIR!, `psql-baseline.${format}`);
+    await run("psql", [url, "-X", "-q", "-c", copyOf(format, `'${file}'`)], { env: psqlEnv });
+    await rm(file, { force: true });
+  };
   const psqlGzip = (format: "csv" | "jsonl") => () =>
     run("sh", ["-c", `psql "$URL" -X -q -c "$STMT" | gzip -1 > /dev/null`], {
       env: { ...psqlEnv, URL: url, STMT: copyOf(format, "STDOUT") },
@@ -218,6 +224,8 @@ async function measure(
     csv: [] as number[],
     psqlJsonl: [] as number[],
     jsonl: [] as number[],
+    psqlCsvFile: [] as number[],
+    psqlJsonlFile: [] as number[],
     psqlCsvGzip: [] as number[],
     csvGzip: [] as number[],
     psqlJsonlGzip: [] as number[],
@@ -251,6 +259,8 @@ async function measure(
       });
       r.psqlJsonl.push(await timeIt(psql("jsonl")));
       await ours({ format: "jsonl", compression: "none" }, r.jsonl);
+      r.psqlCsvFile.push(await timeIt(psqlFile("csv")));
+      r.psqlJsonlFile.push(await timeIt(psqlFile("jsonl")));
       r.psqlCsvGzip.push(await timeIt(psqlGzip("csv")));
       await ours({ format: "csv", compression: "gzip" }, r.csvGzip);
       r.psqlJsonlGzip.push(await timeIt(psqlGzip("jsonl")));
@@ -261,7 +271,7 @@ async function measure(
       console.error(
         `[bench:export] ${fmt(size)} rows, run ${i}: CSV ${last(r.csv)} s (psql ${last(r.psqlCsv)}), JSONL ${last(r.jsonl)} s (psql ${last(r.psqlJsonl)}), ` +
           `CSV+gzip ${last(r.csvGzip)} s (psql|gzip ${last(r.psqlCsvGzip)}), JSONL+gzip ${last(r.jsonlGzip)} s (psql|gzip ${last(r.psqlJsonlGzip)}), ` +
-          `gzip stage ${last(r.gzipStage)} s (bare ${last(r.gzipBare)})` +
+          `gzip stage ${last(r.gzipStage)} s (bare ${last(r.gzipBare)}), psql to a file: CSV ${last(r.psqlCsvFile)} s, JSONL ${last(r.psqlJsonlFile)} s` +
           (split ? `, CSV split into ${parts} parts ${last(r.split)} s` : ""),
       );
     }
@@ -274,11 +284,11 @@ async function measure(
     `${(median(baseline) / median(ours)).toFixed(2)}× (${fmt(size / median(ours))} rows/s)`;
   const rss = [...peaks].map(([queues, mb]) => `${queues} ${mb.toFixed(0)} MB`).join(", ");
   const lines = [
-    `| ${fmt(size)} | ${runs} | ${ratio(r.psqlCsv, r.csv)} | ${ratio(r.psqlJsonl, r.jsonl)} | ${ratio(r.psqlCsvGzip, r.csvGzip)} | ${ratio(r.psqlJsonlGzip, r.jsonlGzip)} | ${(median(r.gzipBare) / median(r.gzipStage)).toFixed(2)}× | ${rss} |`,
+    `| ${fmt(size)} | ${runs} | ${ratio(r.psqlCsv, r.csv)} | ${ratio(r.psqlJsonl, r.jsonl)} | ${ratio(r.psqlCsvGzip, r.csvGzip)} | ${ratio(r.psqlJsonlGzip, r.jsonlGzip)} | ${(median(r.gzipBare) / median(r.gzipStage)).toFixed(2)}× | ${rss} | ${(median(r.psqlCsvFile) / median(r.csv)).toFixed(2)}× / ${(median(r.psqlJsonlFile) / median(r.jsonl)).toFixed(2)}× |`,
   ];
   if (split) {
     lines.push(
-      `| ${fmt(size)} | ${runs} | CSV split into ${parts} parts (partRows) → zip: ${ratio(r.psqlCsv, r.split)} | | | | | |`,
+      `| ${fmt(size)} | ${runs} | CSV split into ${parts} parts (partRows) → zip: ${ratio(r.psqlCsv, r.split)} | | | | | | |`,
     );
   }
   return lines;
