@@ -40,10 +40,11 @@ export function requestIdOf(req: Request): string {
 const httpLog = logger.child({ component: "http" });
 
 /**
- * A JSON answer with its length declared (Response.json streams its bytes without one).
- * Next.js then compresses only bodies past its threshold (1 KB): a gzip stream for a
- * 664-byte job cost an API request ~9% of the server's CPU (docs/BENCHMARKS.md, "Accepting
- * a job"), where long lists still go compressed; and the client reads no chunked encoding.
+ * A JSON answer with its length declared (Response.json streams its bytes without one),
+ * meant to let Next.js's compression skip bodies under its 1 KB threshold (gzip for a
+ * 664-byte job cost ~9% of the server's CPU under concurrent creates). It does not: Next.js
+ * sends a route's body as a stream and drops the length, so small answers still go chunked
+ * and gzipped (docs/BENCHMARKS.md, "Accepting a job"). To replace with `no-transform`.
  */
 async function withLength(res: Response): Promise<Response> {
   if (
