@@ -40,28 +40,6 @@ export function requestIdOf(req: Request): string {
 const httpLog = logger.child({ component: "http" });
 
 /**
- * A JSON answer with its length declared (Response.json streams its bytes without one),
- * meant to let Next.js's compression skip bodies under its 1 KB threshold (gzip for a
- * 664-byte job cost ~9% of the server's CPU under concurrent creates). It does not: Next.js
- * sends a route's body as a stream and drops the length, so small answers still go chunked
- * and gzipped (docs/BENCHMARKS.md, "Accepting a job"). To replace with `no-transform`.
- */
-async function withLength(res: Response): Promise<Response> {
-  if (
-    !res.body ||
-    res.headers.has("content-length") ||
-    !res.headers.get("content-type")?.startsWith("application/json")
-  )
-    return res;
-  const body = await res.arrayBuffer();
-  const headers = new Headers(res.headers);
-  headers.set("content-length", String(body.byteLength));
-  const sized = new Response(body, { status: res.status, statusText: res.statusText, headers });
-  if (failed.has(res)) failed.add(sized);
-  return sized;
-}
-
-/**
  * Runs a route handler with a request id bound to its logs and answered in
  * `X-Request-Id`, and logs the request once it is answered: 5xx as errors,
  * 4xx at debug (refusals are the client's business), the rest at info.
@@ -73,7 +51,7 @@ export function withRequestLog<A extends unknown[]>(
     const requestId = requestIdOf(req);
     return withLogContext({ requestId }, async () => {
       const started = performance.now();
-      const res = await withLength(await handler(req, ...rest));
+      const res = await handler(req, ...rest);
       try {
         res.headers.set("X-Request-Id", requestId);
       } catch {
