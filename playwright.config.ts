@@ -58,7 +58,8 @@ export default defineConfig({
     {
       name: "timing",
       use: { ...devices["Desktop Chrome"] },
-      dependencies: ["scenarios"],
+      // E2E_TIMING_ALONE=1 (with TEST_ONLY=tests/e2e/timing.spec.ts) runs them without the rest, while working on them.
+      dependencies: process.env.E2E_TIMING_ALONE ? ["setup"] : ["scenarios"],
       testMatch: /timing\.spec\.ts/,
     },
   ],

@@ -1,7 +1,7 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import { fetchJobHistory, historyKeys } from "@/lib/client/api";
+import { fetchJobHistory, historyKeys, type JobDto } from "@/lib/client/api";
 import { formatDuration, formatTime } from "@/lib/client/format";
 import { TableBox, td, th, theadClass } from "./ui/table";
 import { Time } from "./ui/time";
@@ -12,9 +12,24 @@ function outcomeText(outcome: string, later: boolean, noun: string): string {
   return outcome;
 }
 
-/** Every attempt of a job, with its worker, duration, outcome and error; refreshed as the job moves. */
-export function JobAttempts({ jobId, seq, noun = "parts" }: { jobId: string; seq: number; noun?: string }) {
-  const { data } = useQuery({ queryKey: [...historyKeys.detail(jobId), seq], queryFn: () => fetchJobHistory(jobId) });
+/**
+ * Every attempt of a job, with its worker, duration, outcome and error; refreshed when the job
+ * moves: a status, an attempt, a start or an end. Not on its progress, which changes the job
+ * (its `seq`) several times a second while it runs and never an attempt: a refetch per progress
+ * event kept a busy machine's browser and server fetching the same history all along an export.
+ */
+export function JobAttempts({
+  job,
+  noun = "parts",
+}: {
+  job: Pick<JobDto, "id" | "status" | "attempts" | "startedAt" | "finishedAt">;
+  noun?: string;
+}) {
+  const moved = [job.status, job.attempts, job.startedAt, job.finishedAt];
+  const { data } = useQuery({
+    queryKey: [...historyKeys.detail(job.id), ...moved],
+    queryFn: () => fetchJobHistory(job.id),
+  });
   if (!data || data.attempts.length === 0) return null;
   return (
     <section aria-label="Attempts" className="rounded-lg border border-slate-200 bg-white p-5 shadow-sm">

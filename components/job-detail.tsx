@@ -236,7 +236,7 @@ export function JobDetail({
       {(job.type === "export" || job.type === "import" || job.type === "import_load") && (
         <JobParts jobId={job.id} type={job.type} status={job.status} />
       )}
-      <JobAttempts jobId={job.id} seq={job.seq} noun={childNoun(job.type)} />
+      <JobAttempts job={job} noun={childNoun(job.type)} />
       {canOperate && (
         <JobOpsPanel jobId={job.id} status={job.status} attempts={job.attempts} replayOfId={job.replayOfId} />
       )}
