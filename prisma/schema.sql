@@ -235,6 +235,14 @@ CREATE INDEX job_attempts_finished_at_idx ON public.job_attempts USING btree (fi
 CREATE UNIQUE INDEX job_attempts_job_id_attempt_resume_key ON public.job_attempts USING btree (job_id, attempt, resume);
 CREATE INDEX job_attempts_started_at_idx ON public.job_attempts USING btree (started_at);
 
+CREATE TABLE job_search (
+  job_id uuid NOT NULL,
+  text text NOT NULL,
+  CONSTRAINT job_search_pkey PRIMARY KEY (job_id)
+);
+
+CREATE INDEX job_search_text_idx ON public.job_search USING gin (text gin_trgm_ops);
+
 CREATE TABLE job_state_counts (
   tenant_id uuid NOT NULL,
   queue text NOT NULL,
@@ -376,7 +384,6 @@ CREATE INDEX jobs_replay_of_id_idx ON public.jobs USING btree (replay_of_id);
 CREATE UNIQUE INDEX jobs_schedule_id_scheduled_for_key ON public.jobs USING btree (schedule_id, scheduled_for);
 CREATE INDEX jobs_schedule_open_idx ON public.jobs USING btree (schedule_id) WHERE ((schedule_id IS NOT NULL) AND (status = ANY (ARRAY['scheduled'::job_status, 'queued'::job_status, 'running'::job_status, 'retrying'::job_status])));
 CREATE INDEX jobs_scheduled_run_at_idx ON public.jobs USING btree (run_at) WHERE (status = 'scheduled'::job_status);
-CREATE INDEX jobs_search_idx ON public.jobs USING gin (((((input)::text || ' '::text) || COALESCE(error_message, ''::text))) gin_trgm_ops);
 CREATE INDEX jobs_status_created_at_idx ON public.jobs USING btree (status, created_at DESC);
 CREATE INDEX jobs_status_lease_expires_at_idx ON public.jobs USING btree (status, lease_expires_at);
 CREATE INDEX jobs_tenant_id_created_at_id_idx ON public.jobs USING btree (tenant_id, created_at DESC, id DESC);
@@ -1348,6 +1355,44 @@ BEGIN
   RETURN NULL;
 END $function$;
 
+CREATE OR REPLACE FUNCTION public.conveyor_job_search_delete()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  DELETE FROM job_search s USING old_jobs o WHERE s.job_id = o.id;
+  RETURN NULL;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.conveyor_job_search_insert()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  INSERT INTO job_search (job_id, text)
+  SELECT id, input::text || ' ' || coalesce(error_message, '') FROM new_jobs;
+  RETURN NULL;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.conveyor_job_search_truncate()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  TRUNCATE job_search;
+  RETURN NULL;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.conveyor_job_search_update()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  UPDATE job_search SET text = NEW.input::text || ' ' || coalesce(NEW.error_message, '')
+   WHERE job_id = NEW.id;
+  RETURN NULL;
+END $function$;
+
 CREATE OR REPLACE FUNCTION public.conveyor_job_slot_freed()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -1568,6 +1613,10 @@ CREATE TRIGGER jobs_guard_status BEFORE UPDATE OF status ON public.jobs FOR EACH
 CREATE TRIGGER jobs_notify AFTER INSERT OR UPDATE ON public.jobs FOR EACH ROW EXECUTE FUNCTION conveyor_job_notify();
 CREATE TRIGGER jobs_record_transition AFTER INSERT OR UPDATE OF status ON public.jobs FOR EACH ROW EXECUTE FUNCTION conveyor_job_record_transition();
 CREATE TRIGGER jobs_scheduled_wake AFTER INSERT ON public.jobs FOR EACH ROW WHEN ((new.status = 'scheduled'::job_status)) EXECUTE FUNCTION conveyor_scheduler_wake();
+CREATE TRIGGER jobs_search_delete AFTER DELETE ON public.jobs REFERENCING OLD TABLE AS old_jobs FOR EACH STATEMENT EXECUTE FUNCTION conveyor_job_search_delete();
+CREATE TRIGGER jobs_search_insert AFTER INSERT ON public.jobs REFERENCING NEW TABLE AS new_jobs FOR EACH STATEMENT EXECUTE FUNCTION conveyor_job_search_insert();
+CREATE TRIGGER jobs_search_truncate AFTER TRUNCATE ON public.jobs FOR EACH STATEMENT EXECUTE FUNCTION conveyor_job_search_truncate();
+CREATE TRIGGER jobs_search_update AFTER UPDATE OF input, error_message ON public.jobs FOR EACH ROW WHEN (((new.input IS DISTINCT FROM old.input) OR (new.error_message IS DISTINCT FROM old.error_message))) EXECUTE FUNCTION conveyor_job_search_update();
 CREATE TRIGGER jobs_slot_freed AFTER UPDATE OF status, admitted_at ON public.jobs FOR EACH ROW WHEN (((old.admitted_at IS NOT NULL) AND (old.status = ANY (ARRAY['queued'::job_status, 'retrying'::job_status, 'running'::job_status])) AND ((new.admitted_at IS NULL) OR (new.status <> ALL (ARRAY['queued'::job_status, 'retrying'::job_status, 'running'::job_status]))))) EXECUTE FUNCTION conveyor_job_slot_freed();
 CREATE TRIGGER jobs_webhook_ended AFTER UPDATE OF status ON public.jobs FOR EACH ROW WHEN (((new.status = ANY (ARRAY['succeeded'::job_status, 'failed'::job_status, 'cancelled'::job_status])) AND (old.status IS DISTINCT FROM new.status) AND (new.type <> 'webhook_delivery'::text) AND (new.parent_id IS NULL))) EXECUTE FUNCTION conveyor_webhook_job_ended();
 CREATE TRIGGER uploads_storage_bytes AFTER INSERT OR DELETE OR UPDATE OF size, deleted_at ON public.uploads FOR EACH ROW EXECUTE FUNCTION conveyor_storage_bytes_changed();

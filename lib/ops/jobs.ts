@@ -76,8 +76,9 @@ function likePattern(q: string): string {
  * A filter as SQL conditions, one query against the jobs indexes: tenant (or
  * none, for platform admins), status, type, queue, creation time, error class
  * and fingerprint (a dead-letter group), and text in the input or error, served
- * by the trigram index `jobs_search_idx` (the same expression must be used here
- * for the index to apply). Child jobs are left out unless `children` is set.
+ * by the trigram index on `job_search` (a job's input and error as one text, kept
+ * by triggers on `jobs`: an index on `jobs` itself took keys at every status
+ * change). Child jobs are left out unless `children` is set.
  */
 async function filterConditions(principal: Principal, f: OpsJobFilter): Promise<Prisma.Sql[]> {
   const tenantId = await consoleTenant(principal, f.tenant);
@@ -90,7 +91,7 @@ async function filterConditions(principal: Principal, f: OpsJobFilter): Promise<
     const pattern = likePattern(f.q);
     // The index narrows; the second test drops jobs that match only inside a field a task marks
     // sensitive, which would otherwise let a search guess a redacted secret piece by piece.
-    conds.push(Prisma.sql`(input::text || ' ' || coalesce(error_message, '')) ILIKE ${pattern}`);
+    conds.push(Prisma.sql`id IN (SELECT job_id FROM job_search WHERE text ILIKE ${pattern})`);
     const hidden = sensitiveFields();
     if (hidden.length) {
       conds.push(

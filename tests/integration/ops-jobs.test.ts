@@ -79,6 +79,14 @@ describe("jobs explorer", () => {
       (await listOpsJobs(fx.p.oscar, { q: "said teapot" })).jobs.map((j) => j.id),
       [a2],
     );
+    // The searched text (table job_search) follows the job's error as it changes, and only then.
+    await pool().query(`UPDATE jobs SET error_message = 'gateway timed out' WHERE id = $1`, [a2]);
+    assert.deepEqual((await listOpsJobs(fx.p.oscar, { q: "teapot" })).jobs, [], "the old error is gone");
+    assert.deepEqual(
+      (await listOpsJobs(fx.p.oscar, { q: "gateway timed" })).jobs.map((j) => j.id),
+      [a2],
+      "the new error is found",
+    );
     assert.equal((await listOpsJobs(fx.p.oscar, { queue: "interactive" })).jobs.length, 0);
     assert.deepEqual(
       (await listOpsJobs(fx.p.root, { tenant: "globex" })).jobs.map((j) => j.id),
@@ -103,6 +111,35 @@ describe("jobs explorer", () => {
     } while (cursor);
     assert.equal(new Set(seen).size, 7);
     assert.equal(seen.length, 7);
+  });
+
+  test("the searched text comes and goes with its jobs, created one by one or many in one statement", async () => {
+    const searchRows = async (ids: string[]) =>
+      Number(
+        (await pool().query(`SELECT count(*) AS n FROM job_search WHERE job_id = ANY($1::uuid[])`, [ids])).rows[0].n,
+      );
+    const one = await probe(fx.p.acmeId, { sleepMs: 4321 });
+    // A batch of creates is one INSERT: one row each all the same.
+    const many = (
+      await pool().query<{ id: string }>(
+        `INSERT INTO jobs (id, tenant_id, type, queue, status, input, input_hash)
+         SELECT gen_random_uuid(), $1::uuid, 'probe', 'bulk', 'queued', jsonb_build_object('sleepMs', 8765 + g), 'x'
+         FROM generate_series(1, 3) g RETURNING id`,
+        [fx.p.acmeId],
+      )
+    ).rows.map((r) => r.id);
+    assert.equal(await searchRows([one, ...many]), 4);
+    assert.deepEqual(
+      (await listOpsJobs(fx.p.oscar, { q: "8767" })).jobs.map((j) => j.id),
+      [many[1]],
+    );
+    // A status change writes no search row (the reason it is a table of its own).
+    const before = (await pool().query(`SELECT xmin::text FROM job_search WHERE job_id = $1`, [one])).rows[0].xmin;
+    await pool().query(`UPDATE jobs SET status = 'running', attempts = 1 WHERE id = $1`, [one]);
+    const after = (await pool().query(`SELECT xmin::text FROM job_search WHERE job_id = $1`, [one])).rows[0].xmin;
+    assert.equal(after, before);
+    await pool().query(`DELETE FROM jobs WHERE id = ANY($1::uuid[])`, [[one, ...many]]);
+    assert.equal(await searchRows([one, ...many]), 0, "deleted with their jobs");
   });
 
   test("job detail redacts sensitive input and tells the whole story; another tenant's is 404", async () => {
