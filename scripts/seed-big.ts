@@ -8,7 +8,7 @@
  * The rows are written in SQL by the database itself, with triggers off
  * (`session_replication_role = replica`, so no notify per row and no admission
  * during the load; it needs a superuser, as the local and embedded databases
- * are). Waiting jobs are `probe` jobs that do nothing, so a running fleet can
+ * are); the rows those triggers would add elsewhere (the search text) it writes too. Waiting jobs are `probe` jobs that do nothing, so a running fleet can
  * work off the queued ones harmlessly; exports are all finished.
  */
 import { parseArgs } from "node:util";
@@ -94,7 +94,11 @@ async function main() {
                       THEN created_at + interval '100 ms' + (50 + (hashint4(i * 13) & 2147483647) % 4000) * interval '1 ms' END,
                  CASE WHEN status = 'failed' AND i % 3 = 0 THEN created_at + interval '1 hour' END
           FROM s
-          RETURNING id, status, attempts, error_class, error_message, started_at, finished_at
+          RETURNING id, input, status, attempts, error_class, error_message, started_at, finished_at
+          ), searched AS (
+            -- The explorer's search text, which the triggers (off here) would have written.
+            INSERT INTO job_search (job_id, text)
+            SELECT id, input::text || ' ' || coalesce(error_message, '') FROM ins
           )
           INSERT INTO job_attempts (job_id, attempt, worker_id, fencing_token, started_at, finished_at, outcome,
                                     error_class, error_message, duration_ms)
