@@ -78,7 +78,12 @@ async function main(): Promise<void> {
   const graphileIds = new Set<string>();
   const events: WorkerEvents = new EventEmitter();
   // graphile 0.17 locks jobs in the pool's name; record worker ids too, for older or newer versions.
-  events.on("pool:create", ({ workerPool }) => graphileIds.add(workerPool.id));
+  events.on("pool:create", ({ workerPool }) => {
+    graphileIds.add(workerPool.id);
+    // At once, not at the next heartbeat: the pool fetches its local queue right away, and a
+    // worker killed before its ids are known leaves locks only the reaper's stale-lock pass frees.
+    void beat().catch((e: Error) => log.warn({ err: e }, `[worker] heartbeat failed: ${e.message}`));
+  });
   events.on("worker:create", ({ worker }) => graphileIds.add(worker.workerId));
 
   let state: "running" | "stopping" = "running";

@@ -51,6 +51,17 @@ export async function reap(opts: {
       if (graphileIds.length) {
         await tx.$executeRaw`SELECT graphile_worker.force_unlock_workers(${graphileIds}::text[])`;
       }
+      // Locks no live worker owns: a worker killed before its first heartbeat recorded its
+      // graphile ids (its pool fetches a local queue of jobs at once). Such a job's dispatch
+      // would stay locked for graphile's 4 hours and the job wait in `queued`, admitted, that
+      // long. A live worker records its ids within a heartbeat, long before its locks are this old.
+      await tx.$executeRaw`
+        SELECT graphile_worker.force_unlock_workers(array(
+          SELECT DISTINCT g.locked_by FROM graphile_worker.jobs g
+          WHERE g.locked_by IS NOT NULL
+            AND g.locked_at < now() - make_interval(secs => ${opts.deadAfterMs / 1000}::float8)
+            AND NOT EXISTS (SELECT 1 FROM workers w WHERE w.state IN ('running', 'stopping')
+                            AND g.locked_by = ANY(w.graphile_worker_ids))))`;
       // Dispatch rows whose single graphile attempt was spent by a dead worker: never runnable again.
       await tx.$executeRaw`
         SELECT graphile_worker.complete_jobs(array(

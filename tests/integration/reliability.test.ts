@@ -257,6 +257,29 @@ describe("crash recovery", () => {
     assert.equal((await reap({ deadAfterMs: 5_000, selfId: "dead-worker" })).deadWorkers.length, 0);
   });
 
+  test("a dispatch locked in the name of no live worker (killed before its first heartbeat) is released once stale", async () => {
+    const stale = await enqueue();
+    const fresh = await enqueue();
+    await admitAll();
+    assert.equal((await dispatches(stale)) + (await dispatches(fresh)), 2);
+    // What a pool killed right after fetching its local queue leaves: dispatches locked by an id
+    // that no worker row records. The fresh one's worker may simply not have beaten yet.
+    const lock = `UPDATE graphile_worker._private_jobs SET locked_by = $2, locked_at = now() - $3::interval,
+                         attempts = attempts + 1 WHERE key = $1`;
+    await pool().query(lock, [stale, "pool-never-recorded", "1 minute"]);
+    await pool().query(lock, [fresh, "pool-just-started", "0 seconds"]);
+    await reap({ deadAfterMs: 5_000 });
+    const lockedBy = async (id: string) =>
+      (await pool().query(`SELECT locked_by FROM graphile_worker.jobs WHERE key = $1`, [id])).rows[0]?.locked_by;
+    assert.equal(await lockedBy(stale), null, "the stale lock is released");
+    assert.equal(await lockedBy(fresh), "pool-just-started", "a young lock is left to its worker");
+    await pool().query(`UPDATE graphile_worker._private_jobs SET locked_by = NULL, locked_at = NULL WHERE key = $1`, [
+      fresh,
+    ]);
+    await drain();
+    assert.equal((await job(stale)).status, "succeeded", "the released dispatch runs");
+  });
+
   test("an admitted job whose dispatch is gone for good is dispatched again", async () => {
     const id = await enqueue();
     await pool().query(`SELECT graphile_worker.remove_job($1)`, [id]);
