@@ -82,7 +82,7 @@ async function main(): Promise<void> {
     graphileIds.add(workerPool.id);
     // At once, not at the next heartbeat: the pool fetches its local queue right away, and a
     // worker killed before its ids are known leaves locks only the reaper's stale-lock pass frees.
-    void beat().catch((e: Error) => log.warn({ err: e }, `[worker] heartbeat failed: ${e.message}`));
+    beatNow();
   });
   events.on("worker:create", ({ worker }) => graphileIds.add(worker.workerId));
 
@@ -96,10 +96,9 @@ async function main(): Promise<void> {
       process.exit(3);
     }
   };
-  const heartbeat = setInterval(
-    () => void beat().catch((e: Error) => log.warn({ err: e }, `[worker] heartbeat failed: ${e.message}`)),
-    env().WORKER_HEARTBEAT_MS,
-  );
+  const beatNow = () =>
+    void beat().catch((e: Error) => log.warn({ err: e }, `[worker] heartbeat failed: ${e.message}`));
+  const heartbeat = setInterval(beatNow, env().WORKER_HEARTBEAT_MS);
   // Periodic upkeep: the engine's reaper, the console's statistics rollup, the pruner, and each
   // workload's own (export expiry…). Each takes a maintenance lock: one process works a tick.
   const periodic: PeriodicTask[] = [
