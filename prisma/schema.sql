@@ -404,6 +404,16 @@ CREATE TABLE memberships (
 
 CREATE INDEX memberships_tenant_id_idx ON public.memberships USING btree (tenant_id);
 
+CREATE TABLE open_job_counts (
+  tenant_id uuid NOT NULL,
+  user_id uuid NOT NULL,
+  shard integer NOT NULL,
+  open bigint NOT NULL,
+  CONSTRAINT open_job_counts_pkey PRIMARY KEY (tenant_id, user_id, shard)
+);
+
+CREATE INDEX open_job_counts_user_id_idx ON public.open_job_counts USING btree (user_id);
+
 CREATE TABLE orders (
   id bigint DEFAULT nextval('orders_id_seq'::regclass) NOT NULL,
   tenant_id uuid NOT NULL,
@@ -1203,7 +1213,7 @@ BEGIN
   RETURN v_n;
 END $function$;
 
-CREATE OR REPLACE FUNCTION public.conveyor_enqueue_gate(p_tenant uuid, p_user uuid, p_export_bytes boolean, p_per_user integer, p_per_tenant integer, p_bytes bigint)
+CREATE OR REPLACE FUNCTION public.conveyor_enqueue_gate(p_tenant uuid, p_user uuid, p_export_bytes boolean, p_per_user integer, p_per_tenant integer, p_bytes bigint, p_pending_user integer DEFAULT 0, p_pending_tenant integer DEFAULT 0)
  RETURNS boolean
  LANGUAGE plpgsql
 AS $function$
@@ -1212,13 +1222,15 @@ DECLARE
   v_refusal jsonb;
 BEGIN
   IF NOT pg_try_advisory_xact_lock(hashtext('conveyor_enqueue'), v_key) THEN
-    v_refusal := conveyor_quota_refusal(p_tenant, p_user, p_export_bytes, p_per_user, p_per_tenant, p_bytes);
+    v_refusal := conveyor_quota_refusal(p_tenant, p_user, p_export_bytes, p_per_user, p_per_tenant, p_bytes,
+                                        p_pending_user, p_pending_tenant);
     IF v_refusal IS NOT NULL THEN
       RAISE EXCEPTION USING ERRCODE = 'CQ001', MESSAGE = v_refusal::text;
     END IF;
     PERFORM pg_advisory_xact_lock(hashtext('conveyor_enqueue'), v_key);
   END IF;
-  v_refusal := conveyor_quota_refusal(p_tenant, p_user, p_export_bytes, p_per_user, p_per_tenant, p_bytes);
+  v_refusal := conveyor_quota_refusal(p_tenant, p_user, p_export_bytes, p_per_user, p_per_tenant, p_bytes,
+                                      p_pending_user, p_pending_tenant);
   IF v_refusal IS NOT NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'CQ001', MESSAGE = v_refusal::text;
   END IF;
@@ -1417,6 +1429,87 @@ AS $function$
     ELSE doc END
 $function$;
 
+CREATE OR REPLACE FUNCTION public.conveyor_open_job_counts_compact()
+ RETURNS integer
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  v_moved integer;
+BEGIN
+  WITH gone AS (
+    DELETE FROM open_job_counts
+     WHERE shard <> 0 AND shard NOT IN (SELECT pid FROM pg_stat_activity WHERE pid IS NOT NULL)
+    RETURNING tenant_id, user_id, open
+  ), sums AS (
+    SELECT tenant_id, user_id, sum(open)::bigint AS open, count(*) AS n FROM gone GROUP BY 1, 2
+  ), folded AS (
+    INSERT INTO open_job_counts AS c (tenant_id, user_id, shard, open)
+    SELECT tenant_id, user_id, 0, open FROM sums ORDER BY 1, 2
+    ON CONFLICT (tenant_id, user_id, shard) DO UPDATE SET open = c.open + EXCLUDED.open
+  )
+  SELECT coalesce(sum(n), 0) INTO v_moved FROM sums;
+  DELETE FROM open_job_counts WHERE shard = 0 AND open = 0;
+  RETURN v_moved;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.conveyor_open_job_counts_rebuild()
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  LOCK TABLE jobs IN SHARE MODE;
+  DELETE FROM open_job_counts;
+  INSERT INTO open_job_counts (tenant_id, user_id, shard, open)
+  SELECT j.tenant_id, v.u, 0, count(*)
+    FROM jobs j, LATERAL (VALUES ('00000000-0000-0000-0000-000000000000'::uuid), (j.created_by_id)) v(u)
+   WHERE j.parent_id IS NULL AND j.status IN ('scheduled', 'queued', 'running', 'retrying') AND v.u IS NOT NULL
+   GROUP BY 1, 2;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.conveyor_open_jobs_changed()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  IF OLD.parent_id IS NULL AND OLD.status IN ('scheduled', 'queued', 'running', 'retrying') THEN
+    INSERT INTO open_job_counts AS c (tenant_id, user_id, shard, open)
+    SELECT OLD.tenant_id, u, pg_backend_pid(), -1
+      FROM unnest(ARRAY['00000000-0000-0000-0000-000000000000'::uuid, OLD.created_by_id]) u WHERE u IS NOT NULL
+    ON CONFLICT (tenant_id, user_id, shard) DO UPDATE SET open = c.open + EXCLUDED.open;
+  END IF;
+  IF TG_OP = 'UPDATE' AND NEW.parent_id IS NULL AND NEW.status IN ('scheduled', 'queued', 'running', 'retrying') THEN
+    INSERT INTO open_job_counts AS c (tenant_id, user_id, shard, open)
+    SELECT NEW.tenant_id, u, pg_backend_pid(), 1
+      FROM unnest(ARRAY['00000000-0000-0000-0000-000000000000'::uuid, NEW.created_by_id]) u WHERE u IS NOT NULL
+    ON CONFLICT (tenant_id, user_id, shard) DO UPDATE SET open = c.open + EXCLUDED.open;
+  END IF;
+  RETURN NULL;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.conveyor_open_jobs_inserted()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  INSERT INTO open_job_counts AS c (tenant_id, user_id, shard, open)
+  SELECT j.tenant_id, v.u, pg_backend_pid(), count(*)
+    FROM new_jobs j, LATERAL (VALUES ('00000000-0000-0000-0000-000000000000'::uuid), (j.created_by_id)) v(u)
+   WHERE j.parent_id IS NULL AND j.status IN ('scheduled', 'queued', 'running', 'retrying') AND v.u IS NOT NULL
+   GROUP BY 1, 2
+   ORDER BY 1, 2
+  ON CONFLICT (tenant_id, user_id, shard) DO UPDATE SET open = c.open + EXCLUDED.open;
+  RETURN NULL;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.conveyor_open_jobs_truncated()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  DELETE FROM open_job_counts;
+  RETURN NULL;
+END $function$;
+
 CREATE OR REPLACE FUNCTION public.conveyor_paused(p_queue text, p_type text, p_tenant uuid)
  RETURNS boolean
  LANGUAGE sql
@@ -1430,7 +1523,7 @@ AS $function$
       AND (p.tenant_id IS NULL OR p.tenant_id = p_tenant))
 $function$;
 
-CREATE OR REPLACE FUNCTION public.conveyor_quota_refusal(p_tenant uuid, p_user uuid, p_export_bytes boolean, p_per_user integer, p_per_tenant integer, p_bytes bigint)
+CREATE OR REPLACE FUNCTION public.conveyor_quota_refusal(p_tenant uuid, p_user uuid, p_export_bytes boolean, p_per_user integer, p_per_tenant integer, p_bytes bigint, p_pending_user integer DEFAULT 0, p_pending_tenant integer DEFAULT 0)
  RETURNS jsonb
  LANGUAGE plpgsql
 AS $function$
@@ -1446,18 +1539,13 @@ BEGIN
     FROM tenants WHERE id = p_tenant;
   IF NOT FOUND THEN RETURN NULL; END IF;
   IF p_user IS NOT NULL THEN
-    SELECT count(*) INTO v_used FROM (
-      SELECT 1 FROM jobs WHERE created_by_id = p_user
-         AND status IN ('scheduled', 'queued', 'running', 'retrying') AND parent_id IS NULL
-       LIMIT v_per_user) s;
+    SELECT coalesce(sum(open), 0) + p_pending_user INTO v_used FROM open_job_counts WHERE user_id = p_user;
     IF v_used >= v_per_user THEN
       RETURN jsonb_build_object('quota', 'jobs_per_user', 'limit', v_per_user, 'used', v_used);
     END IF;
   END IF;
-  SELECT count(*) INTO v_used FROM (
-    SELECT 1 FROM jobs WHERE tenant_id = p_tenant
-       AND status IN ('scheduled', 'queued', 'running', 'retrying') AND parent_id IS NULL
-     LIMIT v_per_tenant) s;
+  SELECT coalesce(sum(open), 0) + p_pending_tenant INTO v_used FROM open_job_counts
+   WHERE tenant_id = p_tenant AND user_id = '00000000-0000-0000-0000-000000000000'::uuid;
   IF v_used >= v_per_tenant THEN
     RETURN jsonb_build_object('quota', 'jobs_per_tenant', 'limit', v_per_tenant, 'used', v_used);
   END IF;
@@ -1611,6 +1699,10 @@ CREATE TRIGGER jobs_cancel_waiting AFTER UPDATE OF cancel_requested_at ON public
 CREATE TRIGGER jobs_child_changed AFTER UPDATE OF status, progress_done ON public.jobs FOR EACH ROW WHEN (((new.parent_id IS NOT NULL) AND ((new.status IS DISTINCT FROM old.status) OR (new.progress_done IS DISTINCT FROM old.progress_done)))) EXECUTE FUNCTION conveyor_child_changed();
 CREATE TRIGGER jobs_guard_status BEFORE UPDATE OF status ON public.jobs FOR EACH ROW EXECUTE FUNCTION conveyor_job_guard_status();
 CREATE TRIGGER jobs_notify AFTER INSERT OR UPDATE ON public.jobs FOR EACH ROW EXECUTE FUNCTION conveyor_job_notify();
+CREATE TRIGGER jobs_open_count_changed AFTER UPDATE OF status, parent_id, tenant_id, created_by_id ON public.jobs FOR EACH ROW WHEN (((((old.parent_id IS NULL) AND (old.status = ANY (ARRAY['scheduled'::job_status, 'queued'::job_status, 'running'::job_status, 'retrying'::job_status]))) IS DISTINCT FROM ((new.parent_id IS NULL) AND (new.status = ANY (ARRAY['scheduled'::job_status, 'queued'::job_status, 'running'::job_status, 'retrying'::job_status])))) OR ((new.parent_id IS NULL) AND (new.status = ANY (ARRAY['scheduled'::job_status, 'queued'::job_status, 'running'::job_status, 'retrying'::job_status])) AND ((old.tenant_id IS DISTINCT FROM new.tenant_id) OR (old.created_by_id IS DISTINCT FROM new.created_by_id))))) EXECUTE FUNCTION conveyor_open_jobs_changed();
+CREATE TRIGGER jobs_open_count_deleted AFTER DELETE ON public.jobs FOR EACH ROW WHEN (((old.parent_id IS NULL) AND (old.status = ANY (ARRAY['scheduled'::job_status, 'queued'::job_status, 'running'::job_status, 'retrying'::job_status])))) EXECUTE FUNCTION conveyor_open_jobs_changed();
+CREATE TRIGGER jobs_open_count_inserted AFTER INSERT ON public.jobs REFERENCING NEW TABLE AS new_jobs FOR EACH STATEMENT EXECUTE FUNCTION conveyor_open_jobs_inserted();
+CREATE TRIGGER jobs_open_count_truncated AFTER TRUNCATE ON public.jobs FOR EACH STATEMENT EXECUTE FUNCTION conveyor_open_jobs_truncated();
 CREATE TRIGGER jobs_record_transition AFTER INSERT OR UPDATE OF status ON public.jobs FOR EACH ROW EXECUTE FUNCTION conveyor_job_record_transition();
 CREATE TRIGGER jobs_scheduled_wake AFTER INSERT ON public.jobs FOR EACH ROW WHEN ((new.status = 'scheduled'::job_status)) EXECUTE FUNCTION conveyor_scheduler_wake();
 CREATE TRIGGER jobs_search_delete AFTER DELETE ON public.jobs REFERENCING OLD TABLE AS old_jobs FOR EACH STATEMENT EXECUTE FUNCTION conveyor_job_search_delete();

@@ -121,6 +121,8 @@ async function main() {
       logger.info(`[seed:big] ${done + n} of ${total} jobs`);
     }
     await pool().query("ANALYZE jobs; ANALYZE job_attempts");
+    // The quota counts, which the triggers (off here) would have kept.
+    await pool().query("SELECT conveyor_open_job_counts_rebuild()");
     // Roll up the whole kept window, not only since the last tick.
     await pool().query(`UPDATE stats_rollup SET rolled_to = now() - interval '8 days' WHERE id = 1`);
     // A few hours per tick; a running worker may hold the lock for a moment.

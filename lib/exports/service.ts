@@ -8,7 +8,7 @@ import { AppError, notFound, parseOrThrow } from "../errors";
 import { parseIdOr404 } from "../ids";
 import type { JobDto } from "../jobs/dto";
 import { enqueueJob } from "../jobs/enqueue";
-import { pauseScopesFor } from "../jobs/pause-scopes";
+import { pauseScopesOfCreate } from "../jobs/pause-scopes";
 import { jobView } from "../jobs/view";
 import { isoInstant } from "../validation";
 import { exportTask } from "./task";
@@ -51,7 +51,7 @@ export async function requestExport(
     );
   }
   const { input, runAt } = splitRunAt(body);
-  const { job, created } = await enqueueJob({
+  const result = await enqueueJob({
     tenantId,
     type: exportTask.type,
     input,
@@ -61,7 +61,7 @@ export async function requestExport(
     // A user's and the tenant's unfinished jobs, and the tenant's kept export bytes: checked in the INSERT.
     quota: { userId: principal.userId, exportBytes: true },
   });
-  return { job: jobView(job, [], await pauseScopesFor([job])), created };
+  return { job: jobView(result.job, [], await pauseScopesOfCreate(result)), created: result.created };
 }
 
 /** The principal's export (404 for another tenant's) and its downloadable file. */

@@ -11,7 +11,7 @@ import { openAndCount, type ExportDownload } from "../files/open";
 import { parseIdOr404 } from "../ids";
 import type { JobDto } from "../jobs/dto";
 import { enqueueJob } from "../jobs/enqueue";
-import { pauseScopesFor } from "../jobs/pause-scopes";
+import { pauseScopesFor, pauseScopesOfCreate } from "../jobs/pause-scopes";
 import { pipelineStages, replayChains, type StageView } from "../jobs/pipeline";
 import { jobView } from "../jobs/view";
 import { checkQuotas } from "../tenants/quotas";
@@ -63,7 +63,7 @@ export async function requestImport(
   const tenantId = requireTenant(principal);
   checkIdempotencyKey(idempotencyKey);
   const input = parseOrThrow(importTask.inputSchema, body);
-  const { job, created } = await enqueueJob({
+  const result = await enqueueJob({
     tenantId,
     type: importTask.type,
     input,
@@ -76,7 +76,7 @@ export async function requestImport(
       await claimUploadForImport(tx, tenantId, input.uploadId, jobId, { checkOnly: !inserting });
     },
   });
-  return { job: jobView(job, [], await pauseScopesFor([job])), created };
+  return { job: jobView(result.job, [], await pauseScopesOfCreate(result)), created: result.created };
 }
 
 const jobInclude = {

@@ -14,6 +14,7 @@ import { currentTraceCarrier, withSpan } from "../tracing";
 import { Batcher } from "../batcher";
 import { getTaskDefinition } from "./registry";
 import type { QueueName } from "./task";
+import type { PauseScope } from "./admission-state";
 
 export type EnqueueOptions = {
   tenantId: string;
@@ -48,7 +49,15 @@ export type EnqueueOptions = {
   quota?: { userId: string | null; exportBytes?: boolean };
 };
 
-export type EnqueueResult = { job: JobModel; created: boolean };
+export type EnqueueResult = {
+  job: JobModel;
+  created: boolean;
+  /**
+   * A new job's answer: the active pauses when it waits unadmitted (to say which pause holds it),
+   * read by its own INSERT; [] when it does not wait. Absent for an idempotent replay.
+   */
+  pauses?: PauseScope[];
+};
 
 /** JSON with sorted keys, so equal inputs hash equally whatever their key order. */
 export function canonicalJson(value: unknown): string {
@@ -151,7 +160,7 @@ async function insertJob(opts: EnqueueOptions): Promise<EnqueueResult> {
           return insertOne(tx, pending);
         })
       : await creates().push(pending).then(unwrap);
-    return { job: rowToJob(row), created: true };
+    return { job: rowToJob(row), created: true, pauses: row.pauses ?? [] };
   } catch (err) {
     const code = (err as { code?: string }).code;
     if (code === QUOTA_REFUSED) throw quotaRefusal((err as Error).message);
@@ -184,7 +193,7 @@ function insertOne(client: SqlClient, p: PendingInsert): Promise<JobRowText> {
               $6::jsonb, $7::text, $8::text, $9::int, $10::uuid, $11::uuid, coalesce($12::timestamptz, now()), now(),
               $13::jsonb
        ${quota ? "WHERE conveyor_enqueue_gate($2::uuid, $14::uuid, $15::boolean, $16::int, $17::int, $18::bigint)" : ""}
-       RETURNING ${JOB_COLUMNS}`,
+       RETURNING ${INSERTED_COLUMNS}`,
       quota
         ? [
             ...p.values,
@@ -205,8 +214,9 @@ function insertOne(client: SqlClient, p: PendingInsert): Promise<JobRowText> {
  * Every create notifies (the SSE hub; admission), and Postgres serialises
  * notifying transactions through their commit, so one at a time they could not
  * share a WAL flush; together they do. An idle server sends each create alone
- * at once. The quota gate runs per row (a volatile function: each row's counts
- * see the rows before it in the statement), rows ordered by the lock each takes
+ * at once. The quota gate runs per row, told how many unfinished jobs the rows
+ * before it in the statement add for its user and tenant (the counts it reads,
+ * open_job_counts, take a statement's rows in at its end), rows ordered by the lock each takes
  * so two batches cannot deadlock; any failure (a refusal, a reused idempotency
  * key) inserts nothing, and then every create of the batch runs alone and gets
  * its own answer.
@@ -228,15 +238,24 @@ async function insertBatch(items: PendingInsert[]): Promise<Inserted[]> {
               CASE WHEN r.run_at > now() THEN 'scheduled' ELSE 'queued' END::job_status,
               r.input, r.input_hash, r.idempotency_key, r.max_attempts, r.created_by_id, r.parent_id,
               coalesce(r.run_at, now()), now(), r.trace_context
-         FROM (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::int[], $6::jsonb[],
-                                    $7::text[], $8::text[], $9::int[], $10::uuid[], $11::uuid[], $12::timestamptz[],
-                                    $13::jsonb[], $14::boolean[], $15::uuid[], $16::boolean[])
-                 AS u(id, tenant_id, type, queue, priority, input, input_hash, idempotency_key, max_attempts,
-                      created_by_id, parent_id, run_at, trace_context, gated, quota_user, export_bytes)
-                ORDER BY hashtext(coalesce(quota_user, tenant_id)::text) OFFSET 0) r
+         FROM (SELECT u.*,
+                      -- The unfinished jobs earlier rows of this statement add for the user and the
+                      -- tenant: the counts the gate reads take them in only at the statement's end.
+                      (count(*) FILTER (WHERE u.parent_id IS NULL) OVER (PARTITION BY u.created_by_id ORDER BY k.k, u.ord
+                         ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING))::int AS pending_user,
+                      (count(*) FILTER (WHERE u.parent_id IS NULL) OVER (PARTITION BY u.tenant_id ORDER BY k.k, u.ord
+                         ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING))::int AS pending_tenant
+                 FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::int[], $6::jsonb[],
+                             $7::text[], $8::text[], $9::int[], $10::uuid[], $11::uuid[], $12::timestamptz[],
+                             $13::jsonb[], $14::boolean[], $15::uuid[], $16::boolean[]) WITH ORDINALITY
+                   AS u(id, tenant_id, type, queue, priority, input, input_hash, idempotency_key, max_attempts,
+                        created_by_id, parent_id, run_at, trace_context, gated, quota_user, export_bytes, ord),
+                      LATERAL (SELECT hashtext(coalesce(u.quota_user, u.tenant_id)::text) AS k) k
+                ORDER BY k.k, u.ord OFFSET 0) r
         WHERE NOT r.gated
-           OR conveyor_enqueue_gate(r.tenant_id, r.quota_user, r.export_bytes, $17::int, $18::int, $19::bigint)
-       RETURNING ${JOB_COLUMNS}`,
+           OR conveyor_enqueue_gate(r.tenant_id, r.quota_user, r.export_bytes, $17::int, $18::int, $19::bigint,
+                                    r.pending_user, r.pending_tenant)
+       RETURNING ${INSERTED_COLUMNS}`,
       [
         ...Array.from({ length: 13 }, (_, i) => column(i)),
         items.map((p) => Boolean(p.quota)),
@@ -339,14 +358,26 @@ const JOB_COLUMNS = `id, tenant_id AS "tenantId", type, queue, priority, status,
   progress_bytes AS "progressBytes", child_index AS "childIndex", resume_pending AS "resumePending", resumes,
   schedule_id AS "scheduleId", scheduled_for AS "scheduledFor", trace_context AS "traceContext"`;
 
+// A created job's answer also says which pauses hold it, from the same statement: one round trip
+// fewer for a create a pause holds (the active pauses, a small table, as activePauseScopes reads them).
+const INSERTED_COLUMNS = `${JOB_COLUMNS},
+  CASE WHEN status IN ('queued', 'retrying') AND admitted_at IS NULL THEN
+    (SELECT coalesce(json_agg(json_build_object(
+              'id', p.id, 'queue', p.queue, 'type', p.type, 'tenantId', p.tenant_id, 'reason', p.reason, 'by', u.email,
+              'since', to_char(p.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) ORDER BY p.created_at), '[]')
+       FROM queue_pauses p LEFT JOIN users u ON u.id = p.created_by_id WHERE p.resumed_at IS NULL)
+  END AS pauses`;
+
 type JobRowText = Omit<JobModel, "progressDone" | "progressTotal" | "fencingToken" | "progressBytes"> & {
   progressDone: string;
   progressTotal: string | null;
   fencingToken: string;
   progressBytes: string | null;
+  /** INSERTED_COLUMNS only. */
+  pauses?: PauseScope[] | null;
 };
 
-function rowToJob(row: JobRowText): JobModel {
+function rowToJob({ pauses: _pauses, ...row }: JobRowText): JobModel {
   return {
     ...row,
     progressDone: BigInt(row.progressDone),

@@ -32,6 +32,11 @@ async function readPauseScopes(): Promise<PauseScope[]> {
   return rows.map((r) => ({ ...r, since: new Date(r.since).toISOString() }));
 }
 
+/** A create's pause context: the pauses its INSERT read (lib/jobs/enqueue.ts), or, for a replayed job, read now. */
+export function pauseScopesOfCreate(result: { job: ParentLike; pauses?: PauseScope[] }): Promise<PauseContext> {
+  return result.pauses ? Promise.resolve({ scopes: result.pauses }) : pauseScopesFor([result.job]);
+}
+
 type ParentLike = JobLike & { id: string; childrenTotal?: number | null };
 
 /**

@@ -161,6 +161,10 @@ export async function reap(opts: {
           AND NOT EXISTS (SELECT 1 FROM jobs c WHERE c.parent_id = p.id
                           AND c.status NOT IN ('succeeded', 'failed', 'cancelled', 'expired'))`;
 
+      // The quota counts written by connections that have since ended, folded into one row per
+      // tenant and user (open_job_counts: one row per writing connection, so none waits on another).
+      await tx.$queryRaw`SELECT conveyor_open_job_counts_compact()`;
+
       return { deadWorkers: dead.map((d) => d.id), reapedJobs, redispatched: orphans.map((o) => o.id) };
     },
     { timeoutMs: 30_000 },

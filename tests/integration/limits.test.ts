@@ -1,5 +1,6 @@
 import { afterEach, describe, test } from "node:test";
 import assert from "node:assert/strict";
+import pg from "pg";
 import { setTimeout as sleep } from "node:timers/promises";
 import { GET as listJobsRoute } from "@/app/api/v1/jobs/route";
 import { POST as createExportRoute } from "@/app/api/v1/exports/route";
@@ -8,9 +9,10 @@ import { GET as tokensList, POST as createTokenRoute } from "@/app/api/v1/tokens
 import { forgetRefusals } from "@/lib/auth/rate-limit";
 import { createApiTokenForEmail, revokeApiToken } from "@/lib/auth/tokens";
 import { db, pool } from "@/lib/db";
-import { resetEnvCache } from "@/lib/env";
+import { databaseUrl, resetEnvCache } from "@/lib/env";
 import { useTestDatabase } from "../helpers/db";
 import { drainJobs } from "../helpers/fixtures";
+import { waitFor } from "../helpers/net";
 
 const fx = useTestDatabase({ seed: 0.001 });
 const ctx = { params: Promise.resolve({}) };
@@ -211,6 +213,107 @@ describe("quotas", () => {
       assert.equal(after.kept, "0");
     } finally {
       await pool().query("UPDATE tenants SET quota_export_bytes = NULL");
+    }
+  });
+
+  test("the quota counts follow the jobs: creates, skipped conflicts, cancels, completions, deletions, a lost creator", async () => {
+    const OPEN = `parent_id IS NULL AND status IN ('scheduled', 'queued', 'running', 'retrying')`;
+    // Every (tenant, creator) and tenant total whose kept count differs from the jobs'.
+    const mismatches = async () =>
+      (
+        await pool().query(
+          `WITH actual AS (
+             SELECT tenant_id, '00000000-0000-0000-0000-000000000000'::uuid AS user_id, count(*) AS n
+               FROM jobs WHERE ${OPEN} GROUP BY 1
+             UNION ALL
+             SELECT tenant_id, created_by_id, count(*) FROM jobs WHERE ${OPEN} AND created_by_id IS NOT NULL GROUP BY 1, 2
+           ), kept AS (
+             SELECT tenant_id, user_id, sum(open) AS n FROM open_job_counts GROUP BY 1, 2 HAVING sum(open) <> 0
+           )
+           SELECT tenant_id, user_id, actual.n AS actual, kept.n AS kept
+             FROM actual FULL JOIN kept USING (tenant_id, user_id)
+            WHERE actual.n IS DISTINCT FROM kept.n`,
+        )
+      ).rows;
+    await pool().query("DELETE FROM jobs");
+    assert.deepEqual(await mismatches(), [], "deleting open jobs takes them off");
+    await pool().query(
+      "INSERT INTO queue_pauses (id, queue, tenant_id, reason) VALUES (gen_random_uuid(), 'interactive', $1, 'counts')",
+      [fx.p.acmeId],
+    );
+    try {
+      const ada = await createApiTokenForEmail("ada@acme.test", "counts");
+      const oscar = await createApiTokenForEmail("oscar@acme.test", "counts");
+      // Concurrent creates (one statement for several) and single ones.
+      const made = await Promise.all([
+        ...Array.from({ length: 6 }, () => post(ada, { dataset: "customers" })),
+        post(oscar, { dataset: "orders", runAt: new Date(Date.now() + 3_600_000).toISOString() }),
+      ]);
+      assert.deepEqual(
+        made.map((r) => r.status),
+        Array<number>(7).fill(202),
+      );
+      // The 202 says which pause holds the job (read by its own INSERT).
+      const body = (await made[0]!.json()) as {
+        admission: string;
+        pause: { reason: string; since: string; via: string } | null;
+      };
+      assert.equal(body.admission, "paused");
+      assert.equal(body.pause?.reason, "counts");
+      assert.match(body.pause?.since ?? "", /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      assert.equal((await post(ada, { dataset: "events" })).status, 202);
+      assert.deepEqual(await mismatches(), []);
+      const { rows: byAda } = await pool().query<{ n: string }>(
+        "SELECT sum(open)::text AS n FROM open_job_counts WHERE user_id = (SELECT id FROM users WHERE email = 'ada@acme.test')",
+      );
+      assert.equal(byAda[0]!.n, "7");
+      // A row an ON CONFLICT DO NOTHING skips is not counted (the schedules' runs insert so).
+      const one = (
+        await pool().query<{ id: string; key: string }>(
+          "UPDATE jobs SET idempotency_key = 'counts-1' WHERE id = (SELECT id FROM jobs LIMIT 1) RETURNING id",
+        )
+      ).rows[0]!;
+      const dup = await pool().query(
+        `INSERT INTO jobs (id, tenant_id, type, queue, status, input, input_hash, max_attempts, created_by_id,
+                           idempotency_key, run_at, updated_at)
+         SELECT gen_random_uuid(), tenant_id, type, queue, 'queued', input, input_hash, 3, created_by_id,
+                idempotency_key, now(), now() FROM jobs WHERE id = $1
+         ON CONFLICT DO NOTHING`,
+        [one.id],
+      );
+      assert.equal(dup.rowCount, 0);
+      assert.deepEqual(await mismatches(), []);
+      // Cancelled, and a creator lost (a deleted user's jobs keep no creator): counts move.
+      await pool().query("UPDATE jobs SET status = 'cancelled', finished_at = now() WHERE id = $1", [one.id]);
+      await pool().query(
+        "UPDATE jobs SET created_by_id = NULL WHERE id = (SELECT id FROM jobs WHERE status = 'queued' LIMIT 1)",
+      );
+      assert.deepEqual(await mismatches(), []);
+      // Counts written by a connection that has ended are folded into one row per tenant and user.
+      const c = new pg.Client({ connectionString: databaseUrl() });
+      await c.connect();
+      const pid = (await c.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid;
+      await c.query(
+        "UPDATE jobs SET status = 'cancelled', finished_at = now() WHERE id = (SELECT id FROM jobs WHERE status = 'queued' AND created_by_id IS NOT NULL LIMIT 1)",
+      );
+      await c.end();
+      await waitFor(
+        "the connection to end",
+        async () => (await pool().query("SELECT 1 FROM pg_stat_activity WHERE pid = $1", [pid])).rowCount === 0,
+        5_000,
+      );
+      const { rows: folded } = await pool().query<{ n: number }>("SELECT conveyor_open_job_counts_compact() AS n");
+      assert.ok(folded[0]!.n >= 1, "the ended connection's rows were folded");
+      assert.equal((await pool().query("SELECT 1 FROM open_job_counts WHERE shard = $1", [pid])).rowCount, 0);
+      assert.deepEqual(await mismatches(), []);
+      // The rest run to the end: nothing is left counted.
+      await pool().query("UPDATE queue_pauses SET resumed_at = now() WHERE reason = 'counts'");
+      await pool().query("UPDATE jobs SET run_at = now(), status = 'queued' WHERE status = 'scheduled'");
+      await drainJobs();
+      assert.equal((await pool().query(`SELECT 1 FROM jobs WHERE ${OPEN}`)).rowCount, 0);
+      assert.deepEqual(await mismatches(), [], "every tenant's and user's count back at zero");
+    } finally {
+      await pool().query("UPDATE queue_pauses SET resumed_at = now() WHERE reason = 'counts' AND resumed_at IS NULL");
     }
   });
 });
