@@ -178,6 +178,8 @@ const envSchema = z.object({
   SSE_RECHECK_MS: intFrom(30_000, 500, 300_000),
   /** `1`: the server `npm start` runs writes event streams straight to the socket (lib/http/sse-direct.ts); `0`: through Next.js's piping, as every other response (slower: for comparison). */
   SSE_DIRECT: z.enum(["0", "1"]).default("1"),
+  /** `1`: the server `npm start` runs answers the API's hot routes (health, creating exports, reading jobs) with their handlers itself, once loaded (lib/http/api-direct.ts); `0`: through Next.js, as every other route (slower: for comparison). */
+  API_DIRECT: z.enum(["0", "1"]).default("1"),
   /** A stream's longest life, in ms; then the client reconnects (with Last-Event-ID) and misses nothing. */
   SSE_MAX_LIFETIME_MS: intFrom(15 * 60_000, 5_000, 24 * 3_600_000),
   /** OpenTelemetry: the OTLP/HTTP collector's base URL (`http://collector:4318`); traces go to `<it>/v1/traces`. Unset: tracing is off (no spans, nothing stored). */

@@ -17,7 +17,7 @@ import path from "node:path";
 import next from "next";
 import { env } from "@/lib/env";
 import { logger } from "@/lib/log";
-import { directRoute } from "@/lib/http/sse-direct-routes";
+import { directRouteFor } from "@/lib/http/sse-direct-routes";
 import { shutdownTracing } from "@/lib/tracing";
 
 const dev = process.argv.includes("--dev");
@@ -56,12 +56,11 @@ async function main(): Promise<void> {
       env().TRUST_PROXY === "1" ? (firstForwarded(req.headers["x-forwarded-for"]) ?? socketAddress) : socketAddress;
     req.headers[CLIENT_ADDRESS] = address;
     if (env().TRUST_PROXY !== "1") req.headers["x-forwarded-for"] = socketAddress;
-    // Event streams go onto the socket without Next.js's piping, once their route is loaded (lib/http/sse-direct.ts).
-    // Bearer-authenticated ones only: a session cookie is read by Auth.js's auth(), which needs Next.js's request scope.
-    const direct =
-      req.method === "GET" && env().SSE_DIRECT === "1" && req.headers.authorization
-        ? directRoute(req.url ?? "/")
-        : null;
+    // Event streams go onto the socket without Next.js's piping (lib/http/sse-direct.ts), and the API's hot
+    // routes are answered by their handlers without Next.js's wrapping (lib/http/api-direct.ts), once their
+    // route is loaded. Bearer-authenticated ones only (or a public route): a session cookie is read by
+    // Auth.js's auth(), which needs Next.js's request scope.
+    const direct = directRouteFor(req, { stream: env().SSE_DIRECT === "1", api: env().API_DIRECT === "1" });
     if (direct) void direct(req, res);
     else void handle(req, res);
   });

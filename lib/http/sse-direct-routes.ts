@@ -1,33 +1,68 @@
 /**
- * The event-stream routes the server `npm start` runs (scripts/serve.ts) answers itself,
- * on the socket, instead of through Next.js's piping of a ReadableStream (see
- * lib/http/sse-direct.ts). A route registers here when Next.js first loads its module; until
+ * The routes the server `npm start` runs (scripts/serve.ts) answers itself, instead of through
+ * Next.js: event streams onto the socket (lib/http/sse-direct.ts) and the API's hot routes
+ * (lib/http/api-direct.ts). A route registers here when Next.js first loads its module; until
  * then its requests go through Next.js as any other. Process-wide (a global), and free of
  * imports: scripts/serve.ts reads it from outside the app's bundle.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 
 export type DirectServe = (req: IncomingMessage, res: ServerResponse, params: Record<string, string>) => Promise<void>;
-type Entry = { pattern: RegExp; names: string[]; serve: DirectServe };
+/** `stream`: an event stream; `api`: a plain answer. `public`: served without a Bearer token too (it reads no cookie). */
+export type DirectKind = { kind: "stream" | "api"; public?: boolean };
+type Entry = DirectKind & { method: string; pattern: RegExp; names: string[]; serve: DirectServe };
 
 const key = Symbol.for("conveyor.sse.directRoutes");
 const store = globalThis as unknown as { [key]?: Map<string, Entry> };
 
-export function registerDirectRoute(pattern: RegExp, names: string[], serve: DirectServe): void {
-  (store[key] ??= new Map()).set(pattern.source, { pattern, names, serve });
+export function registerDirectRoute(
+  pattern: RegExp,
+  names: string[],
+  serve: DirectServe,
+  opts: DirectKind & { method?: string } = { kind: "stream" },
+): void {
+  const method = opts.method ?? "GET";
+  (store[key] ??= new Map()).set(`${method} ${pattern.source}`, {
+    method,
+    kind: opts.kind,
+    public: opts.public,
+    pattern,
+    names,
+    serve,
+  });
 }
 
-/** The registered route serving a GET of `url` (path and query), with its path parameters; null if none. */
-export function directRoute(url: string): ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | null {
+/**
+ * The registered route serving `method` of `url` (path and query), with its path parameters; null if
+ * none, or if `allow` refuses its kind (scripts/serve.ts: the switches, and a Bearer token unless public).
+ */
+export function directRoute(
+  url: string,
+  method = "GET",
+  allow: (route: DirectKind) => boolean = () => true,
+): ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | null {
   const routes = store[key];
   if (!routes) return null;
   const q = url.indexOf("?");
   const pathname = q === -1 ? url : url.slice(0, q);
-  for (const { pattern, names, serve } of routes.values()) {
-    const m = pattern.exec(pathname);
-    if (!m) continue;
-    const params = Object.fromEntries(names.map((n, i) => [n, decodeURIComponent(m[i + 1]!)]));
-    return (req, res) => serve(req, res, params);
+  for (const route of routes.values()) {
+    if (route.method !== method) continue;
+    const m = route.pattern.exec(pathname);
+    if (!m || !allow(route)) continue;
+    const params = Object.fromEntries(route.names.map((n, i) => [n, decodeURIComponent(m[i + 1]!)]));
+    return (req, res) => route.serve(req, res, params);
   }
   return null;
+}
+
+/**
+ * The direct route for a request to the server `npm start` runs, as scripts/serve.ts dispatches:
+ * its kind switched on, and a Bearer token unless the route is public. Null: through Next.js.
+ */
+export function directRouteFor(
+  req: IncomingMessage,
+  on: { stream: boolean; api: boolean },
+): ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | null {
+  const bearer = Boolean(req.headers.authorization);
+  return directRoute(req.url ?? "/", req.method, (r) => on[r.kind] && (bearer || Boolean(r.public)));
 }

@@ -100,13 +100,21 @@ function nodeOutput(res: ServerResponse): NodeOutput {
 /** Requests whose streams are open (see serveDirectly). */
 const held = new Set<Request>();
 
-function toRequest(req: IncomingMessage, signal: AbortSignal): Request {
+/** The Fetch API request a route handler takes, for a node:http one (lib/http/api-direct.ts too). */
+export function toRequest(
+  req: IncomingMessage,
+  init: { signal?: AbortSignal; body?: Uint8Array<ArrayBuffer> } = {},
+): Request {
   const headers = new Headers();
   for (const [k, v] of Object.entries(req.headers)) {
     if (typeof v === "string") headers.set(k, v);
     else if (Array.isArray(v)) for (const x of v) headers.append(k, x);
   }
-  return new Request(`http://${req.headers.host ?? "localhost"}${req.url ?? "/"}`, { headers, signal });
+  return new Request(`http://${req.headers.host ?? "localhost"}${req.url ?? "/"}`, {
+    method: req.method,
+    headers,
+    ...init,
+  });
 }
 
 /**
@@ -125,7 +133,7 @@ export function serveDirectly<P extends Record<string, string>>(
     // returned, the stream lives on), a client's disconnect never reached the stream, whose slot,
     // timers and re-check then stayed until its lifetime ended (bench:sse's third run of 1,000 streams
     // met 429 on every stream). The Request is held here until the response closes.
-    const request = toRequest(req, abort.signal);
+    const request = toRequest(req, { signal: abort.signal });
     res.once("close", () => {
       abort.abort();
       held.delete(request);

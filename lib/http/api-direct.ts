@@ -1,0 +1,92 @@
+/**
+ * The API's hot routes answered by the server `npm start` runs (scripts/serve.ts) itself, once
+ * Next.js has loaded their modules: creating an export, reading jobs, the health check.
+ *
+ * Why: bench:api put Next.js's own share of a request (its router, the request and response
+ * wrappers, compressing every answer whose length it does not know) at 3 ms for `GET /api/health`
+ * and 6-7 ms for `POST /api/v1/exports`, whose handler takes 4.5 ms: more than the create itself
+ * (docs/BENCHMARKS.md, "Accepting a job"). Here the very same route handler runs (authentication,
+ * scopes, rate limits, validation, the request log and span, the error answers) on a Fetch API
+ * request made from the node:http one, and its answer is written with its length, uncompressed.
+ * Only requests with a Bearer token (or to a public route): a session cookie is read by Auth.js's
+ * auth(), which needs Next.js's request scope. The headers next.config.ts gives API answers are
+ * added here (lib/http/security-headers.ts). API_DIRECT=0 sends everything through Next.js.
+ */
+import type { IncomingMessage } from "node:http";
+import { env } from "../env";
+import { API_CSP, HSTS, securityHeaders } from "./security-headers";
+import { registerDirectRoute } from "./sse-direct-routes";
+import { toRequest } from "./sse-direct";
+
+type RouteHandler<P> = (req: Request, ctx: { params: Promise<P> }) => Promise<Response>;
+
+/**
+ * The body, at most `max` + 1 bytes of it: past the limit the rest is read and dropped, and the
+ * handler (lib/http/route.ts, readBodyText) answers 413 as it does for a body it reads itself. A
+ * declared length past the limit is refused from the header alone, without reading.
+ */
+function readCapped(req: IncomingMessage, max: number): Promise<Buffer> {
+  if (Number(req.headers["content-length"] ?? 0) > max) {
+    req.resume();
+    return Promise.resolve(Buffer.alloc(0));
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size > max) {
+        req.off("data", onData);
+        req.resume();
+        resolve(Buffer.concat(chunks));
+      }
+    };
+    req.on("data", onData);
+    req.once("end", () => resolve(Buffer.concat(chunks)));
+    req.once("error", reject);
+  });
+}
+
+/** The headers next.config.ts gives every API answer. */
+function apiHeaders(): Record<string, string> {
+  const head: Record<string, string> = { ...securityHeaders, "Content-Security-Policy": API_CSP };
+  if (env().NODE_ENV === "production") head["Strict-Transport-Security"] = HSTS;
+  return head;
+}
+
+/**
+ * Registers an API route for scripts/serve.ts: `pattern` matches the path, its groups are the
+ * `names` parameters. Called by the route's module, with its own handler.
+ */
+export function serveApiDirectly<P extends Record<string, string>>(
+  method: "GET" | "POST",
+  pattern: RegExp,
+  names: (keyof P & string)[],
+  handler: RouteHandler<P>,
+  opts: { public?: boolean } = {},
+): void {
+  registerDirectRoute(
+    pattern,
+    names,
+    async (req, res, params) => {
+      res.on("error", () => {});
+      try {
+        const body = method === "GET" ? undefined : await readCapped(req, env().MAX_BODY_BYTES);
+        const response = await handler(toRequest(req, body ? { body: new Uint8Array(body) } : {}), {
+          params: Promise.resolve(params as P),
+        });
+        const payload = Buffer.from(await response.arrayBuffer());
+        const head = apiHeaders();
+        response.headers.forEach((v, k) => (head[k] = v));
+        head["content-length"] = String(payload.length);
+        res.writeHead(response.status, head).end(payload);
+      } catch {
+        // withPrincipal answers every error itself; this is a client gone mid-request.
+        if (!res.headersSent) res.writeHead(500).end();
+        else res.destroy();
+      }
+    },
+    { kind: "api", method, public: opts.public },
+  );
+}
