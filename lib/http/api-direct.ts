@@ -7,16 +7,23 @@
  * and 6-7 ms for `POST /api/v1/exports`, whose handler takes 4.5 ms: more than the create itself
  * (docs/BENCHMARKS.md, "Accepting a job"). Here the very same route handler runs (authentication,
  * scopes, rate limits, validation, the request log and span, the error answers) on a Fetch API
- * request made from the node:http one, and its answer is written with its length, uncompressed.
+ * request made from the node:http one, and its answer is written with its length (gzipped only
+ * from GZIP_FROM_BYTES on, for a client that accepts it).
  * Only requests with a Bearer token (or to a public route): a session cookie is read by Auth.js's
  * auth(), which needs Next.js's request scope. The headers next.config.ts gives API answers are
  * added here (lib/http/security-headers.ts). API_DIRECT=0 sends everything through Next.js.
  */
 import type { IncomingMessage } from "node:http";
+import { promisify } from "node:util";
+import { gzip } from "node:zlib";
 import { env } from "../env";
 import { API_CSP, HSTS, securityHeaders } from "./security-headers";
 import { registerDirectRoute } from "./sse-direct-routes";
 import { toRequest } from "./sse-direct";
+
+const gzipped = promisify(gzip);
+/** Answers at least this long are gzipped for a client that accepts it. */
+export const GZIP_FROM_BYTES = 8 * 1024;
 
 type RouteHandler<P> = (req: Request, ctx: { params: Promise<P> }) => Promise<Response>;
 
@@ -76,9 +83,16 @@ export function serveApiDirectly<P extends Record<string, string>>(
         const response = await handler(toRequest(req, body ? { body: new Uint8Array(body) } : {}), {
           params: Promise.resolve(params as P),
         });
-        const payload = Buffer.from(await response.arrayBuffer());
+        let payload = Buffer.from(await response.arrayBuffer());
         const head = apiHeaders();
         response.headers.forEach((v, k) => (head[k] = v));
+        // A long answer (a page of jobs) is compressed for a client that takes gzip, as Next.js would;
+        // a short one (a job, the health check) is not worth the time.
+        if (payload.length >= GZIP_FROM_BYTES && /\bgzip\b/.test(String(req.headers["accept-encoding"] ?? ""))) {
+          payload = await gzipped(payload, { level: 1 });
+          head["content-encoding"] = "gzip";
+          head.vary = "Accept-Encoding";
+        }
         head["content-length"] = String(payload.length);
         res.writeHead(response.status, head).end(payload);
       } catch {

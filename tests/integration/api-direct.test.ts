@@ -14,6 +14,7 @@ import { env } from "@/lib/env";
 import { requestExport } from "@/lib/exports/service";
 import { directRouteFor } from "@/lib/http/sse-direct-routes";
 import { API_CSP } from "@/lib/http/security-headers";
+import { GZIP_FROM_BYTES } from "@/lib/http/api-direct";
 import { useTestDatabase } from "../helpers/db";
 
 let server: http.Server;
@@ -144,6 +145,17 @@ describe("the API's hot routes, answered by their handlers (the server npm start
     // The health check is public: answered here without one.
     const health = await call("GET", "/api/health");
     assert.deepEqual(JSON.parse(health.body), { ok: true });
+    // A long answer is gzipped for a client that takes it (a page of jobs); a short one is not.
+    await Promise.all(Array.from({ length: 30 }, () => requestExport(fx.p.ada, { dataset: "orders" })));
+    const page = await call("GET", "/api/v1/jobs?limit=30", { token: ada, headers: { "Accept-Encoding": "gzip" } });
+    assert.equal(page.headers["content-encoding"], "gzip");
+    assert.equal(page.headers.vary, "Accept-Encoding");
+    const plain = await call("GET", "/api/v1/jobs?limit=30", { token: ada });
+    assert.equal(plain.headers["content-encoding"], undefined);
+    assert.ok(Buffer.byteLength(plain.body) >= GZIP_FROM_BYTES, "the page is long enough to be gzipped");
+    assert.ok(Number(page.headers["content-length"]) < Buffer.byteLength(plain.body) / 3);
+    const short = await call("GET", `/api/v1/jobs/${job.id}`, { token: ada, headers: { "Accept-Encoding": "gzip" } });
+    assert.equal(short.headers["content-encoding"], undefined);
     // A method the route does not register goes through Next.js.
     assert.equal((await call("DELETE", "/api/v1/exports", { token: ada })).status, 599);
   });
