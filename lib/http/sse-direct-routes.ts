@@ -49,7 +49,13 @@ export function directRoute(
     if (route.method !== method) continue;
     const m = route.pattern.exec(pathname);
     if (!m || !allow(route)) continue;
-    const params = Object.fromEntries(route.names.map((n, i) => [n, decodeURIComponent(m[i + 1]!)]));
+    let params: Record<string, string>;
+    try {
+      params = Object.fromEntries(route.names.map((n, i) => [n, decodeURIComponent(m[i + 1]!)]));
+    } catch {
+      // A malformed escape (`%E0`): Next.js answers it. Thrown here, it would end the server's process.
+      return null;
+    }
     return (req, res) => route.serve(req, res, params);
   }
   return null;
