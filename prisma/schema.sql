@@ -1466,22 +1466,27 @@ BEGIN
    GROUP BY 1, 2;
 END $function$;
 
+CREATE OR REPLACE FUNCTION public.conveyor_open_jobs_add(p_tenant uuid, p_user uuid, p_delta bigint)
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  INSERT INTO open_job_counts AS c (tenant_id, user_id, shard, open)
+  SELECT p_tenant, u, pg_backend_pid(), p_delta
+    FROM unnest(ARRAY['00000000-0000-0000-0000-000000000000'::uuid, p_user]) u WHERE u IS NOT NULL
+  ON CONFLICT (tenant_id, user_id, shard) DO UPDATE SET open = c.open + EXCLUDED.open;
+END $function$;
+
 CREATE OR REPLACE FUNCTION public.conveyor_open_jobs_changed()
  RETURNS trigger
  LANGUAGE plpgsql
 AS $function$
 BEGIN
   IF OLD.parent_id IS NULL AND OLD.status IN ('scheduled', 'queued', 'running', 'retrying') THEN
-    INSERT INTO open_job_counts AS c (tenant_id, user_id, shard, open)
-    SELECT OLD.tenant_id, u, pg_backend_pid(), -1
-      FROM unnest(ARRAY['00000000-0000-0000-0000-000000000000'::uuid, OLD.created_by_id]) u WHERE u IS NOT NULL
-    ON CONFLICT (tenant_id, user_id, shard) DO UPDATE SET open = c.open + EXCLUDED.open;
+    PERFORM conveyor_open_jobs_add(OLD.tenant_id, OLD.created_by_id, -1);
   END IF;
   IF TG_OP = 'UPDATE' AND NEW.parent_id IS NULL AND NEW.status IN ('scheduled', 'queued', 'running', 'retrying') THEN
-    INSERT INTO open_job_counts AS c (tenant_id, user_id, shard, open)
-    SELECT NEW.tenant_id, u, pg_backend_pid(), 1
-      FROM unnest(ARRAY['00000000-0000-0000-0000-000000000000'::uuid, NEW.created_by_id]) u WHERE u IS NOT NULL
-    ON CONFLICT (tenant_id, user_id, shard) DO UPDATE SET open = c.open + EXCLUDED.open;
+    PERFORM conveyor_open_jobs_add(NEW.tenant_id, NEW.created_by_id, 1);
   END IF;
   RETURN NULL;
 END $function$;

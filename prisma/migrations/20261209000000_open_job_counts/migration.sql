@@ -39,20 +39,25 @@ END $$;
 CREATE TRIGGER "jobs_open_count_inserted" AFTER INSERT ON "jobs" REFERENCING NEW TABLE AS new_jobs
   FOR EACH STATEMENT EXECUTE FUNCTION conveyor_open_jobs_inserted();
 
+-- Adds `p_delta` to the tenant's total and, with a creator, to the creator's row, in this connection's
+-- shard. (plpgsql: its plan is kept for the session, where a SQL function's would be made per call.)
+CREATE FUNCTION "conveyor_open_jobs_add"(p_tenant uuid, p_user uuid, p_delta bigint) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO open_job_counts AS c (tenant_id, user_id, shard, open)
+  SELECT p_tenant, u, pg_backend_pid(), p_delta
+    FROM unnest(ARRAY['00000000-0000-0000-0000-000000000000'::uuid, p_user]) u WHERE u IS NOT NULL
+  ON CONFLICT (tenant_id, user_id, shard) DO UPDATE SET open = c.open + EXCLUDED.open;
+END $$;
+
 -- A job leaving the count (finished, cancelled, deleted), or a counted job changing hands.
 CREATE FUNCTION "conveyor_open_jobs_changed"() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF OLD.parent_id IS NULL AND OLD.status IN ('scheduled', 'queued', 'running', 'retrying') THEN
-    INSERT INTO open_job_counts AS c (tenant_id, user_id, shard, open)
-    SELECT OLD.tenant_id, u, pg_backend_pid(), -1
-      FROM unnest(ARRAY['00000000-0000-0000-0000-000000000000'::uuid, OLD.created_by_id]) u WHERE u IS NOT NULL
-    ON CONFLICT (tenant_id, user_id, shard) DO UPDATE SET open = c.open + EXCLUDED.open;
+    PERFORM conveyor_open_jobs_add(OLD.tenant_id, OLD.created_by_id, -1);
   END IF;
   IF TG_OP = 'UPDATE' AND NEW.parent_id IS NULL AND NEW.status IN ('scheduled', 'queued', 'running', 'retrying') THEN
-    INSERT INTO open_job_counts AS c (tenant_id, user_id, shard, open)
-    SELECT NEW.tenant_id, u, pg_backend_pid(), 1
-      FROM unnest(ARRAY['00000000-0000-0000-0000-000000000000'::uuid, NEW.created_by_id]) u WHERE u IS NOT NULL
-    ON CONFLICT (tenant_id, user_id, shard) DO UPDATE SET open = c.open + EXCLUDED.open;
+    PERFORM conveyor_open_jobs_add(NEW.tenant_id, NEW.created_by_id, 1);
   END IF;
   RETURN NULL;
 END $$;
