@@ -61,14 +61,45 @@ export function directRoute(
   return null;
 }
 
+/** A path with a malformed escape (`%E0`): no route can read it (Next.js answered 500). */
+function malformedPath(url: string): boolean {
+  const q = url.indexOf("?");
+  try {
+    decodeURIComponent(q === -1 ? url : url.slice(0, q));
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/** 400 for a malformed path, in the API's error shape. */
+async function badPath(_req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const body = JSON.stringify({
+    error: {
+      code: "invalid_input",
+      message: "Invalid input: path: malformed percent-encoding",
+      fields: [{ path: "(path)", message: "malformed percent-encoding" }],
+    },
+  });
+  res
+    .writeHead(400, {
+      "Content-Type": "application/json",
+      "Content-Length": Buffer.byteLength(body),
+      "X-Content-Type-Options": "nosniff",
+    })
+    .end(body);
+}
+
 /**
  * The direct route for a request to the server `npm start` runs, as scripts/serve.ts dispatches:
- * its kind switched on, and a Bearer token unless the route is public. Null: through Next.js.
+ * its kind switched on, and a Bearer token unless the route is public; a 400 for any path with a
+ * malformed escape. Null: through Next.js.
  */
 export function directRouteFor(
   req: IncomingMessage,
   on: { stream: boolean; api: boolean },
 ): ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | null {
+  if (malformedPath(req.url ?? "/")) return badPath;
   const bearer = Boolean(req.headers.authorization);
   return directRoute(req.url ?? "/", req.method, (r) => on[r.kind] && (bearer || Boolean(r.public)));
 }

@@ -156,10 +156,13 @@ describe("the API's hot routes, answered by their handlers (the server npm start
     assert.ok(Number(page.headers["content-length"]) < Buffer.byteLength(plain.body) / 3);
     const short = await call("GET", `/api/v1/jobs/${job.id}`, { token: ada, headers: { "Accept-Encoding": "gzip" } });
     assert.equal(short.headers["content-encoding"], undefined);
-    // A malformed escape in a path parameter goes through Next.js (it threw in the dispatch, which would
-    // have ended the server's process), and the server goes on serving.
-    assert.equal((await call("GET", "/api/v1/jobs/%E0%A4%A", { token: ada })).status, 599);
-    assert.equal((await call("GET", "/api/v1/jobs/%E0/events", { token: ada })).status, 599);
+    // A malformed escape in a path answers 400, with or without a token (it threw in the dispatch, which
+    // would have ended the server's process; Next.js answered it 500), and the server goes on serving.
+    const malformed = await call("GET", "/api/v1/jobs/%E0%A4%A", { token: ada });
+    assert.equal(malformed.status, 400);
+    assert.equal(errorOf(malformed).code, "invalid_input");
+    assert.equal((await call("GET", "/api/v1/jobs/%E0/events", { token: "x" })).status, 400);
+    assert.equal((await call("GET", "/jobs/%E0")).status, 400);
     assert.equal((await call("GET", "/api/health")).status, 200);
     // A method the route does not register goes through Next.js.
     assert.equal((await call("DELETE", "/api/v1/exports", { token: ada })).status, 599);
