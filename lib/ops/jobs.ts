@@ -73,6 +73,25 @@ function likePattern(q: string): string {
 }
 
 /**
+ * The patterns a search term matches: the term as typed and, when it looks like a piece of JSON,
+ * the same spaced as Postgres prints an input (`"dataset": "events"`, `1, 2`), so that
+ * `"dataset":"events"` finds what `"dataset": "events"` finds. The term as typed still matches as
+ * it did (a comma in an error message stays as it is).
+ */
+function searchPatterns(q: string): string[] {
+  const spaced = q.includes('"') ? q.replace(/"\s*:\s*/g, '": ').replace(/,\s*/g, ", ") : q;
+  return spaced === q ? [likePattern(q)] : [likePattern(q), likePattern(spaced)];
+}
+
+/** `sql` ILIKE any of `patterns`, as ORs (the trigram index serves each; it cannot serve `ILIKE ANY`). */
+function ilikeAny(sql: Prisma.Sql, patterns: string[]): Prisma.Sql {
+  return Prisma.sql`(${Prisma.join(
+    patterns.map((p) => Prisma.sql`${sql} ILIKE ${p}`),
+    " OR ",
+  )})`;
+}
+
+/**
  * A filter as SQL conditions, one query against the jobs indexes: tenant (or
  * none, for platform admins), status, type, queue, creation time, error class
  * and fingerprint (a dead-letter group), and text in the input or error, served
@@ -88,14 +107,17 @@ async function filterConditions(principal: Principal, f: OpsJobFilter): Promise<
   if (f.type) conds.push(Prisma.sql`type = ${f.type}`);
   if (f.queue) conds.push(Prisma.sql`queue = ${f.queue}`);
   if (f.q) {
-    const pattern = likePattern(f.q);
+    const patterns = searchPatterns(f.q);
     // The index narrows; the second test drops jobs that match only inside a field a task marks
     // sensitive, which would otherwise let a search guess a redacted secret piece by piece.
-    conds.push(Prisma.sql`id IN (SELECT job_id FROM job_search WHERE text ILIKE ${pattern})`);
+    conds.push(Prisma.sql`id IN (SELECT job_id FROM job_search WHERE ${ilikeAny(Prisma.sql`text`, patterns)})`);
     const hidden = sensitiveFields();
     if (hidden.length) {
       conds.push(
-        Prisma.sql`(conveyor_jsonb_strip_keys(input, ${hidden}::text[])::text || ' ' || coalesce(error_message, '')) ILIKE ${pattern}`,
+        ilikeAny(
+          Prisma.sql`(conveyor_jsonb_strip_keys(input, ${hidden}::text[])::text || ' ' || coalesce(error_message, ''))`,
+          patterns,
+        ),
       );
     }
   }

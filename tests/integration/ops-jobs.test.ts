@@ -65,6 +65,14 @@ describe("jobs explorer", () => {
       [a1],
       "searches the input",
     );
+    // JSON as a user types it finds the input Postgres prints with a space after the colon.
+    for (const q of ['"sleepMs":1234', '"sleepMs" :1234', '"sleepMs":  1234']) {
+      assert.deepEqual(
+        (await listOpsJobs(fx.p.oscar, { q })).jobs.map((j) => j.id),
+        [a1],
+        `searches ${q} as the input is printed`,
+      );
+    }
     assert.deepEqual(
       (await listOpsJobs(fx.p.oscar, { q: "TEAPOT" })).jobs.map((j) => j.id),
       [a2],
