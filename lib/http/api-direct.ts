@@ -17,7 +17,7 @@ import type { IncomingMessage } from "node:http";
 import { promisify } from "node:util";
 import { gzip } from "node:zlib";
 import { env } from "../env";
-import { API_CSP, HSTS, securityHeaders } from "./security-headers";
+import { apiAnswerHeaders } from "./security-headers";
 import { registerDirectRoute } from "./sse-direct-routes";
 import { toRequest } from "./sse-direct";
 
@@ -55,13 +55,6 @@ function readCapped(req: IncomingMessage, max: number): Promise<Buffer> {
   });
 }
 
-/** The headers next.config.ts gives every API answer. */
-function apiHeaders(): Record<string, string> {
-  const head: Record<string, string> = { ...securityHeaders, "Content-Security-Policy": API_CSP };
-  if (env().NODE_ENV === "production") head["Strict-Transport-Security"] = HSTS;
-  return head;
-}
-
 /**
  * Registers an API route for scripts/serve.ts: `pattern` matches the path, its groups are the
  * `names` parameters. Called by the route's module, with its own handler.
@@ -84,7 +77,7 @@ export function serveApiDirectly<P extends Record<string, string>>(
           params: Promise.resolve(params as P),
         });
         let payload = Buffer.from(await response.arrayBuffer());
-        const head = apiHeaders();
+        const head = apiAnswerHeaders(env().NODE_ENV === "production");
         response.headers.forEach((v, k) => (head[k] = v));
         // A long answer (a page of jobs) is compressed for a client that takes gzip, as Next.js would;
         // a short one (a job, the health check) is not worth the time.

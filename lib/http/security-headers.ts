@@ -14,3 +14,16 @@ export const API_CSP =
 
 /** HSTS, in production (proxy.ts sets it on pages; next.config.ts on the API). */
 export const HSTS = "max-age=63072000; includeSubDomains";
+
+/**
+ * The headers next.config.ts gives an API answer, for those scripts/serve.ts answers itself
+ * (lib/http/api-direct.ts, lib/http/sse-direct.ts): the security headers, HSTS in production, and
+ * the API's Content-Security-Policy unless `csp` is false (an event stream is no document).
+ */
+export function apiAnswerHeaders(production: boolean, csp = true): Record<string, string> {
+  return {
+    ...securityHeaders,
+    ...(csp ? { "Content-Security-Policy": API_CSP } : {}),
+    ...(production ? { "Strict-Transport-Security": HSTS } : {}),
+  };
+}

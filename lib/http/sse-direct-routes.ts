@@ -72,18 +72,21 @@ function malformedPath(url: string): boolean {
   }
 }
 
-/** 400 for a malformed path, in the API's error shape. */
-async function badPath(_req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const body = JSON.stringify({
-    error: {
-      code: "invalid_input",
-      message: "Invalid input: path: malformed percent-encoding",
-      fields: [{ path: "(path)", message: "malformed percent-encoding" }],
-    },
-  });
+/** 400 for a malformed path: in the API's error shape under /api/, in words for a page. */
+async function badPath(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const api = (req.url ?? "/").startsWith("/api/");
+  const body = api
+    ? JSON.stringify({
+        error: {
+          code: "invalid_input",
+          message: "Invalid input: path: malformed percent-encoding",
+          fields: [{ path: "(path)", message: "malformed percent-encoding" }],
+        },
+      })
+    : "Bad request: the address has a malformed percent-encoding (%).\n";
   res
     .writeHead(400, {
-      "Content-Type": "application/json",
+      "Content-Type": api ? "application/json" : "text/plain; charset=utf-8",
       "Content-Length": Buffer.byteLength(body),
       "X-Content-Type-Options": "nosniff",
     })

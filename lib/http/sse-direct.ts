@@ -17,7 +17,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { env } from "../env";
-import { HSTS, securityHeaders } from "./security-headers";
+import { apiAnswerHeaders, securityHeaders } from "./security-headers";
 import { registerDirectRoute } from "./sse-direct-routes";
 import { directOutputs, type DirectOutputs, type StreamOutput } from "../sse/streams";
 
@@ -78,8 +78,7 @@ function nodeOutput(res: ServerResponse): NodeOutput {
       res.once("close", () => res.socket?.off("drain", onSocketDrain));
     },
     open(status, headers) {
-      const head: Record<string, string> = { ...securityHeaders };
-      if (env().NODE_ENV === "production") head["Strict-Transport-Security"] = HSTS;
+      const head = apiAnswerHeaders(env().NODE_ENV === "production", false);
       headers.forEach((v, k) => (head[k] = v));
       res.writeHead(status, head);
       const frames = pending ?? [];

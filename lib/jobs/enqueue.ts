@@ -15,6 +15,7 @@ import { Batcher } from "../batcher";
 import { getTaskDefinition } from "./registry";
 import type { QueueName } from "./task";
 import type { PauseScope } from "./admission-state";
+import { ACTIVE_PAUSES_JSON } from "./pause-scopes";
 
 export type EnqueueOptions = {
   tenantId: string;
@@ -359,14 +360,9 @@ const JOB_COLUMNS = `id, tenant_id AS "tenantId", type, queue, priority, status,
   schedule_id AS "scheduleId", scheduled_for AS "scheduledFor", trace_context AS "traceContext"`;
 
 // A created job's answer also says which pauses hold it, from the same statement: one round trip
-// fewer for a create a pause holds (the active pauses, a small table, as activePauseScopes reads them).
+// fewer for a create a pause holds (uncorrelated, the subquery runs once per statement, not per row).
 const INSERTED_COLUMNS = `${JOB_COLUMNS},
-  CASE WHEN status IN ('queued', 'retrying') AND admitted_at IS NULL THEN
-    (SELECT coalesce(json_agg(json_build_object(
-              'id', p.id, 'queue', p.queue, 'type', p.type, 'tenantId', p.tenant_id, 'reason', p.reason, 'by', u.email,
-              'since', to_char(p.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) ORDER BY p.created_at), '[]')
-       FROM queue_pauses p LEFT JOIN users u ON u.id = p.created_by_id WHERE p.resumed_at IS NULL)
-  END AS pauses`;
+  CASE WHEN status IN ('queued', 'retrying') AND admitted_at IS NULL THEN ${ACTIVE_PAUSES_JSON} END AS pauses`;
 
 type JobRowText = Omit<JobModel, "progressDone" | "progressTotal" | "fencingToken" | "progressBytes"> & {
   progressDone: string;

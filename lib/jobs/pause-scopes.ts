@@ -23,13 +23,19 @@ export function activePauseScopes(): Promise<PauseScope[]> {
 }
 let pauseBatcher: Batcher<null, PauseScope[]> | undefined;
 
+/**
+ * Every active pause with who made it, oldest first, as a JSON array of PauseScope: one SQL
+ * expression, read alone here or inside a create's INSERT (lib/jobs/enqueue.ts, which answers a
+ * paused create without a second round trip).
+ */
+export const ACTIVE_PAUSES_JSON = `(SELECT coalesce(json_agg(json_build_object(
+    'id', p.id, 'queue', p.queue, 'type', p.type, 'tenantId', p.tenant_id, 'reason', p.reason, 'by', u.email,
+    'since', to_char(p.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) ORDER BY p.created_at), '[]')
+  FROM queue_pauses p LEFT JOIN users u ON u.id = p.created_by_id WHERE p.resumed_at IS NULL)`;
+
 async function readPauseScopes(): Promise<PauseScope[]> {
-  const { rows } = await pool().query<PauseScope & { since: Date }>(
-    `SELECT p.id, p.queue, p.type, p.tenant_id AS "tenantId", p.reason, u.email AS by, p.created_at AS since
-       FROM queue_pauses p LEFT JOIN users u ON u.id = p.created_by_id
-      WHERE p.resumed_at IS NULL ORDER BY p.created_at`,
-  );
-  return rows.map((r) => ({ ...r, since: new Date(r.since).toISOString() }));
+  const { rows } = await pool().query<{ scopes: PauseScope[] }>(`SELECT ${ACTIVE_PAUSES_JSON} AS scopes`);
+  return rows[0]!.scopes;
 }
 
 /** A create's pause context: the pauses its INSERT read (lib/jobs/enqueue.ts), or, for a replayed job, read now. */

@@ -162,7 +162,9 @@ describe("the API's hot routes, answered by their handlers (the server npm start
     assert.equal(malformed.status, 400);
     assert.equal(errorOf(malformed).code, "invalid_input");
     assert.equal((await call("GET", "/api/v1/jobs/%E0/events", { token: "x" })).status, 400);
-    assert.equal((await call("GET", "/jobs/%E0")).status, 400);
+    const pageAnswer = await call("GET", "/jobs/%E0");
+    assert.equal(pageAnswer.status, 400);
+    assert.match(String(pageAnswer.headers["content-type"]), /^text\/plain/, "a page's answer is in words, not JSON");
     assert.equal((await call("GET", "/api/health")).status, 200);
     // A method the route does not register goes through Next.js.
     assert.equal((await call("DELETE", "/api/v1/exports", { token: ada })).status, 599);

@@ -27,13 +27,11 @@ CREATE INDEX "open_job_counts_user_id_idx" ON "open_job_counts" ("user_id");
 -- Only the rows written: an INSERT ... ON CONFLICT DO NOTHING's skipped rows are not in new_jobs.
 CREATE FUNCTION "conveyor_open_jobs_inserted"() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  INSERT INTO open_job_counts AS c (tenant_id, user_id, shard, open)
-  SELECT j.tenant_id, v.u, pg_backend_pid(), count(*)
-    FROM new_jobs j, LATERAL (VALUES ('00000000-0000-0000-0000-000000000000'::uuid), (j.created_by_id)) v(u)
-   WHERE j.parent_id IS NULL AND j.status IN ('scheduled', 'queued', 'running', 'retrying') AND v.u IS NOT NULL
-   GROUP BY 1, 2
-   ORDER BY 1, 2
-  ON CONFLICT (tenant_id, user_id, shard) DO UPDATE SET open = c.open + EXCLUDED.open;
+  -- (conveyor_open_jobs_add, below, is resolved when this runs.)
+  PERFORM conveyor_open_jobs_add(tenant_id, created_by_id, count(*))
+     FROM new_jobs
+    WHERE parent_id IS NULL AND status IN ('scheduled', 'queued', 'running', 'retrying')
+    GROUP BY tenant_id, created_by_id;
   RETURN NULL;
 END $$;
 CREATE TRIGGER "jobs_open_count_inserted" AFTER INSERT ON "jobs" REFERENCING NEW TABLE AS new_jobs
