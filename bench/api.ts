@@ -31,7 +31,7 @@ import { requestExport } from "@/lib/exports/service";
 import { exportRequestSchema } from "@/lib/exports/schema";
 import { seed } from "../prisma/seed";
 import { withScratchDatabase } from "../scripts/database";
-import { percentile, q, startProduct, stopProduct } from "./harness";
+import { cpuByRole, cpuPerRequest, percentile, q, startProduct, stopProduct } from "./harness";
 import "@/lib/workloads";
 
 const run = promisify(execFile);
@@ -85,6 +85,7 @@ async function sequential(c: ReturnType<typeof calls>, n: number) {
 /** `clients` loops calling `fn` for `seconds`: requests per second and latencies. */
 async function concurrent(fn: () => Promise<Response>, expect: number) {
   const lat: number[] = [];
+  const cpu = cpuByRole();
   const until = performance.now() + SECONDS * 1000;
   const started = performance.now();
   await Promise.all(
@@ -92,7 +93,11 @@ async function concurrent(fn: () => Promise<Response>, expect: number) {
       while (performance.now() < until) lat.push(await timed(fn, expect));
     }),
   );
-  return { rps: lat.length / ((performance.now() - started) / 1000), lat };
+  return {
+    rps: lat.length / ((performance.now() - started) / 1000),
+    lat,
+    cpu: cpuPerRequest(cpu, cpuByRole(), lat.length),
+  };
 }
 
 function line(name: string, xs: number[]) {
@@ -184,6 +189,14 @@ async function main() {
           ["POST /api/v1/exports → 202", k],
         ] as const) {
           console.log(`${line(name, r.lat)}  ${r.rps.toFixed(0).padStart(6)} req/s`);
+        }
+        console.log("   CPU ms per request, by process (the two cores are shared by all of them):");
+        for (const [name, r] of [
+          ["health", h],
+          ["token list", l],
+          ["create", k],
+        ] as const) {
+          console.log(`     ${name.padEnd(11)} ${r.cpu}`);
         }
         console.log(`   creates ÷ health: ${(k.rps / h.rps).toFixed(2)}× (goal ≥ 0.8×)`);
         const sql = path.join(dir, "insert.sql");

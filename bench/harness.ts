@@ -107,3 +107,48 @@ export function workerPeaks(root: number): Map<string, number> {
   }
   return peaks;
 }
+
+/** CPU seconds each process has used so far, by pid, with its role: this process (the client), the web server, the workers, Postgres. */
+export type CpuSnapshot = { at: Map<number, { role: string; used: number }>; machine: number };
+
+export function cpuByRole(): CpuSnapshot {
+  const at = new Map<number, { role: string; used: number }>();
+  const tick = 100; // USER_HZ: /proc's clock ticks per second on Linux
+  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      const used = (Number(f[11]) + Number(f[12])) / tick; // utime, stime
+      let role: string | null = null;
+      if (Number(pid) === process.pid) role = "client";
+      else if (comm.startsWith("postgres")) role = "postgres";
+      else {
+        const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+        if (cmd.includes("scripts/serve.ts")) role = "web";
+        else if (cmd.includes("worker/index.ts")) role = "workers";
+      }
+      if (role) at.set(Number(pid), { role, used });
+    } catch {
+      /* gone */
+    }
+  }
+  // The machine's busy time over all CPUs (/proc/stat's first line less idle and iowait).
+  const cpu = readFileSync("/proc/stat", "utf8").split("\n")[0]!.split(/\s+/).slice(1).map(Number);
+  const machine = (cpu.reduce((a, b) => a + b, 0) - cpu[3]! - cpu[4]!) / tick;
+  return { at, machine };
+}
+
+/**
+ * CPU milliseconds per request by role between two snapshots: each process's own use over the span
+ * (a Postgres backend that ended meanwhile is not counted), and the machine's, everything included.
+ */
+export function cpuPerRequest(before: CpuSnapshot, after: CpuSnapshot, requests: number): string {
+  const roles: Record<string, number> = { client: 0, web: 0, workers: 0, postgres: 0 };
+  for (const [pid, { role, used }] of after.at) roles[role]! += used - (before.at.get(pid)?.used ?? 0);
+  const per = (s: number) => ((s * 1000) / requests).toFixed(2);
+  return [
+    ...Object.entries(roles).map(([role, s]) => `${role} ${per(s)}`),
+    `machine ${per(after.machine - before.machine)}`,
+  ].join(", ");
+}
