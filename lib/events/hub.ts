@@ -14,10 +14,47 @@ type Listener = (event: JobEvent) => void;
 type Filter = { tenantId?: string | null; jobId?: string };
 type Subscription = { filter: Filter; onReset?: () => void };
 
+/**
+ * The ids at the head of a payload as the trigger writes it (`json_build_object` puts tenantId, then
+ * jobId, first): enough to drop an event nobody here follows without parsing it. A payload of
+ * another shape is parsed in full, so this decides only what is skipped, never what is delivered.
+ */
+const HEAD = /^\{"tenantId" : "([^"]*)", "jobId" : "([^"]*)"/;
+
+/** Listeners by what they follow: a job, a tenant, or every event. */
+class ListenerIndex {
+  readonly byJob = new Map<string, Set<Listener>>();
+  readonly byTenant = new Map<string, Set<Listener>>();
+  readonly everything = new Set<Listener>();
+
+  private setFor(f: Filter): Set<Listener> | undefined {
+    if (f.jobId) return this.byJob.get(f.jobId) ?? this.byJob.set(f.jobId, new Set()).get(f.jobId);
+    if (f.tenantId) return this.byTenant.get(f.tenantId) ?? this.byTenant.set(f.tenantId, new Set()).get(f.tenantId);
+    return this.everything;
+  }
+
+  add(f: Filter, l: Listener): void {
+    this.setFor(f)!.add(l);
+  }
+
+  remove(f: Filter, l: Listener): void {
+    const set = this.setFor(f)!;
+    set.delete(l);
+    if (set.size === 0 && f.jobId) this.byJob.delete(f.jobId);
+    else if (set.size === 0 && f.tenantId) this.byTenant.delete(f.tenantId);
+  }
+
+  /** Whether anyone here may want an event of this tenant and job. */
+  wants(tenantId: string, jobId: string): boolean {
+    return this.everything.size > 0 || this.byJob.has(jobId) || this.byTenant.has(tenantId);
+  }
+}
+
 class JobEventHub {
   private client: pg.Client | null = null;
   private connecting: Promise<void> | null = null;
   private readonly listeners = new Map<Listener, Subscription>();
+  private readonly index = new ListenerIndex();
   private retryMs = 250;
   private retryTimer: NodeJS.Timeout | null = null;
 
@@ -27,16 +64,22 @@ class JobEventHub {
    * may have been missed, so the subscriber should start over from a snapshot.
    */
   async subscribe(filter: Filter, listener: Listener, onReset?: () => void): Promise<() => void> {
+    const earlier = this.listeners.get(listener);
+    if (earlier) this.index.remove(earlier.filter, listener);
     this.listeners.set(listener, { filter, onReset });
+    this.index.add(filter, listener);
+    const unsubscribe = () => {
+      if (this.listeners.get(listener)?.filter !== filter) return;
+      this.listeners.delete(listener);
+      this.index.remove(filter, listener);
+    };
     try {
       await this.ensureConnected();
     } catch (err) {
-      this.listeners.delete(listener);
+      unsubscribe();
       throw err;
     }
-    return () => {
-      this.listeners.delete(listener);
-    };
+    return unsubscribe;
   }
 
   private ensureConnected(): Promise<void> {
@@ -62,12 +105,14 @@ class JobEventHub {
     this.retryTimer.unref();
   }
 
+  /** To the listeners of its job (those that also name a tenant: of its tenant too), of its tenant, and of everything. */
   private dispatch(event: JobEvent): void {
-    for (const [listener, { filter: f }] of this.listeners) {
-      if (f.jobId && f.jobId !== event.jobId) continue;
-      if (f.tenantId && f.tenantId !== event.tenantId) continue;
-      listener(event);
+    for (const listener of this.index.byJob.get(event.jobId) ?? []) {
+      const f = this.listeners.get(listener)?.filter;
+      if (f && (!f.tenantId || f.tenantId === event.tenantId)) listener(event);
     }
+    for (const listener of this.index.byTenant.get(event.tenantId) ?? []) listener(event);
+    for (const listener of this.index.everything) listener(event);
   }
 
   private async connect(): Promise<void> {
@@ -79,6 +124,10 @@ class JobEventHub {
     });
     client.on("notification", (msg) => {
       if (msg.channel !== JOB_EVENTS_CHANNEL || !msg.payload) return;
+      // Most events concern a job nobody in this process follows (a worker follows only the jobs
+      // it runs): those are dropped before the JSON is parsed and checked.
+      const head = HEAD.exec(msg.payload);
+      if (head && !this.index.wants(head[1]!, head[2]!)) return;
       const parsed = parseJobEvent(msg.payload);
       if (parsed.ok) this.dispatch(parsed.event);
       else logger.warn(`[events] bad notification dropped: ${parsed.error}`);

@@ -2,8 +2,9 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
 import { z } from "zod";
-import { db } from "@/lib/db";
-import { eventHub, type JobEvent } from "@/lib/events/hub";
+import { db, pool } from "@/lib/db";
+import { eventHub, JOB_EVENTS_CHANNEL, type JobEvent } from "@/lib/events/hub";
+import { parseJobEvent } from "@/lib/events/payload";
 import { enqueueJob } from "@/lib/jobs/enqueue";
 import { PermanentError } from "@/lib/jobs/errors";
 import { runJob } from "@/lib/jobs/runner";
@@ -193,5 +194,65 @@ describe("runner", () => {
     assert.equal(events.at(-1)?.status, "succeeded");
     assert.ok(events.some((e) => e.status === "running"));
     assert.ok(events.every((e) => e.tenantId === fx.p.acmeId));
+  });
+});
+
+describe("the process's event hub", () => {
+  test("a new job's notification (a statement trigger) and an update's (a row trigger) carry the same fields", async () => {
+    const listener = await pool().connect();
+    const payloads: string[] = [];
+    listener.on("notification", (m) => {
+      if (m.channel === JOB_EVENTS_CHANNEL && m.payload) payloads.push(m.payload);
+    });
+    try {
+      await listener.query(`LISTEN ${JOB_EVENTS_CHANNEL}`);
+      const id = await enqueue(7);
+      await pool().query(`UPDATE jobs SET progress_message = 'touched' WHERE id = $1`, [id]);
+      for (let i = 0; i < 100 && payloads.filter((p) => p.includes(id)).length < 2; i++) await sleep(20);
+      const [inserted, updated] = payloads.filter((p) => p.includes(id)).map((p) => JSON.parse(p) as object);
+      assert.ok(inserted && updated, `two notifications: ${payloads.join("\n")}`);
+      assert.deepEqual(Object.keys(inserted), Object.keys(updated));
+      for (const p of payloads.filter((x) => x.includes(id))) assert.ok(parseJobEvent(p).ok, p);
+      assert.equal((updated as { message: string }).message, "touched");
+    } finally {
+      await listener.query("UNLISTEN *").catch(() => {});
+      listener.release();
+    }
+  });
+
+  test("each listener gets the events of what it follows: a job, a tenant (and a job of it), or everything", async () => {
+    const a = await enqueue(1);
+    await sleep(200); // its own notification is delivered before anyone here follows it
+    const got = {
+      job: [] as string[],
+      jobOfGlobex: [] as string[],
+      acme: [] as string[],
+      globex: [] as string[],
+      all: [] as string[],
+    };
+    const hub = eventHub();
+    const offs = [
+      await hub.subscribe({ jobId: a }, (e) => got.job.push(e.jobId)),
+      await hub.subscribe({ jobId: a, tenantId: fx.p.globexId }, (e) => got.jobOfGlobex.push(e.jobId)),
+      await hub.subscribe({ tenantId: fx.p.acmeId }, (e) => got.acme.push(e.jobId)),
+      await hub.subscribe({ tenantId: fx.p.globexId }, (e) => got.globex.push(e.jobId)),
+      await hub.subscribe({}, (e) => got.all.push(e.jobId)),
+    ];
+    const b = (await enqueueJob({ tenantId: fx.p.acmeId, type: "test_task", input: { n: 2 } })).job.id;
+    const g = (await enqueueJob({ tenantId: fx.p.globexId, type: "test_task", input: { n: 3 } })).job.id;
+    await pool().query(`UPDATE jobs SET progress_message = 'touched' WHERE id = $1`, [a]);
+    for (let i = 0; i < 100 && !(got.all.includes(a) && got.all.includes(g)); i++) await sleep(20);
+    const unsubscribeGlobex = offs[3]!;
+    unsubscribeGlobex();
+    unsubscribeGlobex(); // twice: a no-op
+    await pool().query(`UPDATE jobs SET progress_message = 'again' WHERE id = $1`, [g]);
+    for (let i = 0; i < 100 && got.all.filter((x) => x === g).length < 2; i++) await sleep(20);
+    for (const off of offs) off();
+
+    assert.deepEqual(got.job, [a], "the job's own update, nothing else");
+    assert.deepEqual(got.jobOfGlobex, [], "a job filter naming another tenant gets nothing");
+    assert.deepEqual(got.acme, [b, a]);
+    assert.deepEqual(got.globex, [g], "nothing after unsubscribing");
+    assert.deepEqual(got.all, [b, g, a, g]);
   });
 });
