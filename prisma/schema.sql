@@ -412,8 +412,6 @@ CREATE TABLE open_job_counts (
   CONSTRAINT open_job_counts_pkey PRIMARY KEY (tenant_id, user_id, shard)
 );
 
-CREATE INDEX open_job_counts_user_id_idx ON public.open_job_counts USING btree (user_id);
-
 CREATE TABLE orders (
   id bigint DEFAULT nextval('orders_id_seq'::regclass) NOT NULL,
   tenant_id uuid NOT NULL,
@@ -1218,7 +1216,7 @@ CREATE OR REPLACE FUNCTION public.conveyor_enqueue_gate(p_tenant uuid, p_user uu
  LANGUAGE plpgsql
 AS $function$
 DECLARE
-  v_key integer := hashtext(coalesce(p_user, p_tenant)::text);
+  v_key integer := hashtext(p_tenant::text);
   v_refusal jsonb;
 BEGIN
   IF NOT pg_try_advisory_xact_lock(hashtext('conveyor_enqueue'), v_key) THEN
@@ -1246,6 +1244,8 @@ DECLARE
   v_cap integer;
 BEGIN
   IF NEW.status NOT IN ('queued', 'retrying') OR NEW.admitted_at IS NOT NULL THEN RETURN NEW; END IF;
+  -- Held by a pause: nothing to admit and nobody to wake (resuming the pause admits it).
+  IF conveyor_paused(NEW.queue, NEW.type, NEW.tenant_id) THEN RETURN NEW; END IF;
   -- (run_at has millisecond precision: the default now() may have been rounded up.)
   -- A transaction that inserts many jobs (a bulk replay) opts out with
   -- SET LOCAL conveyor.admit_inline = 'off': the lock would be held until its commit.
@@ -1253,29 +1253,29 @@ BEGIN
      AND coalesce(current_setting('conveyor.admit_inline', true), '') <> 'off'
      AND pg_try_advisory_xact_lock(hashtext('conveyor_admit'), hashtext(NEW.queue)) THEN
     SELECT * INTO v_q FROM queues WHERE name = NEW.queue;
-    v_cap := coalesce((SELECT max_running FROM tenant_queue_limits WHERE tenant_id = NEW.tenant_id AND queue = NEW.queue),
-                      v_q.tenant_cap);
-    IF v_q.name IS NOT NULL AND NOT v_q.saturated
-       AND NOT conveyor_paused(NEW.queue, NEW.type, NEW.tenant_id)
-       -- Nobody of its tenant and type waits ahead. (A scalar subquery in index order, not
-       -- EXISTS: the planner drops ORDER BY/LIMIT from EXISTS and, with one big tenant in
-       -- the statistics, would scan the whole table for a small one.)
-       AND (SELECT id FROM jobs
-             WHERE queue = NEW.queue AND tenant_id = NEW.tenant_id AND type = NEW.type
-               AND status IN ('queued', 'retrying') AND admitted_at IS NULL AND run_at <= now()
-             ORDER BY priority, run_at, id LIMIT 1) IS NULL
-       -- (Counts stop at the limit: the check costs O(limit), never O(backlog).)
-       AND (SELECT count(*) FROM (SELECT 1 FROM jobs
-             WHERE queue = NEW.queue AND admitted_at IS NOT NULL AND status IN ('queued', 'retrying', 'running')
-             LIMIT v_q.max_admitted) s) < v_q.max_admitted
-       AND (SELECT count(*) FROM (SELECT 1 FROM jobs
-             WHERE queue = NEW.queue AND tenant_id = NEW.tenant_id
-               AND admitted_at IS NOT NULL AND status IN ('queued', 'retrying', 'running')
-             LIMIT v_cap) s) < v_cap
-    THEN
-      NEW.admitted_at := now();
-      PERFORM conveyor_dispatch(NEW.id, NEW.queue, NEW.type, NEW.priority);
-      RETURN NEW;
+    IF v_q.name IS NOT NULL AND NOT v_q.saturated THEN
+      v_cap := coalesce((SELECT max_running FROM tenant_queue_limits
+                          WHERE tenant_id = NEW.tenant_id AND queue = NEW.queue), v_q.tenant_cap);
+      -- Nobody of its tenant and type waits ahead. (A scalar subquery in index order, not
+      -- EXISTS: the planner drops ORDER BY/LIMIT from EXISTS and, with one big tenant in
+      -- the statistics, would scan the whole table for a small one.)
+      IF (SELECT id FROM jobs
+           WHERE queue = NEW.queue AND tenant_id = NEW.tenant_id AND type = NEW.type
+             AND status IN ('queued', 'retrying') AND admitted_at IS NULL AND run_at <= now()
+           ORDER BY priority, run_at, id LIMIT 1) IS NULL
+         -- (Counts stop at the limit: the check costs O(limit), never O(backlog).)
+         AND (SELECT count(*) FROM (SELECT 1 FROM jobs
+               WHERE queue = NEW.queue AND admitted_at IS NOT NULL AND status IN ('queued', 'retrying', 'running')
+               LIMIT v_q.max_admitted) s) < v_q.max_admitted
+         AND (SELECT count(*) FROM (SELECT 1 FROM jobs
+               WHERE queue = NEW.queue AND tenant_id = NEW.tenant_id
+                 AND admitted_at IS NOT NULL AND status IN ('queued', 'retrying', 'running')
+               LIMIT v_cap) s) < v_cap
+      THEN
+        NEW.admitted_at := now();
+        PERFORM conveyor_dispatch(NEW.id, NEW.queue, NEW.type, NEW.priority);
+        RETURN NEW;
+      END IF;
     END IF;
   END IF;
   PERFORM pg_notify('conveyor_admit', NEW.queue);
@@ -1325,8 +1325,7 @@ CREATE OR REPLACE FUNCTION public.conveyor_job_notify()
  LANGUAGE plpgsql
 AS $function$
 BEGIN
-  IF TG_OP = 'INSERT' OR NEW.seq IS DISTINCT FROM OLD.seq THEN
-    -- Keep the payload far below NOTIFY's 8000-byte limit.
+  IF NEW.seq IS DISTINCT FROM OLD.seq THEN
     PERFORM pg_notify('conveyor_job_events', json_build_object(
       'tenantId', NEW.tenant_id,
       'jobId', NEW.id,
@@ -1359,9 +1358,7 @@ CREATE OR REPLACE FUNCTION public.conveyor_job_record_transition()
  LANGUAGE plpgsql
 AS $function$
 BEGIN
-  IF TG_OP = 'INSERT' THEN
-    INSERT INTO job_transitions (job_id, from_status, to_status, attempt) VALUES (NEW.id, NULL, NEW.status, NEW.attempts);
-  ELSIF NEW.status IS DISTINCT FROM OLD.status THEN
+  IF NEW.status IS DISTINCT FROM OLD.status THEN
     INSERT INTO job_transitions (job_id, from_status, to_status, attempt) VALUES (NEW.id, OLD.status, NEW.status, NEW.attempts);
   END IF;
   RETURN NULL;
@@ -1411,6 +1408,40 @@ CREATE OR REPLACE FUNCTION public.conveyor_job_slot_freed()
 AS $function$
 BEGIN
   PERFORM pg_notify('conveyor_admit', NEW.queue);
+  RETURN NULL;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.conveyor_jobs_inserted()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  PERFORM pg_notify('conveyor_job_events', json_build_object(
+      'tenantId', n.tenant_id,
+      'jobId', n.id,
+      'seq', n.seq,
+      'type', n.type,
+      'status', n.status,
+      'attempts', n.attempts,
+      'done', n.progress_done,
+      'total', n.progress_total,
+      'unit', n.progress_unit,
+      'stage', n.progress_stage,
+      'message', left(n.progress_message, 300),
+      'bytes', n.progress_bytes,
+      'children', CASE WHEN n.children_total IS NULL THEN NULL
+                       ELSE json_build_object('total', n.children_total, 'done', n.children_done,
+                                              'failed', n.children_failed) END,
+      'cancelRequested', n.cancel_requested_at IS NOT NULL,
+      'admission', CASE WHEN n.status NOT IN ('queued', 'retrying') THEN NULL
+                        WHEN n.admitted_at IS NOT NULL THEN 'admitted'
+                        WHEN conveyor_paused(n.queue, n.type, n.tenant_id) THEN 'paused'
+                        ELSE 'waiting' END,
+      'at', to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+    )::text)
+    FROM new_jobs n;
+  INSERT INTO job_transitions (job_id, from_status, to_status, attempt)
+  SELECT id, NULL, status, attempts FROM new_jobs;
   RETURN NULL;
 END $function$;
 
@@ -1542,7 +1573,8 @@ BEGIN
     FROM tenants WHERE id = p_tenant;
   IF NOT FOUND THEN RETURN NULL; END IF;
   IF p_user IS NOT NULL THEN
-    SELECT coalesce(sum(open), 0) + p_pending_user INTO v_used FROM open_job_counts WHERE user_id = p_user;
+    SELECT coalesce(sum(open), 0) + p_pending_user INTO v_used FROM open_job_counts
+     WHERE tenant_id = p_tenant AND user_id = p_user;
     IF v_used >= v_per_user THEN
       RETURN jsonb_build_object('quota', 'jobs_per_user', 'limit', v_per_user, 'used', v_used);
     END IF;
@@ -1701,12 +1733,13 @@ CREATE TRIGGER jobs_bump_seq BEFORE UPDATE ON public.jobs FOR EACH ROW EXECUTE F
 CREATE TRIGGER jobs_cancel_waiting AFTER UPDATE OF cancel_requested_at ON public.jobs FOR EACH ROW WHEN (((new.cancel_requested_at IS NOT NULL) AND (old.cancel_requested_at IS NULL) AND (new.waiting_since IS NOT NULL))) EXECUTE FUNCTION conveyor_cancel_waiting();
 CREATE TRIGGER jobs_child_changed AFTER UPDATE OF status, progress_done ON public.jobs FOR EACH ROW WHEN (((new.parent_id IS NOT NULL) AND ((new.status IS DISTINCT FROM old.status) OR (new.progress_done IS DISTINCT FROM old.progress_done)))) EXECUTE FUNCTION conveyor_child_changed();
 CREATE TRIGGER jobs_guard_status BEFORE UPDATE OF status ON public.jobs FOR EACH ROW EXECUTE FUNCTION conveyor_job_guard_status();
-CREATE TRIGGER jobs_notify AFTER INSERT OR UPDATE ON public.jobs FOR EACH ROW EXECUTE FUNCTION conveyor_job_notify();
+CREATE TRIGGER jobs_inserted AFTER INSERT ON public.jobs REFERENCING NEW TABLE AS new_jobs FOR EACH STATEMENT EXECUTE FUNCTION conveyor_jobs_inserted();
+CREATE TRIGGER jobs_notify AFTER UPDATE ON public.jobs FOR EACH ROW EXECUTE FUNCTION conveyor_job_notify();
 CREATE TRIGGER jobs_open_count_changed AFTER UPDATE OF status, parent_id, tenant_id, created_by_id ON public.jobs FOR EACH ROW WHEN (((((old.parent_id IS NULL) AND (old.status = ANY (ARRAY['scheduled'::job_status, 'queued'::job_status, 'running'::job_status, 'retrying'::job_status]))) IS DISTINCT FROM ((new.parent_id IS NULL) AND (new.status = ANY (ARRAY['scheduled'::job_status, 'queued'::job_status, 'running'::job_status, 'retrying'::job_status])))) OR ((new.parent_id IS NULL) AND (new.status = ANY (ARRAY['scheduled'::job_status, 'queued'::job_status, 'running'::job_status, 'retrying'::job_status])) AND ((old.tenant_id IS DISTINCT FROM new.tenant_id) OR (old.created_by_id IS DISTINCT FROM new.created_by_id))))) EXECUTE FUNCTION conveyor_open_jobs_changed();
 CREATE TRIGGER jobs_open_count_deleted AFTER DELETE ON public.jobs FOR EACH ROW WHEN (((old.parent_id IS NULL) AND (old.status = ANY (ARRAY['scheduled'::job_status, 'queued'::job_status, 'running'::job_status, 'retrying'::job_status])))) EXECUTE FUNCTION conveyor_open_jobs_changed();
 CREATE TRIGGER jobs_open_count_inserted AFTER INSERT ON public.jobs REFERENCING NEW TABLE AS new_jobs FOR EACH STATEMENT EXECUTE FUNCTION conveyor_open_jobs_inserted();
 CREATE TRIGGER jobs_open_count_truncated AFTER TRUNCATE ON public.jobs FOR EACH STATEMENT EXECUTE FUNCTION conveyor_open_jobs_truncated();
-CREATE TRIGGER jobs_record_transition AFTER INSERT OR UPDATE OF status ON public.jobs FOR EACH ROW EXECUTE FUNCTION conveyor_job_record_transition();
+CREATE TRIGGER jobs_record_transition AFTER UPDATE OF status ON public.jobs FOR EACH ROW EXECUTE FUNCTION conveyor_job_record_transition();
 CREATE TRIGGER jobs_scheduled_wake AFTER INSERT ON public.jobs FOR EACH ROW WHEN ((new.status = 'scheduled'::job_status)) EXECUTE FUNCTION conveyor_scheduler_wake();
 CREATE TRIGGER jobs_search_delete AFTER DELETE ON public.jobs REFERENCING OLD TABLE AS old_jobs FOR EACH STATEMENT EXECUTE FUNCTION conveyor_job_search_delete();
 CREATE TRIGGER jobs_search_insert AFTER INSERT ON public.jobs REFERENCING NEW TABLE AS new_jobs FOR EACH STATEMENT EXECUTE FUNCTION conveyor_job_search_insert();

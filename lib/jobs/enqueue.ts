@@ -45,7 +45,7 @@ export type EnqueueOptions = {
   /**
    * The quotas of unfinished work (and, with `exportBytes`, the tenant's stored bytes) the
    * new job must fit, checked in the INSERT itself (`conveyor_enqueue_gate`): one statement,
-   * under the same per-user lock as `beforeInsert`, refused with 429 `quota_exceeded`.
+   * under the same per-tenant lock as `beforeInsert`, refused with 429 `quota_exceeded`.
    */
   quota?: { userId: string | null; exportBytes?: boolean };
 };
@@ -125,7 +125,7 @@ async function insertJob(opts: EnqueueOptions): Promise<EnqueueResult> {
   }
   // One statement: this is the hot path of every API request. The admission
   // trigger dispatches the job in the same statement when it can. With quotas, the
-  // statement passes a gate first (conveyor_enqueue_gate: the per-user lock, then the
+  // statement passes a gate first (conveyor_enqueue_gate: the tenant's lock, then the
   // counts in a snapshot taken after it, so they see every insert before it); a
   // refusal raises and inserts nothing. With another check (`beforeInsert`), the check
   // and the insert share a transaction under the same lock.
@@ -154,9 +154,7 @@ async function insertJob(opts: EnqueueOptions): Promise<EnqueueResult> {
   try {
     const row = opts.beforeInsert
       ? await inTransaction(async (tx) => {
-          await tx.query("SELECT pg_advisory_xact_lock(hashtext('conveyor_enqueue'), hashtext($1))", [
-            opts.createdById ?? opts.tenantId,
-          ]);
+          await tx.query("SELECT pg_advisory_xact_lock(hashtext('conveyor_enqueue'), hashtext($1))", [opts.tenantId]);
           await opts.beforeInsert!(tx, id, true);
           return insertOne(tx, pending);
         })
@@ -215,10 +213,10 @@ function insertOne(client: SqlClient, p: PendingInsert): Promise<JobRowText> {
  * Every create notifies (the SSE hub; admission), and Postgres serialises
  * notifying transactions through their commit, so one at a time they could not
  * share a WAL flush; together they do. An idle server sends each create alone
- * at once. The quota gate runs per row, told how many unfinished jobs the rows
- * before it in the statement add for its user and tenant (the counts it reads,
- * open_job_counts, take a statement's rows in at its end), rows ordered by the lock each takes
- * so two batches cannot deadlock; any failure (a refusal, a reused idempotency
+ * at once. The quota gate runs for the last row of each user and of each tenant,
+ * told how many unfinished jobs the rows before it in the statement add for its user
+ * and tenant (the counts it reads, open_job_counts, take a statement's rows in at its
+ * end), rows ordered by the lock each takes so two batches cannot deadlock; any failure (a refusal, a reused idempotency
  * key) inserts nothing, and then every create of the batch runs alone and gets
  * its own answer.
  */
@@ -242,18 +240,26 @@ async function insertBatch(items: PendingInsert[]): Promise<Inserted[]> {
          FROM (SELECT u.*,
                       -- The unfinished jobs earlier rows of this statement add for the user and the
                       -- tenant: the counts the gate reads take them in only at the statement's end.
-                      (count(*) FILTER (WHERE u.parent_id IS NULL) OVER (PARTITION BY u.created_by_id ORDER BY k.k, u.ord
+                      (count(*) FILTER (WHERE u.parent_id IS NULL) OVER (PARTITION BY u.tenant_id, u.created_by_id ORDER BY k.k, u.ord
                          ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING))::int AS pending_user,
                       (count(*) FILTER (WHERE u.parent_id IS NULL) OVER (PARTITION BY u.tenant_id ORDER BY k.k, u.ord
-                         ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING))::int AS pending_tenant
+                         ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING))::int AS pending_tenant,
+                      -- The gate runs only for a gated row that is the last of its user (and kind) or of
+                      -- its tenant: it counts the most rows before it, so if it passes every earlier one
+                      -- would, and a refusal fails the batch (each create then runs alone). It takes the
+                      -- lock of every key, in key order, before the commit that makes the rows count.
+                      (row_number() OVER (PARTITION BY u.gated, u.quota_user, u.created_by_id, u.tenant_id, u.export_bytes
+                                          ORDER BY k.k DESC, u.ord DESC) = 1
+                       OR row_number() OVER (PARTITION BY u.gated, u.tenant_id ORDER BY k.k DESC, u.ord DESC) = 1) AS checks
                  FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::int[], $6::jsonb[],
                              $7::text[], $8::text[], $9::int[], $10::uuid[], $11::uuid[], $12::timestamptz[],
                              $13::jsonb[], $14::boolean[], $15::uuid[], $16::boolean[]) WITH ORDINALITY
                    AS u(id, tenant_id, type, queue, priority, input, input_hash, idempotency_key, max_attempts,
                         created_by_id, parent_id, run_at, trace_context, gated, quota_user, export_bytes, ord),
-                      LATERAL (SELECT hashtext(coalesce(u.quota_user, u.tenant_id)::text) AS k) k
+                      LATERAL (SELECT hashtext(u.tenant_id::text) AS k) k
                 ORDER BY k.k, u.ord OFFSET 0) r
         WHERE NOT r.gated
+           OR NOT r.checks
            OR conveyor_enqueue_gate(r.tenant_id, r.quota_user, r.export_bytes, $17::int, $18::int, $19::bigint,
                                     r.pending_user, r.pending_tenant)
        RETURNING ${INSERTED_COLUMNS}`,

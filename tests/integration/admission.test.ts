@@ -92,6 +92,34 @@ describe("pause and resume", () => {
     );
   });
 
+  test("a job created into a pause does not wake the admitters; one that waits for a slot does", async () => {
+    const listener = await pool().connect();
+    const woken: string[] = [];
+    listener.on("notification", (m) => {
+      if (m.channel === "conveyor_admit") woken.push(m.payload ?? "");
+    });
+    try {
+      await listener.query("LISTEN conveyor_admit");
+      const pause = await createPause(fx.p.oscar, { queue: "bulk" });
+      const held = await probe(fx.p.acmeId);
+      await probe(fx.p.globexId); // Globex is not paused, and is admitted in its own INSERT
+      await sleep(200);
+      assert.deepEqual(woken, [], "nothing to admit: the pause holds it, and its resume admits it");
+
+      await resumePause(fx.p.oscar, pause.id);
+      assert.equal(await dispatches(held), 1, "the resume admitted it at once");
+      await updateQueueSettings(fx.p.root, "bulk", { tenantCap: 1 });
+      await sleep(100);
+      woken.length = 0;
+      await probe(fx.p.acmeId); // Acme's one slot is taken by the job admitted above
+      for (let i = 0; i < 50 && woken.length === 0; i++) await sleep(20);
+      assert.deepEqual(woken, ["bulk"], "a job waiting for a slot tells the admitters");
+    } finally {
+      await listener.query("UNLISTEN *").catch(() => {});
+      listener.release();
+    }
+  });
+
   test("a pause takes back admitted jobs, keeps their order, and a claim racing it refuses to start", async () => {
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push(await probe(fx.p.acmeId));

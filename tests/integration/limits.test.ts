@@ -176,6 +176,46 @@ describe("quotas", () => {
     }
   });
 
+  test("creates batched together from several users and tenants pass each user's and each tenant's quota exactly", async () => {
+    await pool().query("DELETE FROM jobs");
+    await pool().query("UPDATE tenants SET quota_jobs_per_user = 4, quota_jobs_per_tenant = 6 WHERE id = $1", [
+      fx.p.acmeId,
+    ]);
+    await pool().query("UPDATE tenants SET quota_jobs_per_user = 3 WHERE id = $1", [fx.p.globexId]);
+    await pool().query(
+      "INSERT INTO queue_pauses (id, queue, reason) VALUES (gen_random_uuid(), 'interactive', 'quota batch')",
+    );
+    try {
+      const tokens = {
+        ada: await createApiTokenForEmail("ada@acme.test", "batch"),
+        oscar: await createApiTokenForEmail("oscar@acme.test", "batch"),
+        gus: await createApiTokenForEmail("gus@globex.test", "batch"),
+      };
+      const who = Array.from({ length: 30 }, (_, i) => (["ada", "oscar", "gus"] as const)[i % 3]!);
+      const statuses = await Promise.all(
+        who.map((w) => post(tokens[w], { dataset: "customers" }).then((r) => r.status)),
+      );
+      const accepted = (w: string) => statuses.filter((s, i) => s === 202 && who[i] === w).length;
+      assert.ok(
+        statuses.every((s) => s === 202 || s === 429),
+        statuses.join(","),
+      );
+      assert.equal(accepted("ada") + accepted("oscar"), 6, `Acme's quota of 6: ${statuses.join(",")}`);
+      assert.ok(accepted("ada") <= 4 && accepted("oscar") <= 4, "each Acme user's quota of 4");
+      assert.equal(accepted("gus"), 3, "Gus's quota of 3");
+      const { rows } = await pool().query<{ slug: string; n: number }>(
+        `SELECT t.slug, count(*)::int AS n FROM jobs j JOIN tenants t ON t.id = j.tenant_id GROUP BY 1 ORDER BY 1`,
+      );
+      assert.deepEqual(rows, [
+        { slug: "acme", n: 6 },
+        { slug: "globex", n: 3 },
+      ]);
+    } finally {
+      await pool().query("UPDATE tenants SET quota_jobs_per_user = NULL, quota_jobs_per_tenant = NULL");
+      await pool().query("UPDATE queue_pauses SET resumed_at = now() WHERE reason = 'quota batch'");
+    }
+  });
+
   test("a tenant keeping its quota of export bytes cannot request more exports until it deletes some", async () => {
     await pool().query("DELETE FROM jobs");
     const ada = await createApiTokenForEmail("ada@acme.test", "bytes");
