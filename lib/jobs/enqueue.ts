@@ -16,6 +16,7 @@ import { getTaskDefinition } from "./registry";
 import type { QueueName } from "./task";
 import type { PauseScope } from "./admission-state";
 import { ACTIVE_PAUSES_JSON } from "./pause-scopes";
+import { JOB_COLUMNS, jobFromRow, type JobRow } from "./sql/job-row";
 
 export type EnqueueOptions = {
   tenantId: string;
@@ -348,43 +349,17 @@ export async function insertScheduledRuns(
   return made;
 }
 
-// The job as inserted (not re-read: a worker may have claimed it by then),
-// in the shape Prisma returns. node-postgres hands int8 back as text.
-const JOB_COLUMNS = `id, tenant_id AS "tenantId", type, queue, priority, status, input, idempotency_key AS "idempotencyKey",
-  input_hash AS "inputHash", attempts, max_attempts AS "maxAttempts", progress_done AS "progressDone",
-  progress_total AS "progressTotal", progress_unit AS "progressUnit", progress_stage AS "progressStage",
-  progress_message AS "progressMessage", seq, checkpoint, result, error_class AS "errorClass",
-  error_message AS "errorMessage", error_stack AS "errorStack", error_fingerprint AS "errorFingerprint",
-  lease_owner AS "leaseOwner",
-  lease_expires_at AS "leaseExpiresAt", heartbeat_at AS "heartbeatAt", fencing_token AS "fencingToken",
-  parent_id AS "parentId", replay_of_id AS "replayOfId", discarded_at AS "discardedAt", created_by_id AS "createdById",
-  run_at AS "runAt", created_at AS "createdAt", updated_at AS "updatedAt", started_at AS "startedAt",
-  finished_at AS "finishedAt", cancel_requested_at AS "cancelRequestedAt", admitted_at AS "admittedAt",
-  waiting_since AS "waitingSince", cancel_requested_by_id AS "cancelRequestedById", cancel_reason AS "cancelReason",
-  children_total AS "childrenTotal", children_done AS "childrenDone", children_failed AS "childrenFailed",
-  progress_bytes AS "progressBytes", child_index AS "childIndex", resume_pending AS "resumePending", resumes,
-  schedule_id AS "scheduleId", scheduled_for AS "scheduledFor", trace_context AS "traceContext"`;
-
 // A created job's answer also says which pauses hold it, from the same statement: one round trip
 // fewer for a create a pause holds (uncorrelated, the subquery runs once per statement, not per row).
 const INSERTED_COLUMNS = `${JOB_COLUMNS},
   CASE WHEN status IN ('queued', 'retrying') AND admitted_at IS NULL THEN ${ACTIVE_PAUSES_JSON} END AS pauses`;
 
-type JobRowText = Omit<JobModel, "progressDone" | "progressTotal" | "fencingToken" | "progressBytes"> & {
-  progressDone: string;
-  progressTotal: string | null;
-  fencingToken: string;
-  progressBytes: string | null;
+// The job as inserted (not re-read: a worker may have claimed it by then).
+type JobRowText = JobRow & {
   /** INSERTED_COLUMNS only. */
   pauses?: PauseScope[] | null;
 };
 
 function rowToJob({ pauses: _pauses, ...row }: JobRowText): JobModel {
-  return {
-    ...row,
-    progressDone: BigInt(row.progressDone),
-    progressTotal: row.progressTotal === null ? null : BigInt(row.progressTotal),
-    fencingToken: BigInt(row.fencingToken),
-    progressBytes: row.progressBytes === null ? null : BigInt(row.progressBytes),
-  };
+  return jobFromRow(row);
 }

@@ -4,12 +4,13 @@
 import { z } from "zod";
 import { tenantScope } from "../auth/authorize";
 import type { Principal } from "../auth/principal";
-import { db } from "../db";
+import { db, pool } from "../db";
 import { AppError, notFound, parseOrThrow } from "../errors";
 import { isUuid, parseIdOr404 } from "../ids";
 import type { JobDto, JobRelations } from "./dto";
 import { pauseScopesFor } from "./pause-scopes";
 import { jobView } from "./view";
+import { filesFromJson, jobColumns, jobFilesJson, jobFromRow, type FileJson, type JobRow } from "./sql/job-row";
 
 export const jobStatuses = [
   "scheduled",
@@ -52,19 +53,38 @@ export function decodeCursor(raw: string): Cursor {
   return { createdAt, id };
 }
 
+type ReadRow = JobRow & { files: FileJson[]; createdByEmail: string | null; cancelledByEmail: string | null };
+
+/**
+ * Jobs with their files and who asked for them and for their cancel, in SQL (lib/jobs/sql/job-row.ts):
+ * `where` and `tail` over `jobs j`, `$1` the principal's tenant (null: every tenant, a platform admin).
+ */
+async function readJobs(principal: Principal, where: string, tail: string, values: unknown[]) {
+  const { rows } = await pool().query<ReadRow>(
+    `SELECT ${jobColumns("j.")}, ${jobFilesJson("j")} AS files,
+            (SELECT u.email FROM users u WHERE u.id = j.created_by_id) AS "createdByEmail",
+            (SELECT u.email FROM users u WHERE u.id = j.cancel_requested_by_id) AS "cancelledByEmail"
+       FROM jobs j
+      WHERE ${principal.isPlatformAdmin ? "$1::uuid IS NULL" : "j.tenant_id = $1::uuid"} AND ${where}
+      ${tail}`,
+    [tenantScope(principal).tenantId ?? null, ...values],
+  );
+  return rows.map(({ files, createdByEmail, cancelledByEmail, ...row }) => ({
+    job: {
+      ...jobFromRow(row),
+      createdBy: createdByEmail === null ? null : { email: createdByEmail },
+      cancelRequestedBy: cancelledByEmail === null ? null : { email: cancelledByEmail },
+    },
+    files: filesFromJson(files),
+  }));
+}
+
 /** One job the principal may see, with its files; 404 otherwise. */
 export async function getJob(principal: Principal, rawId: string): Promise<JobDto> {
   const id = parseIdOr404(rawId, "Job not found");
-  const job = await db().job.findFirst({
-    where: { id, ...tenantScope(principal) },
-    include: {
-      files: true,
-      cancelRequestedBy: { select: { email: true } },
-      createdBy: { select: { email: true } },
-    },
-  });
-  if (!job) throw notFound("Job not found");
-  return jobView(job, job.files, await pauseScopesFor([job]));
+  const [found] = await readJobs(principal, "j.id = $2::uuid", "", [id]);
+  if (!found) throw notFound("Job not found");
+  return jobView(found.job, found.files, await pauseScopesFor([found.job]));
 }
 
 /** The relations of a job the principal may see (each in the same tenant scope); 404 otherwise. */
@@ -144,24 +164,23 @@ export async function listJobs(
 ): Promise<{ jobs: JobDto[]; nextCursor: string | null }> {
   const q = parseOrThrow(listJobsQuerySchema, rawQuery);
   const cursor = q.cursor ? decodeCursor(q.cursor) : null;
-  const rows = await db().job.findMany({
-    where: {
-      ...tenantScope(principal),
-      ...(q.status ? { status: q.status } : {}),
-      ...(q.type ? { type: q.type } : {}),
-      ...(cursor
-        ? { OR: [{ createdAt: { lt: cursor.createdAt } }, { createdAt: cursor.createdAt, id: { lt: cursor.id } }] }
-        : {}),
-    },
-    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-    take: q.limit + 1,
-    include: { files: true, createdBy: { select: { email: true } } },
-  });
+  const where = ["true"];
+  const values: unknown[] = [];
+  const param = (v: unknown) => `$${values.push(v) + 1}`;
+  if (q.status) where.push(`j.status = ${param(q.status)}::job_status`);
+  if (q.type) where.push(`j.type = ${param(q.type)}`);
+  if (cursor) where.push(`(j.created_at, j.id) < (${param(cursor.createdAt)}::timestamptz, ${param(cursor.id)}::uuid)`);
+  const rows = await readJobs(
+    principal,
+    where.join(" AND "),
+    `ORDER BY j.created_at DESC, j.id DESC LIMIT ${param(q.limit + 1)}`,
+    values,
+  );
   const page = rows.slice(0, q.limit);
   const last = page[page.length - 1];
-  const scopes = await pauseScopesFor(page);
+  const scopes = await pauseScopesFor(page.map((r) => r.job));
   return {
-    jobs: page.map((j) => jobView(j, j.files, scopes)),
-    nextCursor: rows.length > q.limit && last ? encodeCursor(last) : null,
+    jobs: page.map((r) => jobView(r.job, r.files, scopes)),
+    nextCursor: rows.length > q.limit && last ? encodeCursor(last.job) : null,
   };
 }

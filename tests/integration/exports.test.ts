@@ -6,6 +6,8 @@ import { db, pool } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import { openExportDownload, requestExport } from "@/lib/exports/service";
 import { getJob, listJobs } from "@/lib/jobs/queries";
+import { JOB_COLUMNS, jobFromRow } from "@/lib/jobs/sql/job-row";
+import { jobView } from "@/lib/jobs/view";
 import { useTestDatabase } from "../helpers/db";
 import { admitAll } from "@/lib/admission/admitter";
 import { drainJobs } from "../helpers/fixtures";
@@ -99,6 +101,29 @@ describe("exports", () => {
     assert.equal(createHash("sha256").update(body).digest("hex"), sha256);
     const after = await db().exportFile.findFirstOrThrow({ where: { jobId: job.id } });
     assert.equal(after.downloadCount, 1);
+  });
+
+  test("a job read in SQL is the job Prisma reads: every column, its files, who asked and who cancelled", async () => {
+    const { job } = await requestExport(fx.p.ada, { dataset: "customers", format: "csv" });
+    await drainJobs();
+    await pool().query(
+      `UPDATE jobs SET cancel_requested_at = now(), cancel_requested_by_id = $2, cancel_reason = 'checked' WHERE id = $1`,
+      [job.id, fx.p.oscar.userId],
+    );
+    const prisma = await db().job.findUniqueOrThrow({
+      where: { id: job.id },
+      include: { files: true, createdBy: { select: { email: true } }, cancelRequestedBy: { select: { email: true } } },
+    });
+    const { rows } = await pool().query(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1`, [job.id]);
+    const { files: _files, createdBy: _by, cancelRequestedBy: _cancelBy, ...columns } = prisma;
+    assert.deepEqual(jobFromRow(rows[0]), columns, "JOB_COLUMNS names every column as Prisma does");
+    const dto = await getJob(fx.p.ada, job.id);
+    assert.deepEqual(dto, jobView(prisma, prisma.files), "the API's job, files and people as Prisma's rows give them");
+    assert.equal(dto.requestedBy, "ada@acme.test");
+    assert.equal(dto.cancelRequested?.by, "oscar@acme.test");
+    assert.equal(dto.result?.files.length, 1);
+    const listed = (await listJobs(fx.p.ada, { limit: "100" })).jobs.find((j) => j.id === job.id);
+    assert.deepEqual(listed, dto, "the list shows the job as its own page does");
   });
 
   test("JSONL with gzip decompresses to one JSON object per event in the date window", async () => {
