@@ -147,11 +147,17 @@ const events = async (tenantId: string) =>
     (await pool().query<{ n: string }>("SELECT count(*)::text AS n FROM events WHERE tenant_id = $1", [tenantId]))
       .rows[0]!.n,
   );
+/**
+ * The tenant's live uploads, less those whose import ended succeeded or cancelled: the worker's
+ * periodic cleanup removes those whenever it runs, during a test or not (an earlier test's import).
+ */
 const liveUploads = async (tenantId: string) =>
   Number(
     (
       await pool().query<{ n: string }>(
-        "SELECT count(*)::text AS n FROM uploads WHERE tenant_id = $1 AND deleted_at IS NULL",
+        `SELECT count(*)::text AS n FROM uploads u
+          WHERE u.tenant_id = $1 AND u.deleted_at IS NULL
+            AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = u.import_job_id AND j.status IN ('succeeded', 'cancelled'))`,
         [tenantId],
       )
     ).rows[0]!.n,
