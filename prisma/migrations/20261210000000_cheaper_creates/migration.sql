@@ -1,7 +1,7 @@
 -- A create's work in Postgres, made cheaper (issue 15). Measured on a scratch database with
 -- pgbench, one client inserting 20 queued exports per statement as a batch of creates does, into a
 -- paused tenant: 159 statements a second before these two changes and the gate's (lib/jobs/enqueue.ts,
--- evaluated once per user in a batch), 356 after.
+-- evaluated once per user in a batch), 387-388 after.
 --
 -- 1. The admission trigger asks first whether a pause holds the job, and then returns at once:
 --    nothing is admitted and nobody is woken. Every create into a pause notified `conveyor_admit`,
