@@ -1,6 +1,7 @@
 "use client";
 
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { refetchAfterChange } from "@/lib/client/refresh";
 import Link from "next/link";
 import { useState, type FormEvent } from "react";
 import {
@@ -68,8 +69,8 @@ export function StuckJobsPanel({ isAdmin }: { isAdmin: boolean }) {
   const [done, setDone] = useState<{ tone: "success" | "neutral"; text: string } | null>(null);
   const stuck = useQuery({ queryKey: consoleKeys.stuck, queryFn: fetchStuckJobs, refetchInterval: 5_000 });
   const refresh = () => {
-    void qc.invalidateQueries({ queryKey: consoleKeys.stuck });
-    void qc.invalidateQueries({ queryKey: jobKeys.all });
+    void refetchAfterChange(qc, consoleKeys.stuck);
+    void refetchAfterChange(qc, jobKeys.all);
   };
   const resume = useMutation({
     mutationFn: resumePause,

@@ -1,6 +1,7 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { refetchAfterChange } from "@/lib/client/refresh";
 import { useState } from "react";
 import {
   deadLetterKeys,
@@ -48,8 +49,8 @@ export function DeadLettersPanel() {
   const [done, setDone] = useState<{ tone: "success" | "neutral"; text: string } | null>(null);
   const groups = useQuery({ queryKey: deadLetterKeys.groups, queryFn: fetchDeadLetterGroups, refetchInterval: 10_000 });
   const refresh = () => {
-    void qc.invalidateQueries({ queryKey: deadLetterKeys.groups });
-    void qc.invalidateQueries({ queryKey: jobKeys.all });
+    void refetchAfterChange(qc, deadLetterKeys.groups);
+    void refetchAfterChange(qc, jobKeys.all);
   };
   const replay = useMutation({
     mutationFn: replayDeadLetterGroup,

@@ -1,6 +1,7 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { refetchAfterChange } from "@/lib/client/refresh";
 import Link from "next/link";
 import { useEffect, useRef, useState, type FormEvent } from "react";
 import {
@@ -101,7 +102,7 @@ export function ExportForm({ again }: { again?: string }) {
     mutationFn: ({ body, key }: { body: ExportBody; key: string }) => createExport(body, key),
     onSuccess: (job) => {
       setCreated(job);
-      void qc.invalidateQueries({ queryKey: jobKeys.lists() });
+      void refetchAfterChange(qc, jobKeys.lists());
     },
   });
 

@@ -1,6 +1,7 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { refetchAfterChange } from "@/lib/client/refresh";
 import { useState } from "react";
 import {
   ApiError,
@@ -24,8 +25,8 @@ export function ExportLinks({ jobId }: { jobId: string }) {
   const links = useQuery({ queryKey: key, queryFn: () => fetchExportLinks(jobId) });
   const [created, setCreated] = useState<string | null>(null);
   const refresh = () => {
-    void qc.invalidateQueries({ queryKey: key });
-    void qc.invalidateQueries({ queryKey: jobKeys.all });
+    void refetchAfterChange(qc, key);
+    void refetchAfterChange(qc, jobKeys.all);
   };
   const create = useMutation({
     mutationFn: () => createExportLink(jobId),

@@ -1,6 +1,7 @@
 "use client";
 
 import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { refetchAfterChange } from "@/lib/client/refresh";
 import { useRouter } from "next/navigation";
 import { useEffect, useId, useRef, useState, type DragEvent, type FormEvent } from "react";
 import { ApiError, jobKeys } from "@/lib/client/api";
@@ -62,8 +63,8 @@ export function ImportForm() {
   const mutation = useMutation({
     mutationFn: ({ body, key }: { body: ImportBody; key: string }) => createImport(body, key),
     onSuccess: (job) => {
-      void qc.invalidateQueries({ queryKey: importKeys.all });
-      void qc.invalidateQueries({ queryKey: jobKeys.lists() });
+      void refetchAfterChange(qc, importKeys.all);
+      void refetchAfterChange(qc, jobKeys.lists());
       // Ready for the next file; the import's timeline takes over (and the focus).
       setImported(uploadedId);
       setFile(null);

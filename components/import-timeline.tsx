@@ -1,6 +1,7 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { refetchAfterChange } from "@/lib/client/refresh";
 import Link from "next/link";
 import { useEffect, useRef, useState } from "react";
 import { ApiError, cancelJob, jobKeys } from "@/lib/client/api";
@@ -422,8 +423,8 @@ function CancelImport({ job }: { job: ImportDto["job"] }) {
   const cancel = useMutation({
     mutationFn: (reason?: string) => cancelJob(job.id, reason),
     onSettled: () => {
-      void qc.invalidateQueries({ queryKey: importKeys.all });
-      void qc.invalidateQueries({ queryKey: jobKeys.all });
+      void refetchAfterChange(qc, importKeys.all);
+      void refetchAfterChange(qc, jobKeys.all);
     },
   });
   return (

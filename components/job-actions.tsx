@@ -1,6 +1,7 @@
 "use client";
 
 import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { refetchAfterChange } from "@/lib/client/refresh";
 import { useRouter } from "next/navigation";
 import { ApiError, cancelJob, jobKeys, replayJob, runJobAction, type JobDto } from "@/lib/client/api";
 import { isTerminal } from "@/lib/jobs/dto";
@@ -22,7 +23,7 @@ export function JobActions({ job, canOperate }: { job: JobDto; canOperate: boole
       qc.setQueryData(jobKeys.detail(job.id), (old: JobDto | undefined) =>
         old && old.seq > updated.seq ? old : updated,
       );
-      void qc.invalidateQueries({ queryKey: jobKeys.lists() });
+      void refetchAfterChange(qc, jobKeys.lists());
     },
   });
   const replay = useMutation({
@@ -32,7 +33,7 @@ export function JobActions({ job, canOperate }: { job: JobDto; canOperate: boole
   // Operators' one-job console actions (the same route as the explorer's bulk actions).
   const single = useMutation({
     mutationFn: (action: "retry_now" | "discard") => runJobAction({ action, ids: [job.id] }),
-    onSuccess: () => void qc.invalidateQueries({ queryKey: jobKeys.all }),
+    onSuccess: () => void refetchAfterChange(qc, jobKeys.all),
   });
   const canCancel = !isTerminal(job.status);
   const canReplay = canOperate && (job.status === "failed" || job.status === "cancelled");

@@ -1,6 +1,7 @@
 "use client";
 
 import { useInfiniteQuery, useQueryClient } from "@tanstack/react-query";
+import { refetchAfterChange } from "@/lib/client/refresh";
 import Link from "next/link";
 import { usePathname, useSearchParams } from "next/navigation";
 import { useState, useSyncExternalStore, useEffect, type FormEvent } from "react";
@@ -295,8 +296,8 @@ export function JobsExplorer({ isAdmin, types }: { isAdmin: boolean; types: stri
     } finally {
       setBusy(false);
       setProgress(null);
-      void qc.invalidateQueries({ queryKey: ["ops-jobs"] });
-      void qc.invalidateQueries({ queryKey: jobKeys.all });
+      void refetchAfterChange(qc, ["ops-jobs"]);
+      void refetchAfterChange(qc, jobKeys.all);
     }
   };
   const toggle = (id: string) =>

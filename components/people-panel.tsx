@@ -16,6 +16,7 @@ import {
 } from "@/lib/client/accounts";
 import { ApiError } from "@/lib/client/api";
 import { formatTime } from "@/lib/client/format";
+import { refetchAfterChange } from "@/lib/client/refresh";
 import { Alert } from "./ui/alert";
 import { Button } from "./ui/button";
 import { useConfirm } from "./ui/confirm-dialog";
@@ -56,7 +57,7 @@ export function PeoplePanel({ isAdmin, ownTenant }: { isAdmin: boolean; ownTenan
     queryKey: peopleKeys.invites(isAdmin ? shown : null),
     queryFn: () => fetchInvites(isAdmin ? shown : null),
   });
-  const refresh = () => void qc.invalidateQueries({ queryKey: peopleKeys.all });
+  const refresh = () => void refetchAfterChange(qc, peopleKeys.all);
   const [created, setCreated] = useState<InviteDto | null>(null);
   const invite = useMutation({
     mutationFn: createInvite,

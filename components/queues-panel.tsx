@@ -1,6 +1,7 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { refetchAfterChange } from "@/lib/client/refresh";
 import { useState, type FormEvent } from "react";
 import {
   ApiError,
@@ -38,7 +39,7 @@ export function QueuesPanel({ isAdmin, types }: { isAdmin: boolean; types: strin
   const qc = useQueryClient();
   // Counts change with every job: poll while the page is open.
   const queues = useQuery({ queryKey: queueKeys.all, queryFn: fetchQueues, refetchInterval: 3_000 });
-  const refresh = () => void qc.invalidateQueries({ queryKey: queueKeys.all });
+  const refresh = () => void refetchAfterChange(qc, queueKeys.all);
   const pause = useMutation({ mutationFn: createPause, onSuccess: refresh });
   const resume = useMutation({ mutationFn: resumePause, onSuccess: refresh });
   const { confirm, dialog } = useConfirm();

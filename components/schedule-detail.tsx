@@ -1,6 +1,7 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { refetchAfterChange } from "@/lib/client/refresh";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useState, type FormEvent, type ReactNode } from "react";
@@ -62,7 +63,7 @@ export function ScheduleDetail({ id }: { id: string }) {
     queryFn: () => fetchSchedule(id),
     refetchInterval: 2_000,
   });
-  const refresh = () => void qc.invalidateQueries({ queryKey: scheduleKeys.all });
+  const refresh = () => void refetchAfterChange(qc, scheduleKeys.all);
   const pause = useMutation({
     mutationFn: (s: ScheduleDto) => (s.paused ? resumeSchedule(s.id) : pauseSchedule(s.id)),
     onSuccess: (s) => {
@@ -82,7 +83,7 @@ export function ScheduleDetail({ id }: { id: string }) {
     mutationFn: () => deleteSchedule(id),
     onSuccess: () => {
       qc.removeQueries({ queryKey: scheduleKeys.detail(id) });
-      void qc.invalidateQueries({ queryKey: scheduleKeys.lists() });
+      void refetchAfterChange(qc, scheduleKeys.lists());
       router.push("/schedules");
     },
   });

@@ -1,6 +1,7 @@
 "use client";
 
 import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { refetchAfterChange } from "@/lib/client/refresh";
 import Link from "next/link";
 import { useEffect, useId, useState, useSyncExternalStore, type FormEvent } from "react";
 import { ApiError } from "@/lib/client/api";
@@ -96,7 +97,7 @@ export function ScheduleForm({ schedule, onSaved }: { schedule?: ScheduleDto; on
     onSuccess: (s) => {
       setSaved(s);
       qc.setQueryData(scheduleKeys.detail(s.id), s);
-      void qc.invalidateQueries({ queryKey: scheduleKeys.all });
+      void refetchAfterChange(qc, scheduleKeys.all);
       onSaved?.(s);
     },
   });

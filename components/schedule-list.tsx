@@ -1,6 +1,7 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { refetchAfterChange } from "@/lib/client/refresh";
 import Link from "next/link";
 import { useState } from "react";
 import { fetchTenants, peopleKeys } from "@/lib/client/accounts";
@@ -85,7 +86,7 @@ export function ScheduleList({
     refetchInterval: 3_000,
   });
   const [notice, setNotice] = useState<{ name: string; text: string; jobId?: string } | null>(null);
-  const refresh = () => void qc.invalidateQueries({ queryKey: scheduleKeys.all });
+  const refresh = () => void refetchAfterChange(qc, scheduleKeys.all);
   const pause = useMutation({
     mutationFn: (s: ScheduleDto) => (s.paused ? resumeSchedule(s.id) : pauseSchedule(s.id)),
     onSuccess: (s) => {

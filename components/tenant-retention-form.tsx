@@ -1,6 +1,7 @@
 "use client";
 
 import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { refetchAfterChange } from "@/lib/client/refresh";
 import { useState, type FormEvent } from "react";
 import { peopleKeys, updateTenantSettings, type TenantDto, type TenantSettingsForm } from "@/lib/client/accounts";
 import { ApiError } from "@/lib/client/api";
@@ -32,7 +33,7 @@ export function TenantRetentionForm({ tenant }: { tenant: TenantDto }) {
     mutationFn: (body: TenantSettingsForm) => updateTenantSettings(tenant.slug, body),
     onSuccess: () => {
       setSaved(true);
-      void qc.invalidateQueries({ queryKey: peopleKeys.tenants });
+      void refetchAfterChange(qc, peopleKeys.tenants);
     },
   });
   const onSubmit = (e: FormEvent<HTMLFormElement>) => {

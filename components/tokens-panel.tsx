@@ -1,6 +1,7 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { refetchAfterChange } from "@/lib/client/refresh";
 import { useState, type FormEvent } from "react";
 import { ApiError, createToken, fetchTokens, revokeToken, tokenKeys, type TokenDto } from "@/lib/client/api";
 import { Alert } from "./ui/alert";
@@ -19,7 +20,7 @@ export function TokensPanel() {
     mutationFn: createToken,
     onSuccess: (r) => {
       setSecret(r.token);
-      void qc.invalidateQueries({ queryKey: tokenKeys.all });
+      void refetchAfterChange(qc, tokenKeys.all);
     },
   });
   // What the last revoke did: revoked it, or nothing (it was already revoked, perhaps in another tab).
@@ -31,7 +32,7 @@ export function TokensPanel() {
     onError: (err, t) => {
       if (err instanceof ApiError && err.status === 404) setRevoked({ name: t.name, changed: false });
     },
-    onSettled: () => void qc.invalidateQueries({ queryKey: tokenKeys.all }),
+    onSettled: () => void refetchAfterChange(qc, tokenKeys.all),
   });
   const revokeError = revoke.error instanceof ApiError && revoke.error.status === 404 ? null : revoke.error;
 

@@ -1,6 +1,7 @@
 "use client";
 
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { refetchAfterChange } from "@/lib/client/refresh";
 import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { Fragment, useState, type FormEvent, type ReactNode } from "react";
@@ -82,7 +83,7 @@ export function WebhookDetail({ id }: { id: string }) {
     queryFn: () => fetchEndpoint(id),
     refetchInterval: 2_000,
   });
-  const refresh = () => void qc.invalidateQueries({ queryKey: webhookKeys.all });
+  const refresh = () => void refetchAfterChange(qc, webhookKeys.all);
   const test = useMutation({
     mutationFn: () => sendTestEvent(id),
     onSuccess: (r) => {
@@ -110,7 +111,7 @@ export function WebhookDetail({ id }: { id: string }) {
     mutationFn: () => deleteEndpoint(id),
     onSuccess: () => {
       qc.removeQueries({ queryKey: webhookKeys.detail(id) });
-      void qc.invalidateQueries({ queryKey: webhookKeys.lists() });
+      void refetchAfterChange(qc, webhookKeys.lists());
       router.push("/settings/webhooks");
     },
   });
@@ -434,7 +435,7 @@ function DeliveryDetail({ id }: { id: string }) {
   });
   const replay = useMutation({
     mutationFn: () => replayDelivery(id),
-    onSuccess: () => void qc.invalidateQueries({ queryKey: webhookKeys.all }),
+    onSuccess: () => void refetchAfterChange(qc, webhookKeys.all),
   });
   if (query.isPending) return <p className="text-sm text-slate-600">Loading the delivery…</p>;
   if (query.isError) return <Alert tone="error">Could not load the delivery: {query.error.message}</Alert>;

@@ -1,6 +1,7 @@
 "use client";
 
 import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { refetchAfterChange } from "@/lib/client/refresh";
 import Link from "next/link";
 import { useId, useState, type FormEvent } from "react";
 import { ApiError } from "@/lib/client/api";
@@ -48,7 +49,7 @@ export function WebhookForm({ endpoint, onDone }: { endpoint?: EndpointDto; onDo
       endpoint ? { endpoint: await updateEndpoint(endpoint.id, body), secret: null } : createEndpoint(body),
     onSuccess: (r) => {
       if (r.secret) setCreated({ endpoint: r.endpoint, secret: r.secret });
-      void qc.invalidateQueries({ queryKey: webhookKeys.all });
+      void refetchAfterChange(qc, webhookKeys.all);
       if (endpoint) onDone?.();
     },
   });
