@@ -82,10 +82,21 @@ export function stopProduct(child: ChildProcess): Promise<void> {
   });
 }
 
-/** The parent pid of `pid` (/proc/<pid>/stat: "pid (comm) state ppid …"; comm may hold spaces). */
-function parentOf(pid: number): number {
+/**
+ * A process's /proc/<pid>/stat: its command name and the fields after it, from `state` on
+ * ("pid (comm) state ppid …"; comm may hold spaces and parentheses).
+ */
+function procStat(pid: number | string): { comm: string; fields: string[] } {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+  return {
+    comm: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")),
+    fields: stat.slice(stat.lastIndexOf(")") + 2).split(" "),
+  };
+}
+
+/** The parent pid of `pid`. */
+function parentOf(pid: number): number {
+  return Number(procStat(pid).fields[1]);
 }
 
 /** Peak RSS (VmHWM, MB) of every worker process under the product (`root`: the pid `npm start` runs as). */
@@ -116,9 +127,7 @@ export function cpuByRole(): CpuSnapshot {
   const tick = 100; // USER_HZ: /proc's clock ticks per second on Linux
   for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
     try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      const { comm, fields: f } = procStat(pid);
       const used = (Number(f[11]) + Number(f[12])) / tick; // utime, stime
       let role: string | null = null;
       if (Number(pid) === process.pid) role = "client";

@@ -53,7 +53,7 @@ function refusalError(r: Refusal): AppError {
         "jobs_per_user",
         limit,
         used,
-        `Quota exceeded: jobs_per_user — at most ${limit} unfinished jobs per user, and you have ${used}; wait for some to finish, or cancel some`,
+        `Quota exceeded: jobs_per_user — at most ${limit} unfinished jobs per user in this tenant, and you have ${used} here; wait for some to finish, or cancel some`,
       );
     case "jobs_per_tenant":
       return exceeded(
