@@ -1,6 +1,6 @@
 /**
  * npm run bench:sse [-- --clients 1000[,10000] --runs 3 --tokens 50 --writes 100 --interval-ms 50
- *                      --creates 30 --create-interval-ms 200 --server next|node]
+ *                      --creates 30 --create-interval-ms 200 --server next,bare|next-piped|node]
  *
  * Live progress as users get it: N concurrent SSE streams on `GET /api/v1/events`
  * (Bearer tokens, `--tokens` of them spread across the streams, all of one tenant so
@@ -16,8 +16,14 @@
  * expected, the time to connect the streams, and the app process's RSS before the
  * streams and with them (÷ streams: memory per stream).
  *
- * `--server next` (the default): the product as `npm start` runs it (scripts/supervisor.ts:
+ * `--server` names one or more servers, comma-separated, each measured in turn at every size
+ * and run (all of them up for the whole benchmark); the default `next,bare` prints the ratio.
+ * `next`: the product as `npm start` runs it (scripts/supervisor.ts:
  * `next start`'s handler in scripts/serve.ts, and the workers, which run the exports).
+ * `bare`: the baseline, bench/sse-bare.ts: a bare node:http server, one LISTEN connection, each
+ * notification written to every stream with `res.write` (no product code): the progress writes
+ * only, as it has no API to create jobs with. On two cores the clients share the machine with
+ * the server, so this is the floor a fan-out to N streams has here.
  * `--server next-piped`: the same with SSE_DIRECT=0, event streams through Next.js's piping of
  * the route's ReadableStream as before lib/http/sse-direct.ts (the warm-up's first stream of a
  * route goes through it on `next` too, as it loads the route).
@@ -40,7 +46,7 @@ import { createApiTokenForEmail } from "@/lib/auth/tokens";
 import { closeDb, pool } from "@/lib/db";
 import { seed } from "@/prisma/seed";
 import { withScratchDatabase } from "../scripts/database";
-import { percentile, startProduct, stopProduct } from "./harness";
+import { freePort, percentile, startProcess, startProduct, stopProcess, stopProduct } from "./harness";
 
 const { values } = parseArgs({
   options: {
@@ -51,7 +57,7 @@ const { values } = parseArgs({
     "interval-ms": { type: "string", default: "50" },
     creates: { type: "string", default: "30" },
     "create-interval-ms": { type: "string", default: "200" },
-    server: { type: "string", default: "next" },
+    server: { type: "string", default: "next,bare" },
     "per-process": { type: "string", default: "2500" },
   },
 });
@@ -62,9 +68,10 @@ const WRITES = Number(values.writes);
 const INTERVAL_MS = Number(values["interval-ms"]);
 const CREATES = Number(values.creates);
 const CREATE_INTERVAL_MS = Number(values["create-interval-ms"]);
-const SERVER = values.server;
+const SERVERS = values.server.split(",");
 const PER_PROCESS = Number(values["per-process"]);
-if (!["next", "next-piped", "node"].includes(SERVER)) throw new Error("--server is next, next-piped or node");
+const KINDS = ["next", "next-piped", "node", "bare"];
+if (!SERVERS.every((s) => KINDS.includes(s))) throw new Error(`--server is one or more of ${KINDS.join(", ")}`);
 
 const BODY = JSON.stringify({ dataset: "customers", format: "csv" });
 /** For the server (and this process, whose handlers serve `--server node`): the streams every token
@@ -80,7 +87,7 @@ const SERVER_ENV = {
 Object.assign(process.env, SERVER_ENV);
 
 const now = () => performance.timeOrigin + performance.now();
-const ms = (x: number) => `${x.toFixed(1)} ms`;
+const ms = (x: number) => (Number.isNaN(x) ? "—" : `${x.toFixed(1)} ms`);
 
 function rssOf(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
@@ -103,26 +110,51 @@ async function webPid(supervisor: number): Promise<number> {
   throw new Error("web server process not found");
 }
 
-type Server = { base: string; rss(): number; connections?(): Promise<number>; stop(): Promise<void> };
+type Server = {
+  kind: string;
+  base: string;
+  rss(): number;
+  /** False for the bare server, which has no API to create jobs with. */
+  creates: boolean;
+  connections?(): Promise<number>;
+  stop(): Promise<void>;
+  /** SIGUSR2 to the web process (a CPU profile: SSE_BENCH_CPU_PROF). */
+  profile?(): void;
+};
 
-let profileWeb = () => {};
-
-async function startNext(url: string, dir: string): Promise<Server> {
+async function startNext(kind: string, url: string, dir: string): Promise<Server> {
   // SSE_BENCH_CPU_PROF=<dir>: a CPU profile of the web process from the streams' connecting to the
   // last event, written there (bench/cpu-profile.cjs).
   const prof = process.env.SSE_BENCH_CPU_PROF;
   const { base, child } = await startProduct(url, {
     ...SERVER_ENV,
-    SSE_DIRECT: SERVER === "next-piped" ? "0" : "1",
+    SSE_DIRECT: kind === "next-piped" ? "0" : "1",
     CONVEYOR_DATA_DIR: path.join(dir, "data"),
     ...(prof ? { NODE_OPTIONS: `--require ${path.resolve("bench/cpu-profile.cjs")}`, SSE_PROF_DIR: prof } : {}),
   });
   const pid = await webPid(child.pid!);
-  if (prof) {
-    console.log(`[bench:sse] web server pid ${pid}`);
-    profileWeb = () => process.kill(pid, "SIGUSR2");
-  }
-  return { base, rss: () => rssOf(pid), stop: () => stopProduct(child) };
+  if (prof) console.log(`[bench:sse] web server pid ${pid}`);
+  return {
+    kind,
+    base,
+    rss: () => rssOf(pid),
+    creates: true,
+    stop: () => stopProduct(child),
+    profile: prof ? () => process.kill(pid, "SIGUSR2") : undefined,
+  };
+}
+
+/** The baseline: bench/sse-bare.ts in a process of its own, as the product's web server is. */
+async function startBare(url: string): Promise<Server> {
+  const port = await freePort();
+  const child = await startProcess(["bench/sse-bare.ts"], { DATABASE_URL: url, PORT: String(port) }, /listening/);
+  return {
+    kind: "bare",
+    base: `http://127.0.0.1:${port}`,
+    rss: () => rssOf(child.pid!),
+    creates: false,
+    stop: () => stopProcess(child),
+  };
 }
 
 /** The route handlers alone under node:http in this process: GET /api/v1/events, POST /api/v1/exports. */
@@ -167,8 +199,10 @@ async function startNode(dbName: string): Promise<Server> {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.address() as AddressInfo).port;
   return {
+    kind: "node",
     base: `http://127.0.0.1:${port}`,
     rss: () => process.memoryUsage().rss,
+    creates: true,
     // Every connection of this process to the bench database but the one asking.
     connections: async () =>
       (
@@ -256,6 +290,7 @@ async function collect(c: Clients): Promise<string[]> {
 }
 
 type Row = {
+  server: string;
   clients: number;
   connectMs: number;
   write: { p50: number; p99: number; max: number; received: number; expected: number; roundTrip: number };
@@ -276,7 +311,7 @@ async function oneRun(server: Server, tokens: string[], probeJob: string, n: num
     await collect(c);
   }
   const t = Date.now();
-  profileWeb();
+  server.profile?.();
   const clients = await openStreams(server.base, tokens, n, dir);
   const connectMs = Date.now() - t;
   await sleep(1_000);
@@ -300,7 +335,7 @@ async function oneRun(server: Server, tokens: string[], probeJob: string, n: num
   // 2. New jobs through the public API.
   const createSent = new Map<string, number>();
   const post202: number[] = [];
-  for (let i = 0; i < CREATES; i++) {
+  for (let i = 0; i < (server.creates ? CREATES : 0); i++) {
     const t0 = now();
     const res = await fetch(`${server.base}/api/v1/exports`, {
       method: "POST",
@@ -314,7 +349,7 @@ async function oneRun(server: Server, tokens: string[], probeJob: string, n: num
     await sleep(CREATE_INTERVAL_MS);
   }
   await sleep(1_000);
-  profileWeb();
+  server.profile?.();
   const lines = await collect(clients);
 
   const writeLat: number[] = [];
@@ -341,9 +376,10 @@ async function oneRun(server: Server, tokens: string[], probeJob: string, n: num
   const stats = (xs: number[]) => ({
     p50: percentile(xs, 50),
     p99: percentile(xs, 99),
-    max: xs.reduce((a, b) => Math.max(a, b), 0),
+    max: xs.length ? xs.reduce((a, b) => Math.max(a, b), 0) : NaN,
   });
   return {
+    server: server.kind,
     clients: n,
     connectMs,
     write: {
@@ -355,7 +391,7 @@ async function oneRun(server: Server, tokens: string[], probeJob: string, n: num
     create: {
       ...stats(createLat),
       received: createLat.length,
-      expected: n * CREATES,
+      expected: server.creates ? n * CREATES : 0,
       post202: percentile(post202, 50),
     },
     rssBefore,
@@ -365,10 +401,13 @@ async function oneRun(server: Server, tokens: string[], probeJob: string, n: num
 }
 
 const mb = (b: number) => `${(b / 1024 / 1024).toFixed(0)} MB`;
+/** RSS with the streams less before them, per stream: only a server's first run at a size says it
+ * (a later run's "before" still holds the heap the previous run grew, which a GC may then return). */
+const perStream = (r: Row) => (r.rssWith - r.rssBefore) / r.clients;
 
 function printRow(r: Row, run: number): void {
   console.log(
-    `| ${SERVER} | ${r.clients} | ${run} | ${ms(r.write.p50)} | ${ms(r.write.p99)} | ${ms(r.write.max)} | ${r.write.received} of ${r.write.expected} | ${r.write.roundTrip.toFixed(2)} ms | ${ms(r.create.p50)} | ${ms(r.create.p99)} | ${ms(r.create.max)} | ${r.create.received} of ${r.create.expected} | ${ms(r.create.post202)} | ${(r.connectMs / 1000).toFixed(1)} s | ${mb(r.rssBefore)} → ${mb(r.rssWith)} (${((r.rssWith - r.rssBefore) / r.clients / 1024).toFixed(1)} kB/stream) |${r.connections ? ` ${r.connections} |` : ""}`,
+    `| ${r.server} | ${r.clients} | ${run} | ${ms(r.write.p50)} | ${ms(r.write.p99)} | ${ms(r.write.max)} | ${r.write.received} of ${r.write.expected} | ${r.write.roundTrip.toFixed(2)} ms | ${ms(r.create.p50)} | ${ms(r.create.p99)} | ${ms(r.create.max)} | ${r.create.received} of ${r.create.expected} | ${ms(r.create.post202)} | ${(r.connectMs / 1000).toFixed(1)} s | ${mb(r.rssBefore)} → ${mb(r.rssWith)} (${((r.rssWith - r.rssBefore) / r.clients / 1024).toFixed(1)} kB/stream) |${r.connections ? ` ${r.connections} |` : ""}`,
   );
 }
 
@@ -386,52 +425,87 @@ async function main() {
          FROM tenants WHERE slug = 'acme' RETURNING id`,
       );
       const probeJob = rows[0]!.id;
-      const server = SERVER === "node" ? await startNode(name) : await startNext(url, dir);
+      const servers: Server[] = [];
       try {
-        // Warm-up: the routes compiled and loaded, the pools open, the LISTEN in place.
-        const warm = await openStreams(server.base, tokens, 20, dir);
-        for (let i = 0; i < 5; i++) {
-          await fetch(`${server.base}/api/v1/exports`, {
-            method: "POST",
-            headers: { Authorization: `Bearer ${tokens[0]}`, "Content-Type": "application/json" },
-            body: BODY,
-          }).then((r) => r.arrayBuffer());
+        for (const kind of SERVERS) {
+          const server =
+            kind === "node"
+              ? await startNode(name)
+              : kind === "bare"
+                ? await startBare(url)
+                : await startNext(kind, url, dir);
+          servers.push(server);
+          // Warm-up: the routes compiled and loaded, the pools open, the LISTEN in place.
+          const warm = await openStreams(server.base, tokens, 20, dir);
+          for (let i = 0; i < (server.creates ? 5 : 0); i++) {
+            await fetch(`${server.base}/api/v1/exports`, {
+              method: "POST",
+              headers: { Authorization: `Bearer ${tokens[0]}`, "Content-Type": "application/json" },
+              body: BODY,
+            }).then((r) => r.arrayBuffer());
+          }
+          await collect(warm);
         }
-        await collect(warm);
         await sleep(2_000);
+        const pgColumn = servers.some((s) => s.connections);
         console.log(
-          `bench:sse — ${new Date().toISOString()}, server ${SERVER}, ${TOKENS} tokens, ${WRITES} progress writes ${INTERVAL_MS} ms apart, ${CREATES} creates ${CREATE_INTERVAL_MS} ms apart`,
+          `bench:sse — ${new Date().toISOString()}, servers ${SERVERS.join(", ")}, ${TOKENS} tokens, ${WRITES} progress writes ${INTERVAL_MS} ms apart, ${CREATES} creates ${CREATE_INTERVAL_MS} ms apart`,
         );
         console.log("");
         console.log(
-          `| server | streams | run | write → event p50 | p99 | max | received | write round trip p50 | POST → first event p50 | p99 | max | received | POST → 202 p50 | connect | app RSS before → with streams |${server.connections ? " app PG connections (N/10 → N streams) |" : ""}`,
+          `| server | streams | run | write → event p50 | p99 | max | received | write round trip p50 | POST → first event p50 | p99 | max | received | POST → 202 p50 | connect | app RSS before → with streams |${pgColumn ? " app PG connections (N/10 → N streams) |" : ""}`,
         );
-        console.log(`|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|${server.connections ? "---|" : ""}`);
+        console.log(`|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|${pgColumn ? "---|" : ""}`);
         const rows: Row[] = [];
         for (let run = 1; run <= RUNS; run++) {
           for (const n of SIZES) {
-            const r = await oneRun(server, tokens, probeJob, n, dir);
-            rows.push(r);
-            printRow(r, run);
-            await sleep(2_000);
+            for (const server of servers) {
+              const r = await oneRun(server, tokens, probeJob, n, dir);
+              rows.push(r);
+              printRow(r, run);
+              await sleep(2_000);
+            }
           }
         }
         console.log("");
-        for (const n of SIZES) {
-          const mine = rows.filter((r) => r.clients === n);
-          const med = (f: (r: Row) => number) => percentile(mine.map(f), 50);
-          const goal = n <= 1000 ? { p50: 20, p99: 100 } : { p50: Infinity, p99: 250 };
-          const wp50 = med((r) => r.write.p50);
-          const wp99 = med((r) => r.write.p99);
-          const cp50 = med((r) => r.create.p50);
-          const cp99 = med((r) => r.create.p99);
-          const ok = (x: number, g: number) => (g === Infinity ? "" : x <= g ? " ✔" : " ✘");
-          console.log(
-            `[bench:sse] ${SERVER}, ${n} streams, median of ${mine.length}: write → event p50 ${ms(wp50)}${ok(wp50, goal.p50)}, p99 ${ms(wp99)}${ok(wp99, goal.p99)}; POST → first event p50 ${ms(cp50)}${ok(cp50, goal.p50)}, p99 ${ms(cp99)}${ok(cp99, goal.p99)} (POST → 202 p50 ${ms(med((r) => r.create.post202))}); memory ${(med((r) => (r.rssWith - r.rssBefore) / r.clients) / 1024).toFixed(1)} kB/stream`,
-          );
+        for (const n of SIZES)
+          for (const kind of SERVERS) {
+            const mine = rows.filter((r) => r.clients === n && r.server === kind);
+            const med = (f: (r: Row) => number) => percentile(mine.map(f), 50);
+            const goal =
+              kind === "bare"
+                ? { p50: Infinity, p99: Infinity }
+                : n <= 1000
+                  ? { p50: 20, p99: 100 }
+                  : { p50: Infinity, p99: 250 };
+            const wp50 = med((r) => r.write.p50);
+            const wp99 = med((r) => r.write.p99);
+            const cp50 = med((r) => r.create.p50);
+            const cp99 = med((r) => r.create.p99);
+            const ok = (x: number, g: number) => (g === Infinity ? "" : x <= g ? " ✔" : " ✘");
+            const creates = mine[0]!.create.expected
+              ? `; POST → first event p50 ${ms(cp50)}${ok(cp50, goal.p50)}, p99 ${ms(cp99)}${ok(cp99, goal.p99)} (POST → 202 p50 ${ms(med((r) => r.create.post202))})`
+              : "";
+            console.log(
+              `[bench:sse] ${kind}, ${n} streams, median of ${mine.length}: write → event p50 ${ms(wp50)}${ok(wp50, goal.p50)}, p99 ${ms(wp99)}${ok(wp99, goal.p99)}${creates}; memory ${(perStream(mine[0]!) / 1024).toFixed(1)} kB/stream (first run)`,
+            );
+          }
+        // Against the baseline: each server's medians ÷ the bare server's (1.0× is as fast as bare Node).
+        if (SERVERS.includes("bare")) {
+          for (const n of SIZES) {
+            const med = (kind: string, f: (r: Row) => number) =>
+              percentile(rows.filter((r) => r.clients === n && r.server === kind).map(f), 50);
+            for (const kind of SERVERS.filter((k) => k !== "bare")) {
+              const ratio = (f: (r: Row) => number) => `${(med(kind, f) / med("bare", f)).toFixed(2)}×`;
+              const first = (kind: string) => perStream(rows.find((r) => r.clients === n && r.server === kind)!);
+              console.log(
+                `[bench:sse] ${n} streams, ${kind} ÷ bare (medians): write → event p50 ${ratio((r) => r.write.p50)}, p99 ${ratio((r) => r.write.p99)}, max ${ratio((r) => r.write.max)}; memory per stream ${(first(kind) / first("bare")).toFixed(2)}× (first runs)`,
+              );
+            }
+          }
         }
       } finally {
-        await server.stop();
+        for (const server of servers) await server.stop();
       }
       await sleep(500); // the streams' slots released
       await closeDb();
