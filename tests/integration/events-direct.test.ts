@@ -6,6 +6,7 @@
 import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
+import net from "node:net";
 import v8 from "node:v8";
 import vm from "node:vm";
 import type { AddressInfo } from "node:net";
@@ -16,7 +17,7 @@ import { directRoute } from "@/lib/http/sse-direct-routes";
 import { useTestDatabase } from "../helpers/db";
 import { drainJobs } from "../helpers/fixtures";
 
-type Frame = { event: string; data: { jobId?: string; status?: string } };
+type Frame = { event: string; data: { jobId?: string; status?: string; seq?: number } };
 
 let server: http.Server;
 let base: string;
@@ -103,6 +104,60 @@ describe("event streams on the socket (the server npm start runs)", () => {
     assert.ok(frames.some((f) => f.data.jobId === jobId && f.data.status === "queued"));
     for (let i = 0; i < 50 && (await openSlots()) > 0; i++) await new Promise((r) => setTimeout(r, 50));
     assert.equal(await openSlots(), 0, "the stream's slot is released");
+  });
+
+  test("a burst of events (one transaction's) goes to each stream in one socket write, in order", async () => {
+    // At 10,000 streams a socket write is what a fan-out costs; a job's events come in bursts.
+    const { job } = await requestExport(fx.p.ada, { dataset: "customers" });
+    const mine = (f: Frame[]) => f.filter((x) => x.data.jobId === job.id && x.event === "job");
+    const readers = [1, 2].map(() => stream("/api/v1/events", token, (f) => mine(f).length >= 5));
+    await new Promise((r) => setTimeout(r, 300)); // subscribed
+    // The frames about this job in each socket write of this process (both streams' server sides).
+    const perWrite: number[] = [];
+    const count = (data: Buffer | string) => {
+      const n = String(data).split(`"jobId":"${job.id}"`).length - 1;
+      if (n > 0) perWrite.push(n);
+    };
+    const proto = net.Socket.prototype as unknown as {
+      _write(chunk: Buffer, enc: BufferEncoding, cb: () => void): void;
+      _writev(chunks: { chunk: Buffer }[], cb: () => void): void;
+    };
+    const { _write, _writev } = proto;
+    proto._write = function (chunk, enc, cb) {
+      count(chunk);
+      return _write.call(this, chunk, enc, cb);
+    };
+    proto._writev = function (chunks, cb) {
+      count(Buffer.concat(chunks.map((c) => Buffer.from(c.chunk))));
+      return _writev.call(this, chunks, cb);
+    };
+    try {
+      const c = await pool().connect();
+      try {
+        await c.query("BEGIN");
+        for (let i = 0; i < 5; i++)
+          await c.query("UPDATE jobs SET progress_done = progress_done + 1, updated_at = now() WHERE id = $1", [
+            job.id,
+          ]);
+        await c.query("COMMIT");
+      } finally {
+        c.release();
+      }
+      for (const { status, frames } of await Promise.all(readers)) {
+        assert.equal(status, 200);
+        const seqs = mine(frames).map((f) => f.data.seq!);
+        assert.equal(seqs.length, 5);
+        assert.deepEqual(
+          seqs,
+          [...seqs].sort((a, b) => a - b),
+          "in the order they were committed",
+        );
+      }
+    } finally {
+      proto._write = _write;
+      proto._writev = _writev;
+    }
+    assert.deepEqual(perWrite, [5, 5], "one write of all five frames per stream");
   });
 
   test("a client that goes away frees its slot even after its Request was garbage-collected", async () => {
