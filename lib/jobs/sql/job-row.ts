@@ -54,7 +54,7 @@ export const jobFilesJson = (j: string) => `(SELECT coalesce(json_agg(json_build
     'deletedAt', f.deleted_at, 'partial', f.partial) ORDER BY f.id), '[]')
   FROM export_files f WHERE f.job_id = ${j}.id)`;
 
-type FileJson = Omit<ExportFileModel, "size" | "rowCount" | "createdAt" | "expiresAt" | "deletedAt"> & {
+export type FileJson = Omit<ExportFileModel, "size" | "rowCount" | "createdAt" | "expiresAt" | "deletedAt"> & {
   size: string;
   rowCount: string;
   createdAt: string;
@@ -72,5 +72,3 @@ export function filesFromJson(files: FileJson[]): ExportFileModel[] {
     deletedAt: f.deletedAt === null ? null : new Date(f.deletedAt),
   }));
 }
-
-export type { FileJson };
