@@ -87,19 +87,28 @@ export function PeoplePanel({ isAdmin, ownTenant }: { isAdmin: boolean; ownTenan
 
   const onInvite = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();
-    const f = new FormData(e.currentTarget);
+    const form = e.currentTarget;
+    const f = new FormData(form);
     const asAdmin = f.get("platformAdmin") === "on";
-    invite.mutate({
-      email: String(f.get("email") ?? ""),
-      ...(asAdmin
-        ? { platformAdmin: true }
-        : { role: String(f.get("role")) as "member" | "operator", ...(isAdmin && shown ? { tenant: shown } : {}) }),
-    });
+    // Emptied once sent, ready for the next person; kept as typed when refused, to correct it.
+    invite.mutate(
+      {
+        email: String(f.get("email") ?? ""),
+        ...(asAdmin
+          ? { platformAdmin: true }
+          : { role: String(f.get("role")) as "member" | "operator", ...(isAdmin && shown ? { tenant: shown } : {}) }),
+      },
+      { onSuccess: () => form.reset() },
+    );
   };
   const onTenant = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();
-    const f = new FormData(e.currentTarget);
-    newTenant.mutate({ slug: String(f.get("slug") ?? ""), name: String(f.get("name") ?? "") });
+    const form = e.currentTarget;
+    const f = new FormData(form);
+    newTenant.mutate(
+      { slug: String(f.get("slug") ?? ""), name: String(f.get("name") ?? "") },
+      { onSuccess: () => form.reset() },
+    );
   };
 
   return (

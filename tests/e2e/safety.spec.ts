@@ -76,6 +76,8 @@ test.describe("as oscar (operator)", () => {
     const link = (await page.getByTestId("invite-link").textContent())!.trim();
     expect(link).toMatch(/\/invite\/inv_/);
     await expect(page.getByTestId("invite").filter({ hasText: email })).toContainText("pending");
+    // The form is empty again for the next person.
+    await expect(page.getByLabel("E-mail")).toHaveValue("");
     await expectAccessible(page, "/ops/people");
 
     const guest = await browser.newContext({ storageState: { cookies: [], origins: [] } });
