@@ -67,6 +67,41 @@ export function createExportTransforms(
   return { transforms, rows: () => Math.max(rows, 0) };
 }
 
+/**
+ * What COPY's socket reads are gathered into before gzip, the hash and the file.
+ * They are about 25 KB on average; unbatched, each became a hash update and a
+ * file write through libuv's thread pool: 82,000 writes and 188,000 futex calls
+ * for a 10M-row JSONL export (2.2 GB), and the worker's system time as high as
+ * its user time (18-20 s of CPU in all, against 12.5 s gathered into 256 KiB).
+ * 1 MiB saved another 1.5 s but raised the worker's peak RSS by 15-20 MB, and the
+ * memory goal (200 MB) is what the workers already come close to.
+ */
+const COALESCE_BYTES = 256 * 1024;
+
+/** Gathers small chunks into ones of at least `bytes` (the last one holds what is left). */
+export function coalesce(bytes: number): Transform {
+  let parts: Buffer[] = [];
+  let size = 0;
+  const take = () => {
+    const out = parts.length === 1 ? parts[0]! : Buffer.concat(parts, size);
+    parts = [];
+    size = 0;
+    return out;
+  };
+  return new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      parts.push(chunk);
+      size += chunk.length;
+      if (size >= bytes) cb(null, take());
+      else cb();
+    },
+    flush(cb) {
+      if (size > 0) cb(null, take());
+      else cb();
+    },
+  });
+}
+
 type StreamExportOptions = {
   tenantId: string;
   request: ExportRequest;
@@ -121,7 +156,12 @@ async function copyToStorage(opts: StreamExportOptions): Promise<{ rows: number;
     if (copy.counted) copy.onPush((messages) => opts.onRows?.(Math.max(messages - header, 0), estimate));
     const onRows = (done: number) => opts.onRows?.(done, estimate);
     const { transforms, rows } = createExportTransforms(opts.request, copy.counted ? undefined : { onRows });
-    const stored = await storage().write(opts.key, client.query(copy.stream), transforms, opts.signal);
+    const stored = await storage().write(
+      opts.key,
+      client.query(copy.stream),
+      [coalesce(COALESCE_BYTES), ...transforms],
+      opts.signal,
+    );
     await client.query("COMMIT");
     // COPY's own count (its CommandComplete) is exact; prefer it.
     const exact = copy.stream.rowCount || (copy.counted ? Math.max(copy.messages() - header, 0) : rows());

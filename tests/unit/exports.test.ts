@@ -2,7 +2,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { buildCopyStatement, buildExportQuery } from "@/lib/exports/datasets";
 import { exportRequestSchema } from "@/lib/exports/schema";
-import { exportFileName } from "@/lib/exports/stream";
+import { Readable, Writable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { coalesce, exportFileName } from "@/lib/exports/stream";
 
 const quote = (v: string) => `'${v.replace(/'/g, "''")}'`;
 
@@ -44,4 +46,21 @@ test("file names say what is inside", () => {
     exportFileName(id, { dataset: "events", format: "jsonl", compression: "none" }),
     "events-0193a1b2.jsonl",
   );
+});
+
+test("COPY's small chunks reach storage gathered, every byte in order", async () => {
+  // 100 socket reads of 1 to 100 bytes, gathered into chunks of at least 1,000 bytes.
+  const reads = Array.from({ length: 100 }, (_, i) => Buffer.alloc(i + 1, i));
+  const out: Buffer[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      out.push(chunk);
+      cb();
+    },
+  });
+  await pipeline(Readable.from(reads), coalesce(1_000), sink);
+  assert.deepEqual(Buffer.concat(out), Buffer.concat(reads));
+  // Every chunk but the last (the remainder at the end) holds at least 1,000 bytes.
+  assert.ok(out.slice(0, -1).every((c) => c.length >= 1_000));
+  assert.ok(out.length > 1 && out.length <= Math.ceil(5_050 / 1_000));
 });
