@@ -73,6 +73,8 @@ export function ExportForm({ again }: { again?: string }) {
   const formRef = useRef<HTMLFormElement>(null);
   const [created, setCreated] = useState<JobDto | null>(null);
   const [later, setLater] = useState(false);
+  // The format picked in this form; until then, the one filled in.
+  const [picked, setPicked] = useState<string | null>(null);
   // The member's own tenant's jobs only: another tenant's id answers 404, like one that never existed.
   const source = useQuery({
     queryKey: jobKeys.detail(again ?? ""),
@@ -96,8 +98,11 @@ export function ExportForm({ again }: { again?: string }) {
     formRef.current?.querySelector<HTMLSelectElement>('select[name="dataset"]')?.focus();
   }, [again, settled]);
   useEffect(() => {
-    if (sourceJob) setLater(false);
+    if (!sourceJob) return;
+    setLater(false);
+    setPicked(null);
   }, [sourceJob]);
+  const format = picked ?? prefill.format;
   const mutation = useMutation({
     mutationFn: ({ body, key }: { body: ExportBody; key: string }) => createExport(body, key),
     onSuccess: (job) => {
@@ -188,6 +193,7 @@ export function ExportForm({ again }: { again?: string }) {
           label="Format"
           name="format"
           defaultValue={prefill.format}
+          onChange={(e) => setPicked(e.target.value)}
           options={[
             ["csv", "CSV"],
             ["jsonl", "JSON Lines"],
@@ -209,10 +215,13 @@ export function ExportForm({ again }: { again?: string }) {
           <ZoneName />.
         </p>
       </div>
-      <label className="mt-3 flex items-start gap-2 text-sm">
-        <input type="checkbox" name="csvSafe" defaultChecked={prefill.csvSafe} className="mt-1" />
-        Spreadsheet-safe CSV: cells that start with = + - @ get a leading apostrophe, so a spreadsheet never runs them
-      </label>
+      {/* CSV only: JSON Lines quotes every text, and a spreadsheet does not open it. */}
+      {format === "csv" && (
+        <label className="mt-3 flex items-start gap-2 text-sm">
+          <input type="checkbox" name="csvSafe" defaultChecked={prefill.csvSafe} className="mt-1" />
+          Spreadsheet-safe CSV: cells that start with = + - @ get a leading apostrophe, so a spreadsheet never runs them
+        </label>
+      )}
       <div className="mt-3 flex flex-wrap items-end gap-4">
         <label className="flex items-center gap-2 text-sm">
           <input type="checkbox" checked={later} onChange={(e) => setLater(e.target.checked)} />

@@ -82,6 +82,7 @@ export function ScheduleForm({ schedule, onSaved }: { schedule?: ScheduleDto; on
   const [zone, setZone] = useState<string | null>(schedule?.timezone ?? null);
   const [missed, setMissed] = useState<MissedRunPolicy>(schedule?.missedRunPolicy ?? "once");
   const [overlap, setOverlap] = useState<OverlapPolicy>(schedule?.overlapPolicy ?? "skip");
+  const [format, setFormat] = useState<string>(input.format ?? "csv");
   const viewer = useViewerZone();
   const zones = useZones();
   const now = useNow();
@@ -314,6 +315,7 @@ export function ScheduleForm({ schedule, onSaved }: { schedule?: ScheduleDto; on
             label="Format"
             name="format"
             defaultValue={input.format ?? "csv"}
+            onChange={(e) => setFormat(e.target.value)}
             aria-describedby={describedBy("input.format")}
             options={[
               ["csv", "CSV"],
@@ -342,10 +344,13 @@ export function ScheduleForm({ schedule, onSaved }: { schedule?: ScheduleDto; on
           />
           Only rows since the last run (each run exports the rows from the previous run&apos;s time to its own)
         </label>
-        <label className="flex items-center gap-2 text-sm">
-          <input type="checkbox" name="csvSafe" defaultChecked={input.csvSafe ?? true} />
-          Spreadsheet-safe CSV (cells that start with = + - @ get a leading apostrophe)
-        </label>
+        {/* CSV only, as on the export form. */}
+        {format === "csv" && (
+          <label className="flex items-center gap-2 text-sm">
+            <input type="checkbox" name="csvSafe" defaultChecked={input.csvSafe ?? true} />
+            Spreadsheet-safe CSV (cells that start with = + - @ get a leading apostrophe)
+          </label>
+        )}
       </fieldset>
 
       <fieldset className="grid gap-4 md:grid-cols-2">

@@ -98,9 +98,15 @@ test.describe("as ada (member)", () => {
     await expect(form.getByLabel("Compression")).toHaveValue("gzip");
     await expect(form.getByLabel("From")).toHaveValue("2024-01-01");
     await expect(form.getByLabel("To (exclusive)")).toHaveValue("2030-01-01");
-    await expect(form.getByLabel(/Spreadsheet-safe CSV/)).not.toBeChecked();
+    // Spreadsheet safety is a CSV option: not offered for JSON Lines.
+    await expect(form.getByLabel(/Spreadsheet-safe CSV/)).toHaveCount(0);
     await expect(form.getByLabel("Dataset")).toBeFocused();
     await expectAccessible(page, "/exports, filled in to request an export again");
+    // Offered (unticked, as the export was) once CSV is picked; gone again with JSON Lines.
+    await form.getByLabel("Format").selectOption("csv");
+    await expect(form.getByLabel(/Spreadsheet-safe CSV/)).not.toBeChecked();
+    await form.getByLabel("Format").selectOption("jsonl");
+    await expect(form.getByLabel(/Spreadsheet-safe CSV/)).toHaveCount(0);
 
     await form.getByRole("button", { name: "Request export" }).click();
     await expect(form.getByRole("status").filter({ hasText: "Export queued" })).toBeVisible();

@@ -169,6 +169,12 @@ test.describe("as ada (Acme member)", () => {
     await page.goto("/schedules");
     const form = page.getByRole("form", { name: "New schedule" });
     await form.getByRole("textbox", { name: "Name" }).fill(`e2e bad cron ${Date.now()}`);
+    // Spreadsheet safety is offered with CSV (ticked by default), not with JSON Lines.
+    await expect(form.getByLabel(/Spreadsheet-safe CSV/)).toBeChecked();
+    await form.getByLabel("Format").selectOption("jsonl");
+    await expect(form.getByLabel(/Spreadsheet-safe CSV/)).toHaveCount(0);
+    await form.getByLabel("Format").selectOption("csv");
+    await expect(form.getByLabel(/Spreadsheet-safe CSV/)).toBeChecked();
     await form.getByLabel("Repeat").selectOption("custom");
     const cron = form.getByLabel("Cron expression");
     await cron.fill("*/2 * * *");
