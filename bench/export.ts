@@ -208,7 +208,7 @@ async function measure(
       createGzip({ level: 1 }),
       new Writable({ write: (_c, _e, cb) => cb() }),
     );
-  // Our compression stage alone: the export's transforms (gzip) and storage write (sha256 → file).
+  // Our compression stage alone: the export's transforms (gathering, gzip) and storage write (sha256 → file).
   const gzipStage = async (file: string) => {
     const { transforms } = createExportTransforms({ format: "csv", compression: "gzip" });
     await storage().write(

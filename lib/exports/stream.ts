@@ -36,38 +36,6 @@ export async function estimateRows(client: pg.PoolClient, select: string): Promi
 }
 
 /**
- * The stages between COPY and storage: gzip when asked, or none. Rows are
- * counted from COPY's messages (./copy.ts), not here; `countBytes` adds the
- * byte-scanning counter for a COPY stream that cannot count them.
- */
-export function createExportTransforms(
-  request: Pick<ExportRequest, "format" | "compression">,
-  countBytes?: { onRows: (done: number) => void },
-): { transforms: Transform[]; rows: () => number } {
-  const transforms: Transform[] = [];
-  // CSV's header line is counted like a row.
-  let rows = request.format === "csv" ? -1 : 0;
-  if (countBytes) {
-    const countRows = createRowCounter(request.format);
-    transforms.push(
-      new Transform({
-        transform(chunk: Buffer, _enc, cb) {
-          rows += countRows(chunk);
-          countBytes.onRows(Math.max(rows, 0));
-          cb(null, chunk);
-        },
-      }),
-    );
-  }
-  // Larger output chunks than zlib's 16 KiB default: fewer chunks through the
-  // digest and file stages (measured ~20% faster on the gzip stage).
-  if (request.compression === "gzip") {
-    transforms.push(createGzip({ level: env().EXPORT_GZIP_LEVEL, chunkSize: 256 * 1024 }));
-  }
-  return { transforms, rows: () => Math.max(rows, 0) };
-}
-
-/**
  * What COPY's socket reads are gathered into before gzip, the hash and the file.
  * They are about 25 KB on average; unbatched, each became a hash update and a
  * file write through libuv's thread pool: 82,000 writes and 188,000 futex calls
@@ -100,6 +68,39 @@ export function coalesce(bytes: number): Transform {
       else cb();
     },
   });
+}
+
+/**
+ * The stages between COPY and storage: its reads gathered (`coalesce`), then
+ * gzip when asked. Rows are counted from COPY's messages (./copy.ts), not
+ * here; `countBytes` adds the byte-scanning counter for a COPY stream that
+ * cannot count them. bench:export's "gzip stage" runs these same stages.
+ */
+export function createExportTransforms(
+  request: Pick<ExportRequest, "format" | "compression">,
+  countBytes?: { onRows: (done: number) => void },
+): { transforms: Transform[]; rows: () => number } {
+  const transforms: Transform[] = [coalesce(COALESCE_BYTES)];
+  // CSV's header line is counted like a row.
+  let rows = request.format === "csv" ? -1 : 0;
+  if (countBytes) {
+    const countRows = createRowCounter(request.format);
+    transforms.push(
+      new Transform({
+        transform(chunk: Buffer, _enc, cb) {
+          rows += countRows(chunk);
+          countBytes.onRows(Math.max(rows, 0));
+          cb(null, chunk);
+        },
+      }),
+    );
+  }
+  // Larger output chunks than zlib's 16 KiB default: fewer chunks through the
+  // digest and file stages (measured ~20% faster on the gzip stage).
+  if (request.compression === "gzip") {
+    transforms.push(createGzip({ level: env().EXPORT_GZIP_LEVEL, chunkSize: 256 * 1024 }));
+  }
+  return { transforms, rows: () => Math.max(rows, 0) };
 }
 
 type StreamExportOptions = {
@@ -156,12 +157,7 @@ async function copyToStorage(opts: StreamExportOptions): Promise<{ rows: number;
     if (copy.counted) copy.onPush((messages) => opts.onRows?.(Math.max(messages - header, 0), estimate));
     const onRows = (done: number) => opts.onRows?.(done, estimate);
     const { transforms, rows } = createExportTransforms(opts.request, copy.counted ? undefined : { onRows });
-    const stored = await storage().write(
-      opts.key,
-      client.query(copy.stream),
-      [coalesce(COALESCE_BYTES), ...transforms],
-      opts.signal,
-    );
+    const stored = await storage().write(opts.key, client.query(copy.stream), transforms, opts.signal);
     await client.query("COMMIT");
     // COPY's own count (its CommandComplete) is exact; prefer it.
     const exact = copy.stream.rowCount || (copy.counted ? Math.max(copy.messages() - header, 0) : rows());

@@ -165,6 +165,19 @@ test.describe("as root (platform admin)", () => {
     const { id } = (await pause.json()) as { id: string };
     await page.request.delete(`/api/v1/ops/pauses/${id}`);
   });
+
+  test("creates a tenant on the People page: it is shown, and the form is empty again", async ({ page }) => {
+    const slug = `t${Date.now()}`;
+    await page.goto("/ops/people");
+    const form = page.getByRole("form", { name: "Create a tenant" });
+    await form.getByLabel("New tenant: slug").fill(slug);
+    await form.getByLabel("Name").fill("Tenant From The Form");
+    await form.getByRole("button", { name: "Create tenant" }).click();
+    await expect(page.getByRole("combobox", { name: "Tenant", exact: true })).toHaveValue(slug);
+    await expect(page.getByRole("heading", { name: `Invite someone to ${slug}` })).toBeVisible();
+    await expect(form.getByLabel("New tenant: slug")).toHaveValue("");
+    await expect(form.getByLabel("Name")).toHaveValue("");
+  });
 });
 
 test.describe("as ada (member)", () => {
