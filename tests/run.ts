@@ -7,7 +7,7 @@
  * Integration test files each clone a migrated template database.
  */
 import { spawn } from "node:child_process";
-import { chmod, mkdtemp, rm } from "node:fs/promises";
+import { chmod, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { readdirSync } from "node:fs";
@@ -51,6 +51,26 @@ function testFiles(dir: string): string[] {
     .map((f) => path.join(dir, f));
 }
 
+/**
+ * node:test's arguments: its spec reporter on the terminal, and the failed tests
+ * alone into a file of their own, printed again once every suite has run.
+ */
+async function nodeTestArgs(suite: Suite, files: string[]): Promise<string[]> {
+  const out = path.join(await mkdtemp(path.join(tmpdir(), `conveyor-${suite}-`)), "failures.txt");
+  failureFiles.push({ suite, file: out });
+  return [
+    "--import",
+    "tsx",
+    "--test",
+    "--test-reporter=spec",
+    "--test-reporter-destination=stdout",
+    `--test-reporter=${path.resolve("tests/helpers/failures-reporter.mjs")}`,
+    `--test-reporter-destination=${out}`,
+    ...files,
+  ];
+}
+const failureFiles: { suite: Suite; file: string }[] = [];
+
 async function main(): Promise<number> {
   const arg = process.argv[2];
   if (arg && !suites.includes(arg as Suite)) {
@@ -62,14 +82,14 @@ async function main(): Promise<number> {
   let failed = 0;
 
   if (selected.includes("unit")) {
-    const code = await run(process.execPath, ["--import", "tsx", "--test", ...testFiles("tests/unit")], {
+    const code = await run(process.execPath, await nodeTestArgs("unit", testFiles("tests/unit")), {
       NODE_ENV: "test",
     });
     results.push(`unit: ${code === 0 ? "passed" : "FAILED"}`);
     if (code !== 0) failed++;
   }
   const needsDb = selected.some((s) => s !== "unit");
-  if (!needsDb) return report(results, failed);
+  if (!needsDb) return await report(results, failed);
 
   // A database server: the given one, or an embedded one of our own.
   const configured = env().DATABASE_URL;
@@ -101,7 +121,7 @@ async function main(): Promise<number> {
     await migrate(withDatabase(serverUrl, template));
 
     if (selected.includes("integration")) {
-      const code = await run(process.execPath, ["--import", "tsx", "--test", ...testFiles("tests/integration")], {
+      const code = await run(process.execPath, await nodeTestArgs("integration", testFiles("tests/integration")), {
         NODE_ENV: "test",
         TEST_SERVER_URL: serverUrl,
         TEST_TEMPLATE_DB: template,
@@ -142,10 +162,16 @@ async function main(): Promise<number> {
     }).catch(() => {});
     await stopEmbedded();
   }
-  return report(results, failed);
+  return await report(results, failed);
 }
 
-function report(results: string[], failed: number): number {
+/** The summary line, after the failed unit and integration tests (Playwright lists its own at its end). */
+async function report(results: string[], failed: number): Promise<number> {
+  for (const { suite, file } of failureFiles) {
+    const text = (await readFile(file, "utf8").catch(() => "")).trim();
+    if (text) console.log(`\n[test] failed in ${suite}:\n${text}`);
+    await rm(path.dirname(file), { recursive: true, force: true });
+  }
   console.log(`\n[test] ${results.join(" · ")}`);
   return failed ? 1 : 0;
 }
