@@ -2,7 +2,7 @@
 /**
  * Live updates over Server-Sent Events, merged into react-query's cache.
  */
-import { useQueryClient, type InfiniteData, type QueryClient } from "@tanstack/react-query";
+import { replaceEqualDeep, useQueryClient, type InfiniteData, type QueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
 import { isTerminal, type JobDto } from "../jobs/dto";
 import type { JobEventWire } from "../sse/streams";
@@ -25,7 +25,20 @@ export function applyJobEvent(job: JobDto, e: JobEventWire): JobDto {
   };
 }
 
-/** Streams one job's events into its detail query. */
+/**
+ * A job query's `structuralSharing`: an answer older than the cached job (a lower seq) is dropped.
+ * A fetch begun before a change can land after that change's events and the terminal snapshot;
+ * taken as is, it put a job that had succeeded back to "retrying", and with the stream closed
+ * nothing came to correct it.
+ */
+export function keepNewerJob(old: unknown, next: unknown): unknown {
+  const o = old as JobDto | undefined;
+  const n = next as JobDto;
+  if (o && n && typeof o.seq === "number" && typeof n.seq === "number" && n.seq < o.seq) return o;
+  return replaceEqualDeep(old, next);
+}
+
+/** Streams one job's events into its detail query (give it `keepNewerJob`). */
 export function useJobEvents(jobId: string, enabled: boolean): void {
   const qc = useQueryClient();
   useEffect(() => {
