@@ -19,6 +19,7 @@ import { demoWanted } from "../../prisma/seed";
 import { startEmbeddedPostgres } from "../../scripts/database";
 import { useTestDatabase } from "../helpers/db";
 import { drainJobs } from "../helpers/fixtures";
+import { freePort } from "../helpers/net";
 
 // A task whose secret sits deep inside its input.
 const nested = defineTask({
@@ -111,7 +112,8 @@ describe("hardening", () => {
   test("an embedded Postgres gets a random password, kept beside its data for its owner only", async () => {
     const dir = await mkdtemp(path.join(tmpdir(), "conveyor-pw-"));
     await chmod(dir, 0o755);
-    const cluster = await startEmbeddedPostgres(path.join(dir, "pg"), 54000 + Math.floor(Math.random() * 900));
+    // A port the OS says is free: a random one once met an outgoing connection's port.
+    const cluster = await startEmbeddedPostgres(path.join(dir, "pg"), await freePort());
     try {
       const file = path.join(dir, "pg-password");
       await access(file);
