@@ -20,6 +20,7 @@ export default tseslint.config(
     ignores: [
       "node_modules/",
       ".next/",
+      "dist/",
       ".data/",
       "lib/generated/",
       "next-env.d.ts",

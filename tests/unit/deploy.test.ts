@@ -122,7 +122,7 @@ test("compose.yaml: two app servers, a pool for every queue, and nothing starts 
   for (const [, app] of apps) assert.match(app.healthcheck!.test.join(" "), /\/api\/health/);
   assert.ok(existsSync(path.join(root, "app/api/health/route.ts")));
 
-  const workers = conveyor.filter(([, s]) => s.command?.includes("worker/index.ts"));
+  const workers = conveyor.filter(([, s]) => s.command?.includes("dist/worker.js"));
   const served = workers.flatMap(([, s]) => environment(s).WORKER_QUEUES!.split(","));
   assert.deepEqual([...served].sort(), [...QUEUES].sort(), "each queue served by exactly one pool");
   assert.ok(workers.some(([, s]) => environment(s).WORKER_QUEUES === "interactive"));
@@ -133,7 +133,8 @@ test("compose.yaml: two app servers, a pool for every queue, and nothing starts 
   for (const [name, service] of conveyor.filter(([n]) => n !== "migrate")) {
     assert.equal(service.depends_on?.migrate?.condition, "service_completed_successfully", name);
   }
-  // The entry points the commands name exist (web/serve.js is scripts/serve.ts, bundled by the Dockerfile).
+  // The entry points the commands name exist (web/serve.js is scripts/serve.ts and dist/worker.js is
+  // worker/index.ts, both bundled by the Dockerfile).
   for (const file of ["worker/index.ts", "scripts/migrate.ts", "scripts/serve.ts", "scripts/cli.ts"]) {
     assert.ok(existsSync(path.join(root, file)), file);
   }
@@ -149,6 +150,9 @@ test("the Dockerfile: multi-stage, the app from Next's standalone output, run by
   assert.match(runtime, /COPY --from=build \/app\/\.next\/standalone \.\/web/);
   assert.match(read("next.config.ts"), /output:\s*"standalone"/);
   assert.match(runtime, /^CMD \["node", "web\/serve\.js"\]/m);
+  // Workers run the bundle the build stage makes, as `npm start` runs them.
+  assert.match(text, /^RUN .*scripts\/worker-build\.ts/m);
+  assert.match(runtime, /COPY --from=build \/app\/dist \.\/dist/);
   // What the stages copy from the context exists (and is not ignored by .dockerignore).
   const ignored = read(".dockerignore")
     .split("\n")
