@@ -280,6 +280,8 @@ async function measure(
     peaks = workerPeaks(child.pid!);
     await stopProduct(child);
   }
+  // (An empty column once said nothing: the workers' command line had changed under the match.)
+  if (!peaks.size) throw new Error("found no worker process under the product to read its peak RSS");
   const ratio = (baseline: number[], ours: number[]) =>
     `${(median(baseline) / median(ours)).toFixed(2)}× (${fmt(size / median(ours))} rows/s)`;
   const rss = [...peaks].map(([queues, mb]) => `${queues} ${mb.toFixed(0)} MB`).join(", ");

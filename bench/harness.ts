@@ -99,13 +99,18 @@ function parentOf(pid: number): number {
   return Number(procStat(pid).fields[1]);
 }
 
+/** A worker process: the bundle `npm start` runs (scripts/worker-build.ts), or the sources through tsx. */
+function isWorker(cmdline: string): boolean {
+  return cmdline.includes("dist/worker.js") || cmdline.includes("worker/index.ts");
+}
+
 /** Peak RSS (VmHWM, MB) of every worker process under the product (`root`: the pid `npm start` runs as). */
 export function workerPeaks(root: number): Map<string, number> {
   const peaks = new Map<string, number>();
   for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
     try {
       const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8");
-      if (!cmd.includes("worker/index.ts")) continue;
+      if (!isWorker(cmd)) continue;
       let up = Number(pid);
       while (up > 1 && up !== root) up = parentOf(up);
       if (up !== root) continue; // another product's worker (another run on this machine)
@@ -135,7 +140,7 @@ export function cpuByRole(): CpuSnapshot {
       else {
         const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8");
         if (cmd.includes("scripts/serve.ts")) role = "web";
-        else if (cmd.includes("worker/index.ts")) role = "workers";
+        else if (isWorker(cmd)) role = "workers";
       }
       if (role) at.set(Number(pid), { role, used });
     } catch {

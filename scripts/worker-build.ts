@@ -13,7 +13,7 @@
  */
 import { mkdir, mkdtemp, rename, rm } from "node:fs/promises";
 import path from "node:path";
-import { build } from "esbuild";
+import { build, stop } from "esbuild";
 
 export const WORKER_BUNDLE = path.join("dist", "worker.js");
 
@@ -29,6 +29,8 @@ export async function buildWorker(outfile = WORKER_BUNDLE): Promise<string> {
     await rename(path.join(tmp, name), outfile);
   } finally {
     await rm(tmp, { recursive: true, force: true });
+    // esbuild's service is a child process that would otherwise live on beside `npm start` (~30 MB).
+    await stop();
   }
   return outfile;
 }
