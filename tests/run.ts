@@ -14,6 +14,7 @@ import { readdirSync } from "node:fs";
 import pg from "pg";
 import { embeddedDatabaseUrl, env } from "@/lib/env";
 import { migrate, startEmbeddedPostgres } from "../scripts/database";
+import { buildWorker } from "../scripts/worker-build";
 import { freePort } from "./helpers/net";
 
 const suites = ["unit", "integration", "e2e"] as const;
@@ -121,6 +122,8 @@ async function main(): Promise<number> {
     await migrate(withDatabase(serverUrl, template));
 
     if (selected.includes("integration")) {
+      // The worker processes the tests start run the bundle, as `npm start` does (tests/helpers/worker.ts).
+      await buildWorker();
       const code = await run(process.execPath, await nodeTestArgs("integration", testFiles("tests/integration")), {
         NODE_ENV: "test",
         TEST_SERVER_URL: serverUrl,

@@ -13,6 +13,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { pool } from "@/lib/db";
 import { enqueueJob } from "@/lib/jobs/enqueue";
 import "@/lib/workloads";
+import { workerArgs } from "../helpers/worker";
 
 export type ChaosOptions = {
   databaseUrl: string;
@@ -62,14 +63,10 @@ type Running = { child: ChildProcess; pid: number };
 let workerLog: WriteStream | null = null;
 
 function startWorker(opts: ChaosOptions): Running {
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", "worker/index.ts", "--concurrency", String(opts.concurrency)],
-    {
-      env: { ...process.env, ...WORKER_ENV, DATABASE_URL: opts.databaseUrl },
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
+  const child = spawn(process.execPath, workerArgs("--concurrency", String(opts.concurrency)), {
+    env: { ...process.env, ...WORKER_ENV, DATABASE_URL: opts.databaseUrl },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let err = "";
   const stamp = (d: Buffer) => d.toString().replace(/^(?=.)/gm, `${new Date().toISOString()} [${child.pid}] `);
   child.stdout?.on("data", (d: Buffer) => workerLog?.write(stamp(d)));

@@ -16,6 +16,7 @@ import { loadUserPrincipal } from "@/lib/auth/principal";
 import { createApiTokenForEmail } from "@/lib/auth/tokens";
 import { cleanupImports } from "@/lib/imports/cleanup";
 import { requestImport } from "@/lib/imports/service";
+import { workerArgs } from "../helpers/worker";
 
 export type ImportChaosOptions = {
   databaseUrl: string;
@@ -94,7 +95,7 @@ export async function runImportChaos(o: ImportChaosOptions): Promise<ImportChaos
   };
   const procs: (ChildProcess | null)[] = [];
   const spawnWorker = (i: number) => {
-    procs[i] = spawn(process.execPath, ["--import", "tsx", "worker/index.ts", "--concurrency", "4"], {
+    procs[i] = spawn(process.execPath, workerArgs("--concurrency", "4"), {
       env,
       stdio: "ignore",
     });

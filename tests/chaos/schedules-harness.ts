@@ -19,6 +19,7 @@ import { pool } from "@/lib/db";
 import { createSchedule, pauseSchedule } from "@/lib/schedules/service";
 import type { MissedRunPolicy, OverlapPolicy } from "@/lib/schedules/schema";
 import "@/lib/workloads";
+import { workerArgs } from "../helpers/worker";
 
 export type ScheduleChaosOptions = {
   databaseUrl: string;
@@ -163,11 +164,10 @@ export async function runScheduleChaos(opts: ScheduleChaosOptions): Promise<Sche
   const restartAt: number[] = [];
 
   const spawnWorker = (slot: number): Proc => {
-    const child = spawn(
-      process.execPath,
-      ["--import", "tsx", "worker/index.ts", "--concurrency", String(opts.concurrency)],
-      { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] },
-    );
+    const child = spawn(process.execPath, workerArgs("--concurrency", String(opts.concurrency)), {
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     const p: Proc = {
       child,
       pid: child.pid!,

@@ -13,6 +13,7 @@ import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { newSecret } from "@/lib/webhooks/signing";
+import { workerArgs } from "../helpers/worker";
 
 export type WebhookChaosOptions = {
   databaseUrl: string;
@@ -62,7 +63,7 @@ export async function runWebhookChaos(o: WebhookChaosOptions): Promise<WebhookCh
   };
   const procs: (ChildProcess | null)[] = [];
   const spawnWorker = (i: number) => {
-    procs[i] = spawn(process.execPath, ["--import", "tsx", "worker/index.ts", "--concurrency", String(o.concurrency)], {
+    procs[i] = spawn(process.execPath, workerArgs("--concurrency", String(o.concurrency)), {
       env,
       stdio: "ignore",
     });

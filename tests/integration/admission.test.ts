@@ -19,6 +19,7 @@ import { useTestDatabase } from "../helpers/db";
 import { drainJobs, quietLogger, isCode } from "../helpers/fixtures";
 import { taskListFor } from "../../worker/task-list";
 import { databaseUrl, resetEnvCache } from "@/lib/env";
+import { workerArgs } from "../helpers/worker";
 
 const fx = useTestDatabase();
 
@@ -471,7 +472,7 @@ describe("queue settings live in the database", () => {
 
 describe("worker processes", () => {
   function startWorker(args: string[]): ChildProcess & { output: () => string } {
-    const child = spawn(process.execPath, ["--import", "tsx", "worker/index.ts", ...args], {
+    const child = spawn(process.execPath, workerArgs(...args), {
       env: {
         ...process.env,
         DATABASE_URL: fx.database.url,

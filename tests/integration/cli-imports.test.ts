@@ -27,6 +27,7 @@ import type { ImportDto } from "@/lib/imports/service";
 import { resetStorage } from "@/lib/storage";
 import { resetUploadServer } from "@/lib/uploads/tus";
 import { useTestDatabase } from "../helpers/db";
+import { workerArgs } from "../helpers/worker";
 
 // Uploads and the files imports make go to a directory of this file's own, shared with the worker.
 const dataDir = mkdtempSync(path.join(tmpdir(), "conveyor-cli-imports-test-"));
@@ -53,7 +54,7 @@ const fx = useTestDatabase({
   seed: 0.001,
   setup: async () => {
     server = await serveApi();
-    worker = spawn(process.execPath, ["--import", "tsx", "worker/index.ts", "--concurrency", "2"], {
+    worker = spawn(process.execPath, workerArgs("--concurrency", "2"), {
       env: {
         ...process.env,
         DATABASE_URL: fx.database.url,

@@ -20,6 +20,7 @@ import { storage } from "@/lib/storage";
 import { useTestDatabase } from "../helpers/db";
 import { drainJobs } from "../helpers/fixtures";
 import { unzip } from "../helpers/zip";
+import { workerArgs } from "../helpers/worker";
 
 const fx = useTestDatabase();
 
@@ -299,20 +300,16 @@ describe("split exports", () => {
 
   test("a worker killed mid-export: the export finishes, and no finished part is redone", async () => {
     const start = (): ChildProcess & { output: () => string } => {
-      const child = spawn(
-        process.execPath,
-        ["--import", "tsx", "worker/index.ts", "--queues", "interactive,bulk", "--concurrency", "1"],
-        {
-          env: {
-            ...process.env,
-            DATABASE_URL: fx.database.url,
-            ADMISSION_SWEEP_MS: "200",
-            REAPER_INTERVAL_MS: "200",
-            WORKER_DEAD_AFTER_MS: "1000",
-          },
-          stdio: ["ignore", "pipe", "pipe"],
+      const child = spawn(process.execPath, workerArgs("--queues", "interactive,bulk", "--concurrency", "1"), {
+        env: {
+          ...process.env,
+          DATABASE_URL: fx.database.url,
+          ADMISSION_SWEEP_MS: "200",
+          REAPER_INTERVAL_MS: "200",
+          WORKER_DEAD_AFTER_MS: "1000",
         },
-      );
+        stdio: ["ignore", "pipe", "pipe"],
+      });
       let out = "";
       child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
       child.stderr!.on("data", (d: Buffer) => (out += d.toString()));

@@ -25,6 +25,7 @@ import { logger, redirectLogs, scrubSecrets } from "@/lib/log";
 import { useTestDatabase } from "../helpers/db";
 import { drainJobs } from "../helpers/fixtures";
 import { dispatchToRunner } from "../../worker/dispatch";
+import { workerArgs } from "../helpers/worker";
 
 type LogRecord = Record<string, unknown> & { level: string; time: string; msg: string };
 
@@ -206,7 +207,7 @@ describe("logs", () => {
 });
 
 test("a worker process writes JSON lines with its workerId, graphile-worker's own lines included", async () => {
-  const worker = spawn(process.execPath, ["--import", "tsx", "worker/index.ts", "--concurrency", "1"], {
+  const worker = spawn(process.execPath, workerArgs("--concurrency", "1"), {
     env: { ...process.env, DATABASE_URL: fx.database.url, LOG_FORMAT: "json", LOG_LEVEL: "info" },
     stdio: ["ignore", "pipe", "pipe"],
   });

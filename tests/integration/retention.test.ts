@@ -22,6 +22,7 @@ import { storage } from "@/lib/storage";
 import { updateTenantSettings } from "@/lib/tenants/settings";
 import { useTestDatabase } from "../helpers/db";
 import { drainJobs, isCode } from "../helpers/fixtures";
+import { workerArgs } from "../helpers/worker";
 
 // A job that always fails at once: its first failure makes a dead letter.
 const failing = defineTask({
@@ -283,7 +284,7 @@ describe("retention", () => {
     const young = await finishedProbes(1);
     await age(old, 40);
     const start = (): ChildProcess =>
-      spawn(process.execPath, ["--import", "tsx", "worker/index.ts", "--concurrency", "1", "--queues", "bulk"], {
+      spawn(process.execPath, workerArgs("--concurrency", "1", "--queues", "bulk"), {
         env: { ...process.env, DATABASE_URL: fx.database.url, PRUNE_INTERVAL_MS: "1000", PRUNE_BATCH_SIZE: "2" },
         stdio: ["ignore", "pipe", "pipe"],
       });

@@ -27,6 +27,7 @@ import { resetUploadServer } from "@/lib/uploads/tus";
 import { initTracing, shutdownTracing, spanPath, withSpan } from "@/lib/tracing";
 import { useTestDatabase } from "../helpers/db";
 import { drainJobs } from "../helpers/fixtures";
+import { workerArgs } from "../helpers/worker";
 
 // A task whose every attempt fails (retryable): two attempts, both in the trace that made the job.
 const failingTask = defineTask({
@@ -337,7 +338,7 @@ describe("tracing", () => {
       enqueueJob({ tenantId: fx.p.acmeId, type: "export", input: { dataset: "customers", format: "csv" } }),
     );
     const enqueue = only("enqueue export");
-    const worker = spawn(process.execPath, ["--import", "tsx", "worker/index.ts", "--concurrency", "1"], {
+    const worker = spawn(process.execPath, workerArgs("--concurrency", "1"), {
       env: {
         ...process.env,
         DATABASE_URL: fx.database.url,

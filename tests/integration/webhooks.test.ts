@@ -37,13 +37,14 @@ import {
 } from "@/lib/webhooks/service";
 import { useTestDatabase } from "../helpers/db";
 import { isCode } from "../helpers/fixtures";
+import { workerArgs } from "../helpers/worker";
 
 let worker: ChildProcess | undefined;
 let workerLog = "";
 const fx = useTestDatabase({
   // A real worker process, as npm start runs it (every queue).
   setup: async () => {
-    worker = spawn(process.execPath, ["--import", "tsx", "worker/index.ts", "--concurrency", "8"], {
+    worker = spawn(process.execPath, workerArgs("--concurrency", "8"), {
       env: { ...process.env, DATABASE_URL: fx.database.url, ADMISSION_SWEEP_MS: "100" },
       stdio: ["ignore", "pipe", "pipe"],
     });

@@ -7,6 +7,7 @@ import { db } from "@/lib/db";
 import { requestExport } from "@/lib/exports/service";
 import { enqueueJob } from "@/lib/jobs/enqueue";
 import { useTestDatabase } from "../helpers/db";
+import { workerArgs } from "../helpers/worker";
 
 const fx = useTestDatabase({ seed: 0.2 });
 
@@ -21,7 +22,7 @@ async function waitFor<T>(fn: () => Promise<T | null | undefined | false>, timeo
 }
 
 test("npm run worker runs queued exports and SIGTERM lets the running one finish before a clean exit", async () => {
-  const worker = spawn(process.execPath, ["--import", "tsx", "worker/index.ts", "--concurrency", "2"], {
+  const worker = spawn(process.execPath, workerArgs("--concurrency", "2"), {
     env: { ...process.env, DATABASE_URL: fx.database.url, WORKER_SHUTDOWN_GRACE_MS: "20000" },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -45,7 +46,7 @@ test("npm run worker runs queued exports and SIGTERM lets the running one finish
 });
 
 test("a worker given a bad --concurrency refuses to start", async () => {
-  const worker = spawn(process.execPath, ["--import", "tsx", "worker/index.ts", "--concurrency", "zero"], {
+  const worker = spawn(process.execPath, workerArgs("--concurrency", "zero"), {
     env: { ...process.env, DATABASE_URL: fx.database.url },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -57,7 +58,7 @@ test("a worker given a bad --concurrency refuses to start", async () => {
 });
 
 test("past its grace period a shutdown hands the running job back at once, without spending its budget", async () => {
-  const worker = spawn(process.execPath, ["--import", "tsx", "worker/index.ts", "--concurrency", "1"], {
+  const worker = spawn(process.execPath, workerArgs("--concurrency", "1"), {
     env: { ...process.env, DATABASE_URL: fx.database.url, WORKER_SHUTDOWN_GRACE_MS: "300" },
     stdio: ["ignore", "pipe", "pipe"],
   });
