@@ -29,6 +29,7 @@ import type { JobEventWire } from "@/lib/sse/streams";
 import { needsBuild, runNextBuild } from "../../scripts/next-build";
 import { useTestDatabase } from "../helpers/db";
 import { freePort, waitFor } from "../helpers/net";
+import { workerArgs } from "../helpers/worker";
 
 const fx = useTestDatabase({ seed: 0.001 });
 
@@ -38,8 +39,9 @@ const PROBE_SLEEP_MS = 1_000;
 
 type Proc = ChildProcess & { name: string; output: () => string };
 
+/** `args` are node's: the app servers run scripts/serve.ts through tsx, the workers the bundle (as `npm start` runs both). */
 function startProcess(name: string, args: string[], env: NodeJS.ProcessEnv): Proc {
-  const child = spawn(process.execPath, ["--import", "tsx", ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, args, { env, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
   child.stderr!.on("data", (d: Buffer) => (out += d.toString()));
@@ -125,12 +127,16 @@ test(
     });
     const [portA, portB] = [await freePort(), await freePort()];
     const [appA, appB] = [portA, portB].map((port, i) =>
-      startProcess(`app ${"AB"[i]}`, ["scripts/serve.ts"], { ...common, NODE_ENV: "production", PORT: String(port) }),
+      startProcess(`app ${"AB"[i]}`, ["--import", "tsx", "scripts/serve.ts"], {
+        ...common,
+        NODE_ENV: "production",
+        PORT: String(port),
+      }),
     );
     const [a, b] = [`http://127.0.0.1:${portA}`, `http://127.0.0.1:${portB}`];
     // Each worker's own QUEUE_BULK_TENANT_CAP, all above the cap set below: the database's value must win.
     const workers = [20, 30, 40].map((envCap, i) =>
-      startProcess(`worker ${i + 1}`, ["worker/index.ts", "--queues", "interactive,bulk", "--concurrency", "2"], {
+      startProcess(`worker ${i + 1}`, workerArgs("--queues", "interactive,bulk", "--concurrency", "2"), {
         ...common,
         QUEUE_BULK_TENANT_CAP: String(envCap),
       }),
