@@ -20,9 +20,8 @@ export function JobActions({ job, canOperate }: { job: JobDto; canOperate: boole
   const cancel = useMutation({
     mutationFn: (reason?: string) => cancelJob(job.id, reason),
     onSuccess: (updated) => {
-      qc.setQueryData(jobKeys.detail(job.id), (old: JobDto | undefined) =>
-        old && old.seq > updated.seq ? old : updated,
-      );
+      // (An older answer than the stream's latest is dropped by the job query's defaults.)
+      qc.setQueryData(jobKeys.detail(job.id), updated);
       void refetchAfterChange(qc, jobKeys.lists());
     },
   });

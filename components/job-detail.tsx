@@ -14,7 +14,7 @@ import {
   progressText,
 } from "@/lib/client/format";
 import type { JobFileDto, JobRelations } from "@/lib/jobs/dto";
-import { keepNewerJob, useJobEvents } from "@/lib/client/live";
+import { useJobEvents } from "@/lib/client/live";
 import { isTerminal } from "@/lib/jobs/dto";
 import { JobActions } from "./job-actions";
 import { JobAttempts } from "./job-attempts";
@@ -71,7 +71,6 @@ export function JobDetail({
     queryKey: jobKeys.detail(initial.id),
     queryFn: () => fetchJob(initial.id),
     initialData: initial,
-    structuralSharing: keepNewerJob,
     // A pause or resume changes no job row: while it waits, look again now and then.
     refetchInterval: (q) => (q.state.data && isHeld(q.state.data) ? 5_000 : false),
   });

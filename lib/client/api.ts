@@ -74,7 +74,8 @@ export const jobKeys = {
   list: (filters: JobFilters) => [...jobKeys.lists(), filters] as const,
   /** A list paged with "Load more" (an infinite query: its data is `{ pages }`). */
   pages: (filters: JobFilters) => [...jobKeys.lists(), "pages", filters] as const,
-  detail: (id: string) => [...jobKeys.all, "detail", id] as const,
+  details: () => [...jobKeys.all, "detail"] as const,
+  detail: (id: string) => [...jobKeys.details(), id] as const,
 };
 
 export const tokenKeys = { all: ["tokens"] as const };

@@ -26,7 +26,8 @@ export function applyJobEvent(job: JobDto, e: JobEventWire): JobDto {
 }
 
 /**
- * A job query's `structuralSharing`: an answer older than the cached job (a lower seq) is dropped.
+ * Every job query's `structuralSharing` (./query-client.ts): an answer older than the cached job
+ * (a lower seq) is dropped.
  * A fetch begun before a change can land after that change's events and the terminal snapshot;
  * taken as is, it put a job that had succeeded back to "retrying", and with the stream closed
  * nothing came to correct it.
@@ -38,7 +39,7 @@ export function keepNewerJob(old: unknown, next: unknown): unknown {
   return replaceEqualDeep(old, next);
 }
 
-/** Streams one job's events into its detail query (give it `keepNewerJob`). */
+/** Streams one job's events into its detail query. */
 export function useJobEvents(jobId: string, enabled: boolean): void {
   const qc = useQueryClient();
   useEffect(() => {
