@@ -17,7 +17,7 @@ import { parseArgs } from "node:util";
 import type { ChildProcess } from "node:child_process";
 import { pool } from "@/lib/db";
 import { withScratchDatabase } from "../scripts/database";
-import { percentile, q, startProcess, stopProcess, waitUntil } from "./harness";
+import { percentile, q, startWorker, stopProcess, waitUntil } from "./harness";
 import "@/lib/workloads";
 
 type Tenants = { a: string; b: string; c: string };
@@ -75,11 +75,7 @@ async function setDefaultCap(queue: string, cap: number): Promise<void> {
 async function startFleet(url: string, pools: { queues: string; concurrency: number }[], env: Record<string, string>) {
   return Promise.all(
     pools.map((p) =>
-      startProcess(
-        ["worker/index.ts", "--queues", p.queues, "--concurrency", String(p.concurrency)],
-        { DATABASE_URL: url, ...env },
-        /started/,
-      ),
+      startWorker(["--queues", p.queues, "--concurrency", String(p.concurrency)], { DATABASE_URL: url, ...env }),
     ),
   );
 }

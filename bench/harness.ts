@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { pool } from "@/lib/db";
+import { buildWorker, workerNodeArgs } from "../scripts/worker-build";
 import { freePort } from "../tests/helpers/net";
 
 export { freePort };
@@ -18,9 +19,15 @@ export function percentile(xs: number[], p: number): number {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
 }
 
-export function startProcess(args: string[], env: Record<string, string>, readyWhen: RegExp): Promise<ChildProcess> {
+/** Starts `node` on `args` (TypeScript, through tsx, unless `through` says otherwise) and waits for `readyWhen` on its stdout. */
+export function startProcess(
+  args: string[],
+  env: Record<string, string>,
+  readyWhen: RegExp,
+  through: string[] = ["--import", "tsx"],
+): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", ...args], {
+    const child = spawn(process.execPath, [...through, ...args], {
       env: { ...process.env, ...env },
       stdio: ["ignore", "pipe", "inherit"],
     });
@@ -97,6 +104,14 @@ function procStat(pid: number | string): { comm: string; fields: string[] } {
 /** The parent pid of `pid`. */
 function parentOf(pid: number): number {
   return Number(procStat(pid).fields[1]);
+}
+
+let bundled: Promise<string> | null = null;
+
+/** A worker process as `npm start` runs it (the bundle, built once per benchmark), started. */
+export async function startWorker(args: string[], env: Record<string, string>): Promise<ChildProcess> {
+  await (bundled ??= buildWorker());
+  return startProcess(workerNodeArgs(...args), env, /started/, []);
 }
 
 /** A worker process: the bundle `npm start` runs (scripts/worker-build.ts), or the sources through tsx. */

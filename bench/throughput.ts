@@ -23,7 +23,7 @@ import { eventHub } from "@/lib/events/hub";
 import { enqueueJob } from "@/lib/jobs/enqueue";
 import { seed } from "../prisma/seed";
 import { withScratchDatabase } from "../scripts/database";
-import { percentile, q, startProcess, stopProcess, waitUntil } from "./harness";
+import { percentile, q, startProcess, startWorker, stopProcess, waitUntil } from "./harness";
 import "@/lib/workloads";
 
 type Side = "bare" | "conveyor";
@@ -135,11 +135,7 @@ async function main(): Promise<void> {
       latencies.push({ side: "bare", run, p50: percentile(bareLatency, 50), p99: percentile(bareLatency, 99) });
 
       // ── Conveyor, full bookkeeping ───────────────────────────────────────────
-      const ours = await startProcess(
-        ["worker/index.ts", "--queues", "bulk", "--concurrency", String(concurrency)],
-        { DATABASE_URL: url },
-        /started/,
-      );
+      const ours = await startWorker(["--queues", "bulk", "--concurrency", String(concurrency)], { DATABASE_URL: url });
       // Done when every job of the burst has said `succeeded` on the job events (no polling of a
       // table that grows by the burst: a count every 20 ms over 50,000 rows would load the server).
       const done = new Set<string>();

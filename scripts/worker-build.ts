@@ -14,8 +14,14 @@
 import { mkdir, mkdtemp, rename, rm } from "node:fs/promises";
 import path from "node:path";
 import { build, stop } from "esbuild";
+import { WORKER_NODE_FLAGS } from "../worker/node-flags";
 
 export const WORKER_BUNDLE = path.join("dist", "worker.js");
+
+/** `node`'s arguments for a worker as the product starts it: its flags, the bundle, then `args`. */
+export function workerNodeArgs(...args: string[]): string[] {
+  return [...WORKER_NODE_FLAGS, WORKER_BUNDLE, ...args];
+}
 
 /** Builds the bundle and its map beside it, then moves them into place (a worker starting meanwhile reads the old whole file). */
 export async function buildWorker(outfile = WORKER_BUNDLE): Promise<string> {

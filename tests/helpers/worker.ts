@@ -4,12 +4,11 @@
  * suite, the chaos harnesses before they start) with the worker's Node flags.
  */
 import { existsSync } from "node:fs";
-import { WORKER_BUNDLE } from "../../scripts/worker-build";
-import { WORKER_NODE_FLAGS } from "../../worker/node-flags";
+import { WORKER_BUNDLE, workerNodeArgs } from "../../scripts/worker-build";
 
 export function workerArgs(...args: string[]): string[] {
   if (!existsSync(WORKER_BUNDLE)) {
     throw new Error(`${WORKER_BUNDLE} is missing: run the tests with npm test, or npm run build:worker first`);
   }
-  return [...WORKER_NODE_FLAGS, WORKER_BUNDLE, ...args];
+  return workerNodeArgs(...args);
 }
