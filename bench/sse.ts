@@ -1,6 +1,7 @@
 /**
  * npm run bench:sse [-- --clients 1000[,10000] --runs 3 --tokens 50 --writes 100 --interval-ms 50
- *                      --creates 30 --create-interval-ms 200 --server next,bare|next-piped|node]
+ *                      --creates 30 --create-interval-ms 200 --server next,bare|next-piped|node
+ *                      --client raw|http --per-write]
  *
  * Live progress as users get it: N concurrent SSE streams on `GET /api/v1/events`
  * (Bearer tokens, `--tokens` of them spread across the streams, all of one tenant so
@@ -31,6 +32,13 @@
  * server in this process (no Next.js router, no proxy.ts; no worker), the previous
  * form of this benchmark, for comparison; it also reports the app's Postgres
  * connections with N/10 streams and with N (one LISTEN connection fans out to all).
+ *
+ * `--client` is how the client processes read (bench/sse-clients.ts): `raw` (the default) keeps
+ * each read's bytes and time and finds the frames after the run, so that the clients, which stand
+ * for browsers elsewhere, take as little of the two cores from the server as they can; `http`
+ * parses every read as it comes, through node:http's client (the benchmark before 2026-12-02).
+ * `--per-write` prints each progress write's own latencies (min/p50/p99/max over the streams): the
+ * p99 over all receipts is the tail of the slowest writes.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -59,6 +67,8 @@ const { values } = parseArgs({
     "create-interval-ms": { type: "string", default: "200" },
     server: { type: "string", default: "next,bare" },
     "per-process": { type: "string", default: "2500" },
+    client: { type: "string", default: "raw" },
+    "per-write": { type: "boolean", default: false },
   },
 });
 const SIZES = values.clients.split(",").map(Number);
@@ -71,6 +81,8 @@ const CREATE_INTERVAL_MS = Number(values["create-interval-ms"]);
 const SERVERS = values.server.split(",");
 const PER_PROCESS = Number(values["per-process"]);
 const KINDS = ["next", "next-piped", "node", "bare"];
+const CLIENT = values.client;
+if (CLIENT !== "raw" && CLIENT !== "http") throw new Error("--client is raw or http");
 if (!SERVERS.every((s) => KINDS.includes(s))) throw new Error(`--server is one or more of ${KINDS.join(", ")}`);
 
 const BODY = JSON.stringify({ dataset: "customers", format: "csv" });
@@ -237,6 +249,7 @@ async function openStreams(base: string, tokens: string[], n: number, dir: strin
         SSE_CLIENTS: String(count),
         SSE_OFFSET: String(offset),
         SSE_OUT: file,
+        SSE_CLIENT: CLIENT,
       },
       stdio: ["ignore", "pipe", "inherit"],
     });
@@ -362,6 +375,27 @@ async function oneRun(server: Server, tokens: string[], probeJob: string, n: num
     if (seq < (firstSeq.get(job!) ?? Infinity)) firstSeq.set(job!, seq);
   }
   const createLat: number[] = [];
+  const perWrite = new Map<number, number[]>();
+  for (const l of lines) {
+    const [job, seqS, atS] = l.split(" ");
+    if (job !== probeJob) continue;
+    const t0 = writeSent.get(Number(seqS));
+    if (t0 === undefined) continue;
+    const xs = perWrite.get(Number(seqS)) ?? [];
+    xs.push(Number(atS) - t0);
+    perWrite.set(Number(seqS), xs);
+  }
+  if (values["per-write"])
+    console.log(
+      `${server.kind}, ${n} streams, each write's seq: min/p50/p99/max ms: ` +
+        [...perWrite.entries()]
+          .sort((a, b) => a[0] - b[0])
+          .map(
+            ([s, xs]) =>
+              `${s}: ${percentile(xs, 0).toFixed(0)}/${percentile(xs, 50).toFixed(0)}/${percentile(xs, 99).toFixed(0)}/${percentile(xs, 100).toFixed(0)}`,
+          )
+          .join("  "),
+    );
   for (const l of lines) {
     const [job, seqS, atS] = l.split(" ");
     const seq = Number(seqS);
@@ -449,7 +483,7 @@ async function main() {
         await sleep(2_000);
         const pgColumn = servers.some((s) => s.connections);
         console.log(
-          `bench:sse — ${new Date().toISOString()}, servers ${SERVERS.join(", ")}, ${TOKENS} tokens, ${WRITES} progress writes ${INTERVAL_MS} ms apart, ${CREATES} creates ${CREATE_INTERVAL_MS} ms apart`,
+          `bench:sse — ${new Date().toISOString()}, servers ${SERVERS.join(", ")}, ${CLIENT} clients, ${TOKENS} tokens, ${WRITES} progress writes ${INTERVAL_MS} ms apart, ${CREATES} creates ${CREATE_INTERVAL_MS} ms apart`,
         );
         console.log("");
         console.log(
