@@ -5,6 +5,7 @@
  */
 import pg from "pg";
 import { directDatabaseUrl } from "../env";
+import { afterFanOut } from "./fan-out";
 import { JOB_EVENTS_CHANNEL, parseJobEvent, type JobEvent } from "./payload";
 import { logger } from "../log";
 
@@ -57,6 +58,8 @@ class JobEventHub {
   private readonly index = new ListenerIndex();
   private retryMs = 250;
   private retryTimer: NodeJS.Timeout | null = null;
+  /** Events that came while this process wrote a fan-out, in order (lib/events/fan-out.ts). */
+  private held: JobEvent[] | null = null;
 
   /**
    * Subscribes; resolves once the LISTEN is in place, so nothing committed
@@ -115,6 +118,12 @@ class JobEventHub {
     for (const listener of this.index.everything) listener(event);
   }
 
+  private dispatchHeld(): void {
+    const events = this.held ?? [];
+    this.held = null;
+    for (const e of events) this.dispatch(e);
+  }
+
   private async connect(): Promise<void> {
     const client = new pg.Client({
       // LISTEN needs a session of its own: never through a transaction-pooling PgBouncer.
@@ -129,8 +138,10 @@ class JobEventHub {
       const head = HEAD.exec(msg.payload);
       if (head && !this.index.wants(head[1]!, head[2]!)) return;
       const parsed = parseJobEvent(msg.payload);
-      if (parsed.ok) this.dispatch(parsed.event);
-      else logger.warn(`[events] bad notification dropped: ${parsed.error}`);
+      if (!parsed.ok) return logger.warn(`[events] bad notification dropped: ${parsed.error}`);
+      if (this.held) this.held.push(parsed.event);
+      else if (afterFanOut(() => this.dispatchHeld())) this.held = [parsed.event];
+      else this.dispatch(parsed.event);
     });
     let lost = false;
     const onLost = (err?: Error) => {

@@ -17,6 +17,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { env } from "../env";
+import { fanOutEnded, fanOutStarted } from "../events/fan-out";
 import { apiAnswerHeaders, securityHeaders } from "./security-headers";
 import { registerDirectRoute } from "./sse-direct-routes";
 import { directOutputs, type DirectOutputs, type StreamOutput } from "../sse/streams";
@@ -46,26 +47,51 @@ function chunkOf(frame: Uint8Array): Buffer {
   return chunk;
 }
 
-/**
- * Sockets written to in this turn of the event loop, corked until its end (`uncorkAll`): every
- * frame one stream gets in a turn goes out in one `writev`. At 10,000 streams each socket write
- * costs the web process ~20 µs of loopback TCP in the kernel (a CPU profile: the writes were most
- * of its time), and events come in bursts (a job's queued, running, progress and succeeded events
- * are notified together; notifications that came while a fan-out ran are read in one go): a burst
- * of k events is one write per stream instead of k. A lone event still costs one write.
- */
-let corked: Set<NonNullable<ServerResponse["socket"]>> | null = null;
+type Socket = NonNullable<ServerResponse["socket"]>;
 
-function uncorkAll(): void {
-  const sockets = corked;
-  corked = null;
-  for (const s of sockets ?? []) s.uncork();
+/**
+ * Sockets written to and not yet sent, corked, in the order they were first written to: every
+ * frame one stream gets before its socket's turn goes out in one `writev`. At 10,000 streams each
+ * socket write costs the web process ~10-20 µs of loopback TCP in the kernel (a CPU profile: the
+ * writes were most of its time), and events come in bursts (a job's queued, running, progress and
+ * succeeded events are notified together; notifications that came while a fan-out ran are read in
+ * one go): a burst of k events is one write per stream instead of k. A lone event still costs one
+ * write.
+ */
+const corked = new Set<Socket>();
+let uncorking = false;
+
+/**
+ * Sockets uncorked (written) per turn of the event loop. One event to 10,000 streams is 150-300 ms
+ * of socket writes here; written in one turn, every request the server got meanwhile (a create's
+ * POST, a page) waited for all of it (bench:sse: POST → 202 p50 340-430 ms with 10,000 streams
+ * open). Between slices the event loop reads what came in; events are held until the last slice
+ * (lib/events/fan-out.ts).
+ */
+export const UNCORK_SLICE = 500;
+
+function uncorkSome(): void {
+  let k = 0;
+  for (const s of corked) {
+    corked.delete(s);
+    s.uncork();
+    if (++k === UNCORK_SLICE) break;
+  }
+  if (corked.size) {
+    // (Events dispatched in the turn that began the fan-out went into the same corked writes; from
+    // here on the hub holds what comes.)
+    fanOutStarted();
+    return void setImmediate(uncorkSome);
+  }
+  uncorking = false;
+  fanOutEnded();
 }
 
-function corkedWrite(socket: NonNullable<ServerResponse["socket"]>, chunk: Buffer): void {
-  if (!corked) {
-    corked = new Set();
-    process.nextTick(uncorkAll);
+/** Writes `chunk` to `socket` before the end of this turn's fan-out (exported for its test). */
+export function corkedWrite(socket: Socket, chunk: Buffer): void {
+  if (!uncorking) {
+    uncorking = true;
+    process.nextTick(uncorkSome);
   }
   if (!corked.has(socket)) {
     corked.add(socket);

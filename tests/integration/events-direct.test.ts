@@ -14,6 +14,8 @@ import { createApiTokenForEmail } from "@/lib/auth/tokens";
 import { pool } from "@/lib/db";
 import { requestExport } from "@/lib/exports/service";
 import { directRoute } from "@/lib/http/sse-direct-routes";
+import { corkedWrite, UNCORK_SLICE } from "@/lib/http/sse-direct";
+import { afterFanOut } from "@/lib/events/fan-out";
 import { useTestDatabase } from "../helpers/db";
 import { drainJobs } from "../helpers/fixtures";
 
@@ -158,6 +160,66 @@ describe("event streams on the socket (the server npm start runs)", () => {
       proto._writev = _writev;
     }
     assert.deepEqual(perWrite, [5, 5], "one write of all five frames per stream");
+  });
+
+  test("a fan-out to many streams is written a slice at a time, the event loop free between slices", async () => {
+    // One event to 10,000 streams is 150-300 ms of socket writes; in one turn, every request that
+    // came meanwhile (a create's POST) waited for all of it. Real sockets, as the fan-out writes them.
+    const n = UNCORK_SLICE * 2 + 100;
+    const accepted: net.Socket[] = [];
+    const fanOut = net.createServer((s) => accepted.push(s));
+    await new Promise<void>((resolve) => fanOut.listen(0, "127.0.0.1", resolve));
+    const port = (fanOut.address() as AddressInfo).port;
+    const received: string[] = Array.from({ length: n }, () => "");
+    const clients: net.Socket[] = [];
+    try {
+      for (let i = 0; i < n; i += 100) {
+        await Promise.all(
+          Array.from({ length: Math.min(100, n - i) }, (_, k) => {
+            const c = net.connect(port, "127.0.0.1");
+            c.setEncoding("latin1");
+            c.on("data", (d: string) => (received[i + k] += d));
+            clients.push(c);
+            return new Promise((r) => c.once("connect", r));
+          }),
+        );
+      }
+      while (accepted.length < n) await new Promise((r) => setTimeout(r, 10));
+      // A burst of two frames to every stream, as the hub dispatches it in one turn.
+      for (const s of accepted) corkedWrite(s, Buffer.from("a"));
+      for (const s of accepted) corkedWrite(s, Buffer.from("b"));
+      const stillCorked = () => accepted.filter((s) => s.writableCorked > 0).length;
+      // Events dispatched in the same turn join the same writes; after the first slice, one that
+      // arrives is held until every socket is written (the hub's part).
+      assert.equal(
+        afterFanOut(() => {}),
+        false,
+      );
+      let corkedWhenHeldRan = -1;
+      const seen = [stillCorked()];
+      while (seen.at(-1)! > 0 && seen.length < 10) {
+        await new Promise((r) => setImmediate(r)); // what else the event loop has to do
+        seen.push(stillCorked());
+        if (seen.length === 2)
+          assert.equal(
+            afterFanOut(() => (corkedWhenHeldRan = stillCorked())),
+            true,
+          );
+      }
+      assert.deepEqual(seen, [n, n - UNCORK_SLICE, n - 2 * UNCORK_SLICE, 0], "a slice per turn, others run between");
+      assert.equal(corkedWhenHeldRan, 0, "held events are dispatched after the last slice");
+      assert.equal(
+        afterFanOut(() => {}),
+        false,
+        "no fan-out under way",
+      );
+      // Every stream got both frames, in order.
+      for (let i = 0; i < 100 && received.some((r) => r !== "ab"); i++) await new Promise((r) => setTimeout(r, 20));
+      assert.equal(received.filter((r) => r === "ab").length, n);
+    } finally {
+      for (const c of clients) c.destroy();
+      await new Promise((r) => fanOut.close(r));
+    }
   });
 
   test("a client that goes away frees its slot even after its Request was garbage-collected", async () => {
