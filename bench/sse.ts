@@ -375,15 +375,21 @@ async function oneRun(server: Server, tokens: string[], probeJob: string, n: num
     if (seq < (firstSeq.get(job!) ?? Infinity)) firstSeq.set(job!, seq);
   }
   const createLat: number[] = [];
+  // Each progress write's latencies, by its seq (`--per-write`).
   const perWrite = new Map<number, number[]>();
   for (const l of lines) {
     const [job, seqS, atS] = l.split(" ");
-    if (job !== probeJob) continue;
-    const t0 = writeSent.get(Number(seqS));
-    if (t0 === undefined) continue;
-    const xs = perWrite.get(Number(seqS)) ?? [];
-    xs.push(Number(atS) - t0);
-    perWrite.set(Number(seqS), xs);
+    const seq = Number(seqS);
+    const at = Number(atS);
+    if (job === probeJob) {
+      const t0 = writeSent.get(seq);
+      if (t0 === undefined) continue;
+      writeLat.push(at - t0);
+      if (!perWrite.has(seq)) perWrite.set(seq, []);
+      perWrite.get(seq)!.push(at - t0);
+    } else if (firstSeq.get(job!) === seq) {
+      createLat.push(at - createSent.get(job!)!);
+    }
   }
   if (values["per-write"])
     console.log(
@@ -396,17 +402,6 @@ async function oneRun(server: Server, tokens: string[], probeJob: string, n: num
           )
           .join("  "),
     );
-  for (const l of lines) {
-    const [job, seqS, atS] = l.split(" ");
-    const seq = Number(seqS);
-    const at = Number(atS);
-    if (job === probeJob) {
-      const t0 = writeSent.get(seq);
-      if (t0 !== undefined) writeLat.push(at - t0);
-    } else if (firstSeq.get(job!) === seq) {
-      createLat.push(at - createSent.get(job!)!);
-    }
-  }
   const stats = (xs: number[]) => ({
     p50: percentile(xs, 50),
     p99: percentile(xs, 99),

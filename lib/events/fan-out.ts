@@ -7,21 +7,26 @@
  * Dispatched between slices instead, each would re-cork every socket already written: one more
  * write per stream per event (bench:sse, 10,000 streams: a new job's first event p50 229 → 376 ms).
  */
-let waiting: (() => void)[] | null = null;
+// One per process, on globalThis as the hub itself is: Next.js may bundle this module into more
+// than one route's chunk, and the hub (created by whichever loaded first) and every copy of
+// lib/http/sse-direct.ts must see the same state.
+const key = Symbol.for("conveyor.events.fanOut");
+const store = globalThis as unknown as { [key]?: { waiting: (() => void)[] | null } };
+const state = (store[key] ??= { waiting: null });
 
 export function fanOutStarted(): void {
-  waiting ??= [];
+  state.waiting ??= [];
 }
 
 export function fanOutEnded(): void {
-  const callbacks = waiting;
-  waiting = null;
+  const callbacks = state.waiting;
+  state.waiting = null;
   for (const f of callbacks ?? []) f();
 }
 
 /** Runs `f` once the fan-out under way ends; false (and `f` not kept) when none is. */
 export function afterFanOut(f: () => void): boolean {
-  if (!waiting) return false;
-  waiting.push(f);
+  if (!state.waiting) return false;
+  state.waiting.push(f);
   return true;
 }
