@@ -180,6 +180,13 @@ const envSchema = z.object({
   SSE_DIRECT: z.enum(["0", "1"]).default("1"),
   /** `1`: the server `npm start` runs answers the API's hot routes (health, creating exports, reading jobs) with their handlers itself, once loaded (lib/http/api-direct.ts); `0`: through Next.js, as every other route (slower: for comparison). */
   API_DIRECT: z.enum(["0", "1"]).default("1"),
+  /**
+   * `1`: the statements every request or job runs (a token's lookup, a create's INSERT, the jobs'
+   * reads, claims, progress, heartbeats, successes) are prepared once per connection and their plans
+   * kept; `0`: every statement is parsed and planned each time (a PgBouncer older than 1.21, or one
+   * without `max_prepared_statements`, in front of the app server).
+   */
+  DATABASE_PREPARED_STATEMENTS: z.enum(["0", "1"]).default("1"),
   /** A stream's longest life, in ms; then the client reconnects (with Last-Event-ID) and misses nothing. */
   SSE_MAX_LIFETIME_MS: intFrom(15 * 60_000, 5_000, 24 * 3_600_000),
   /** OpenTelemetry: the OTLP/HTTP collector's base URL (`http://collector:4318`); traces go to `<it>/v1/traces`. Unset: tracing is off (no spans, nothing stored). */

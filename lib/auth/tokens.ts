@@ -5,7 +5,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { z } from "zod";
 import { recordAudit } from "../audit";
-import { db, pool } from "../db";
+import { db, pool, prepared } from "../db";
 import { AppError, notFound, parseOrThrow } from "../errors";
 import { isUuid } from "../ids";
 import { Batcher } from "../batcher";
@@ -158,8 +158,8 @@ type TokenRow = {
 
 /** The live tokens of these hashes, with their users and memberships: one row per token found. */
 async function lookUpTokens(hashes: string[]): Promise<(TokenRow | undefined)[]> {
-  const { rows } = await pool().query<TokenRow>(
-    `SELECT t.token_hash AS hash, t.id, t.user_id AS "userId", t.tenant_id AS "tokenTenantId", t.scopes,
+  const { rows } = await pool().query<TokenRow>({
+    ...prepared(`SELECT t.token_hash AS hash, t.id, t.user_id AS "userId", t.tenant_id AS "tokenTenantId", t.scopes,
             (t.last_used_at IS NULL OR t.last_used_at < now() - interval '1 minute') AS stale,
             u.email, u.is_platform_admin AS "isPlatformAdmin",
             m.tenant_id AS "tenantId", tn.slug AS "tenantSlug", m.role::text AS role
@@ -171,9 +171,9 @@ async function lookUpTokens(hashes: string[]): Promise<(TokenRow | undefined)[]>
        ORDER BY created_at LIMIT 1
      ) m ON true
      LEFT JOIN tenants tn ON tn.id = m.tenant_id
-     WHERE t.token_hash = ANY($1::text[]) AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > now())`,
-    [[...new Set(hashes)]],
-  );
+     WHERE t.token_hash = ANY($1::text[]) AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > now())`),
+    values: [[...new Set(hashes)]],
+  });
   const byHash = new Map(rows.map((r) => [r.hash, r]));
   return hashes.map((h) => byHash.get(h));
 }

@@ -5,7 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import { v7 as uuidv7 } from "uuid";
-import { inTransaction, pool, type SqlClient } from "../db";
+import { inTransaction, pool, prepared, type SqlClient } from "../db";
 import { AppError, parseOrThrow } from "../errors";
 import type { JobModel } from "../generated/prisma/models";
 import { env } from "../env";
@@ -78,10 +78,10 @@ export function hashInput(type: string, input: unknown): string {
 }
 
 async function findByIdempotencyKey(tenantId: string, key: string, inputHash: string): Promise<JobModel | null> {
-  const { rows } = await pool().query<JobRowText>(
-    `SELECT ${JOB_COLUMNS} FROM jobs WHERE tenant_id = $1::uuid AND idempotency_key = $2`,
-    [tenantId, key],
-  );
+  const { rows } = await pool().query<JobRowText>({
+    ...prepared(`SELECT ${JOB_COLUMNS} FROM jobs WHERE tenant_id = $1::uuid AND idempotency_key = $2`),
+    values: [tenantId, key],
+  });
   const existing = rows[0] ? rowToJob(rows[0]) : null;
   if (existing && existing.inputHash !== inputHash) {
     throw new AppError("conflict", "Idempotency-Key was already used with a different request body");
@@ -185,16 +185,16 @@ function insertOne(client: SqlClient, p: PendingInsert): Promise<JobRowText> {
   const quota = p.quota;
   const e = quota ? env() : undefined;
   return client
-    .query<JobRowText>(
-      `INSERT INTO jobs (id, tenant_id, type, queue, priority, status, input, input_hash, idempotency_key,
+    .query<JobRowText>({
+      ...prepared(`INSERT INTO jobs (id, tenant_id, type, queue, priority, status, input, input_hash, idempotency_key,
                          max_attempts, created_by_id, parent_id, run_at, updated_at, trace_context)
        SELECT $1::uuid, $2::uuid, $3::text, $4::text, $5::int,
               CASE WHEN $12::timestamptz > now() THEN 'scheduled' ELSE 'queued' END::job_status,
               $6::jsonb, $7::text, $8::text, $9::int, $10::uuid, $11::uuid, coalesce($12::timestamptz, now()), now(),
               $13::jsonb
        ${quota ? "WHERE conveyor_enqueue_gate($2::uuid, $14::uuid, $15::boolean, $16::int, $17::int, $18::bigint)" : ""}
-       RETURNING ${INSERTED_COLUMNS}`,
-      quota
+       RETURNING ${INSERTED_COLUMNS}`),
+      values: quota
         ? [
             ...p.values,
             quota.userId,
@@ -204,7 +204,7 @@ function insertOne(client: SqlClient, p: PendingInsert): Promise<JobRowText> {
             e!.QUOTA_EXPORT_BYTES,
           ]
         : p.values,
-    )
+    })
     .then(({ rows }) => rows[0]!);
 }
 
@@ -231,8 +231,8 @@ async function insertBatch(items: PendingInsert[]): Promise<Inserted[]> {
   const e = env();
   const column = (i: number) => items.map((p) => p.values[i] ?? null);
   try {
-    const { rows } = await pool().query<JobRowText>(
-      `INSERT INTO jobs (id, tenant_id, type, queue, priority, status, input, input_hash, idempotency_key,
+    const { rows } = await pool().query<JobRowText>({
+      ...prepared(`INSERT INTO jobs (id, tenant_id, type, queue, priority, status, input, input_hash, idempotency_key,
                          max_attempts, created_by_id, parent_id, run_at, updated_at, trace_context)
        SELECT r.id, r.tenant_id, r.type, r.queue, r.priority,
               CASE WHEN r.run_at > now() THEN 'scheduled' ELSE 'queued' END::job_status,
@@ -263,8 +263,8 @@ async function insertBatch(items: PendingInsert[]): Promise<Inserted[]> {
            OR NOT r.checks
            OR conveyor_enqueue_gate(r.tenant_id, r.quota_user, r.export_bytes, $17::int, $18::int, $19::bigint,
                                     r.pending_user, r.pending_tenant)
-       RETURNING ${INSERTED_COLUMNS}`,
-      [
+       RETURNING ${INSERTED_COLUMNS}`),
+      values: [
         ...Array.from({ length: 13 }, (_, i) => column(i)),
         items.map((p) => Boolean(p.quota)),
         items.map((p) => p.quota?.userId ?? null),
@@ -273,7 +273,7 @@ async function insertBatch(items: PendingInsert[]): Promise<Inserted[]> {
         e.QUOTA_JOBS_PER_TENANT,
         e.QUOTA_EXPORT_BYTES,
       ],
-    );
+    });
     const byId = new Map(rows.map((r) => [r.id, r]));
     return items.map((p) => {
       const row = byId.get(p.values[0] as string);

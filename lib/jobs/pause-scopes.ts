@@ -3,7 +3,7 @@
  * for saying which pause holds it (reason, who, since): on the job itself, and
  * on a parent whose waiting children are held.
  */
-import { pool } from "../db";
+import { pool, prepared } from "../db";
 import { Batcher } from "../batcher";
 import type { JobLike, PauseContext, PauseScope } from "./admission-state";
 
@@ -34,7 +34,7 @@ export const ACTIVE_PAUSES_JSON = `(SELECT coalesce(json_agg(json_build_object(
   FROM queue_pauses p LEFT JOIN users u ON u.id = p.created_by_id WHERE p.resumed_at IS NULL)`;
 
 async function readPauseScopes(): Promise<PauseScope[]> {
-  const { rows } = await pool().query<{ scopes: PauseScope[] }>(`SELECT ${ACTIVE_PAUSES_JSON} AS scopes`);
+  const { rows } = await pool().query<{ scopes: PauseScope[] }>(prepared(`SELECT ${ACTIVE_PAUSES_JSON} AS scopes`));
   return rows[0]!.scopes;
 }
 

@@ -4,7 +4,7 @@
 import { z } from "zod";
 import { tenantScope } from "../auth/authorize";
 import type { Principal } from "../auth/principal";
-import { db, pool } from "../db";
+import { db, pool, prepared } from "../db";
 import { AppError, notFound, parseOrThrow } from "../errors";
 import { isUuid, parseIdOr404 } from "../ids";
 import type { JobDto, JobRelations } from "./dto";
@@ -60,15 +60,16 @@ type ReadRow = JobRow & { files: FileJson[]; createdByEmail: string | null; canc
  * `where` and `tail` over `jobs j`, `$1` the principal's tenant (null: every tenant, a platform admin).
  */
 async function readJobs(principal: Principal, where: string, tail: string, values: unknown[]) {
-  const { rows } = await pool().query<ReadRow>(
-    `SELECT ${jobColumns("j.")}, ${jobFilesJson("j")} AS files,
+  // (Prepared: the variants are few, the list's filters present or not.)
+  const { rows } = await pool().query<ReadRow>({
+    ...prepared(`SELECT ${jobColumns("j.")}, ${jobFilesJson("j")} AS files,
             (SELECT u.email FROM users u WHERE u.id = j.created_by_id) AS "createdByEmail",
             (SELECT u.email FROM users u WHERE u.id = j.cancel_requested_by_id) AS "cancelledByEmail"
        FROM jobs j
       WHERE ${principal.isPlatformAdmin ? "$1::uuid IS NULL" : "j.tenant_id = $1::uuid"} AND ${where}
-      ${tail}`,
-    [tenantScope(principal).tenantId ?? null, ...values],
-  );
+      ${tail}`),
+    values: [tenantScope(principal).tenantId ?? null, ...values],
+  });
   return rows.map(({ files, createdByEmail, cancelledByEmail, ...row }) => ({
     job: {
       ...jobFromRow(row),

@@ -6,7 +6,7 @@
  * so a stale or duplicate dispatch is harmless: it claims nothing. The
  * attempt row keeps the job's run_at as `ready_at` (start latency).
  */
-import type { SqlClient } from "../../db";
+import { prepared, type SqlClient } from "../../db";
 
 export type ClaimedJob = {
   id: string;
@@ -50,8 +50,8 @@ export async function claimJobs(client: SqlClient, requests: ClaimRequest[]): Pr
   const unique = [...first.keys()].map((id) => requests[first.get(id)!]!);
   const { rows } = await client.query<
     Omit<ClaimedJob, "fencingToken" | "attemptId"> & { fencingToken: string; attemptId: string }
-  >(
-    `WITH req AS (
+  >({
+    ...prepared(`WITH req AS (
        SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::float8[]) AS r(id, type, worker_id, lease_secs)
      ), claimed AS (
        UPDATE jobs SET
@@ -87,14 +87,14 @@ export async function claimJobs(client: SqlClient, requests: ClaimRequest[]): Pr
      SELECT c.id, c.tenant_id AS "tenantId", c.type, c.input, c.attempts AS attempt, c.resumes AS resume,
             c.max_attempts AS "maxAttempts", c.fencing_token AS "fencingToken", c.created_by_id AS "createdById",
             c.priority, c.checkpoint, a.id AS "attemptId", c.queue, c.trace_context AS "traceContext"
-     FROM claimed c JOIN attempt a ON a.job_id = c.id`,
-    [
+     FROM claimed c JOIN attempt a ON a.job_id = c.id`),
+    values: [
       unique.map((r) => r.jobId),
       unique.map((r) => r.type),
       unique.map((r) => r.workerId),
       unique.map((r) => r.leaseMs / 1000),
     ],
-  );
+  });
   const byId = new Map(rows.map((row) => [row.id.toLowerCase(), row]));
   return requests.map((r, i) => {
     const row = first.get(r.jobId) === i ? byId.get(r.jobId.toLowerCase()) : undefined;

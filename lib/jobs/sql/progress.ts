@@ -3,7 +3,7 @@
  * backwards (GREATEST); fields left out keep their value. False when the token
  * no longer matches.
  */
-import type { SqlClient } from "../../db";
+import { prepared, type SqlClient } from "../../db";
 import type { ProgressUpdate } from "../task";
 
 const int8 = (n: number | null | undefined) => (n === null || n === undefined ? null : String(Math.floor(n)));
@@ -14,8 +14,8 @@ export async function writeProgress(
   token: bigint,
   u: ProgressUpdate,
 ): Promise<boolean> {
-  const { rowCount } = await client.query(
-    `UPDATE jobs SET
+  const { rowCount } = await client.query({
+    ...prepared(`UPDATE jobs SET
        progress_done = GREATEST(progress_done, $3::bigint),
        progress_total = CASE WHEN $4::boolean THEN $5::bigint ELSE progress_total END,
        progress_unit = coalesce($6, progress_unit),
@@ -23,8 +23,8 @@ export async function writeProgress(
        progress_message = coalesce($8, progress_message),
        progress_bytes = coalesce($9::bigint, progress_bytes),
        updated_at = now()
-     WHERE id = $1 AND fencing_token = $2 AND status = 'running'`,
-    [
+     WHERE id = $1 AND fencing_token = $2 AND status = 'running'`),
+    values: [
       jobId,
       token.toString(),
       int8(u.done ?? 0),
@@ -35,6 +35,6 @@ export async function writeProgress(
       u.message ?? null,
       int8(u.bytes),
     ],
-  );
+  });
   return rowCount === 1;
 }

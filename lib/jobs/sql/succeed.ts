@@ -7,7 +7,7 @@
  * successes go in one statement (`succeedJobs`, the runner's batches).
  */
 import type pg from "pg";
-import { inTransaction, type SqlClient } from "../../db";
+import { inTransaction, prepared, type SqlClient } from "../../db";
 
 // `status::text`: see lib/jobs/sql/claim.ts (the primary key, whatever the statistics).
 const SUCCEED = `
@@ -35,12 +35,15 @@ export type SuccessRecord = { jobId: string; token: bigint; attemptId: bigint; r
 
 /** Records several successes in one statement; true for each whose fence held. */
 export async function succeedJobs(client: SqlClient, records: SuccessRecord[]): Promise<boolean[]> {
-  const { rows } = await client.query<{ id: string }>(SUCCEED, [
-    records.map((r) => r.jobId),
-    records.map((r) => r.token.toString()),
-    records.map((r) => JSON.stringify(r.result ?? null)),
-    records.map((r) => r.attemptId.toString()),
-  ]);
+  const { rows } = await client.query<{ id: string }>({
+    ...prepared(SUCCEED),
+    values: [
+      records.map((r) => r.jobId),
+      records.map((r) => r.token.toString()),
+      records.map((r) => JSON.stringify(r.result ?? null)),
+      records.map((r) => r.attemptId.toString()),
+    ],
+  });
   const ok = new Set(rows.map((r) => r.id.toLowerCase()));
   return records.map((r) => ok.has(r.jobId.toLowerCase()));
 }
