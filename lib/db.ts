@@ -83,8 +83,10 @@ const preparedNames = new Map<string, string>();
  * Postgres then parses it once per connection and, after five runs, keeps a generic plan when it
  * costs no more than the ones made for each run's values. Planning was most of the hot statements'
  * time in Postgres: bench:api with pg_stat_statements put a token's lookup at 0.25 ms of planning
- * against 0.06 ms of execution, the jobs' read at 0.34 against 0.07 (docs/BENCHMARKS.md). Only for
- * texts that are fixed or come in a few variants: each name stays prepared on every connection.
+ * against 0.06 ms of execution, a worker's claim at 0.5 ms of planning (docs/BENCHMARKS.md). Only for
+ * texts that are fixed or come in a few variants (each name stays prepared on every connection), and
+ * whose best plan does not depend on the values: lookups by a unique key or by ids. A generic plan is
+ * made without the values, so a list whose best plan depends on the tenant or the limit stays unnamed.
  * DATABASE_PREPARED_STATEMENTS=0 (a PgBouncer that cannot keep them): unnamed, as every other statement.
  */
 export function prepared(text: string): { text: string; name?: string } {

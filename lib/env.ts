@@ -181,8 +181,8 @@ const envSchema = z.object({
   /** `1`: the server `npm start` runs answers the API's hot routes (health, creating exports, reading jobs) with their handlers itself, once loaded (lib/http/api-direct.ts); `0`: through Next.js, as every other route (slower: for comparison). */
   API_DIRECT: z.enum(["0", "1"]).default("1"),
   /**
-   * `1`: the statements every request or job runs (a token's lookup, a create's INSERT, the jobs'
-   * reads, claims, progress, heartbeats, successes) are prepared once per connection and their plans
+   * `1`: the statements every request or job runs (a token's lookup, a create's INSERT, reading a
+   * job, claims, progress, heartbeats, successes) are prepared once per connection and their plans
    * kept; `0`: every statement is parsed and planned each time (a PgBouncer older than 1.21, or one
    * without `max_prepared_statements`, in front of the app server).
    */
