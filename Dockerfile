@@ -13,7 +13,7 @@
 # TypeScript sources with tsx. All from the production node_modules. Runs as the unprivileged user `conveyor`.
 # Nothing is downloaded at run time: Prisma's engines are WASM inside the prisma package.
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+ARG NODE_IMAGE=node:24-bookworm-slim
 
 # ---- deps: every dependency (the build needs the dev ones), and the generated Prisma client
 FROM ${NODE_IMAGE} AS deps
@@ -30,7 +30,7 @@ COPY . .
 RUN npx next build && npx tsx scripts/worker-build.ts
 # scripts/serve.ts with lib/env.ts bundled in; `next` stays external, resolved from the standalone
 # node_modules. Like Next's server.js, it starts in its own directory (where .next is).
-RUN npx esbuild scripts/serve.ts --bundle --platform=node --target=node20 --format=cjs \
+RUN npx esbuild scripts/serve.ts --bundle --platform=node --target=node22 --format=cjs \
       --external:next --banner:js='process.chdir(__dirname);' --outfile=.next/standalone/serve.js \
  && cp -r .next/static .next/standalone/.next/static \
  && cp -r public .next/standalone/public

@@ -1,4 +1,5 @@
 import js from "@eslint/js";
+import { defineConfig } from "eslint/config";
 import tseslint from "typescript-eslint";
 
 // The arrows go one way: app → lib ← worker.
@@ -15,7 +16,7 @@ const libBoundary = {
   ],
 };
 
-export default tseslint.config(
+export default defineConfig(
   {
     ignores: [
       "node_modules/",
@@ -31,9 +32,12 @@ export default tseslint.config(
   js.configs.recommended,
   {
     files: ["**/*.cjs"],
-    languageOptions: { sourceType: "commonjs", globals: { module: "writable", require: "readonly" } },
+    languageOptions: {
+      sourceType: "commonjs",
+      globals: { module: "writable", require: "readonly", process: "readonly", console: "readonly" },
+    },
   },
-  ...tseslint.configs.recommended,
+  tseslint.configs.recommended,
   {
     rules: {
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],

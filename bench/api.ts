@@ -125,7 +125,7 @@ async function main() {
         ...UNLIMITED,
         LOG_LEVEL: "warn",
       });
-      let idle = { health: [] as number[], create: [] as number[] };
+      let idle: { health: number[]; create: number[] };
       try {
         const c = calls(base, token);
         await sequential(c, 30); // warm-up: compiled routes, pools, plans

@@ -1,5 +1,4 @@
 /* eslint-disable @typescript-eslint/no-require-imports -- plain CommonJS, preloaded with --require */
-/* global process */
 // Preloaded by bench:sse with SSE_BENCH_CPU_PROF=<dir> (NODE_OPTIONS=--require, as --cpu-prof is not
 // allowed there): SIGUSR2 starts a CPU profile of this process, the next SIGUSR2 writes it to
 // <dir>/<pid>-<n>.cpuprofile (open it in Chrome's DevTools).

@@ -235,7 +235,7 @@ async function measure(
     split: [] as number[],
   };
   let parts = 0;
-  let peaks = new Map<string, number>();
+  let peaks: Map<string, number>;
   try {
     // Warm the cache (and set hint bits) so no run pays for the first read.
     await psql("csv")();

@@ -71,7 +71,7 @@ async function main(): Promise<void> {
     // 2. The flood, limits on.
     const { base, child } = await startProduct(url, {});
     const alone: number[] = [];
-    let during: { ms: number; status: number }[] = [];
+    let during: { ms: number; status: number }[];
     const floodStatuses = new Map<number, number>();
     try {
       const create = (token: string) =>

@@ -47,7 +47,7 @@ async function bundle(outfile: string): Promise<void> {
     outfile,
     bundle: true,
     platform: "node",
-    target: "node20",
+    target: "node22",
     format: "cjs",
     // graphile-worker, pg, Prisma's runtime and the rest load from node_modules as they are.
     packages: "external",

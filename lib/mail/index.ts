@@ -25,7 +25,7 @@ class LogTransport implements MailTransport {
 
 class SmtpTransport implements MailTransport {
   readonly name = "smtp";
-  private readonly transporter: nodemailer.Transporter;
+  private readonly transporter: ReturnType<typeof nodemailer.createTransport>;
   constructor(url: string) {
     this.transporter = nodemailer.createTransport(url);
   }

@@ -119,7 +119,7 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
   let nextKill = Date.now() + opts.killEveryMs;
   let nextTerminate = Date.now() + opts.terminateEveryMs / 2;
   const deadline = started + opts.timeoutMs;
-  let remaining = opts.jobs;
+  let remaining: number;
   while (Date.now() < deadline) {
     const [row] = await q<{ n: number }>(
       `SELECT count(*)::int AS n FROM jobs WHERE type = 'probe' AND status NOT IN ('succeeded', 'failed', 'cancelled')`,
