@@ -152,6 +152,11 @@ const envSchema = z.object({
   RATE_LIMIT_READS_PER_MINUTE: intFrom(1_200, 0, 1_000_000),
   /** Writes (every other method) per principal per minute, fleet-wide; 0 turns the limit off. */
   RATE_LIMIT_WRITES_PER_MINUTE: intFrom(300, 0, 1_000_000),
+  /**
+   * Requests without a principal (a bad token or session, an invitation's acceptance, a download
+   * link, the API reference's script) per client address per minute, fleet-wide; 0 turns it off.
+   */
+  RATE_LIMIT_ANON_PER_MINUTE: intFrom(60, 0, 1_000_000),
   /** Unfinished jobs (scheduled, queued, running, retrying) one user may have; a tenant's own value wins. */
   QUOTA_JOBS_PER_USER: intFrom(50, 1, 10_000_000),
   /** Unfinished jobs one tenant may have; a tenant's own value wins. */

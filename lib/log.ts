@@ -97,7 +97,9 @@ export function scrubSecrets(text: string): string {
       .replace(/\b([a-z][a-z0-9+.-]*:\/\/[^\s:/@]*):[^\s@/]*@/gi, "$1:[Redacted]@")
       // (Credentials of 8 characters or more: "a basic export" stays as it is.)
       .replace(/\b([Bb]earer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/g, "$1 [Redacted]")
-      .replace(/\b(cvy|whsec|dl)_[A-Za-z0-9_-]+/g, "$1_[Redacted]")
+      .replace(/\b(cvy|dl)_[A-Za-z0-9_-]+/g, "$1_[Redacted]")
+      // (A webhook secret is standard base64: `+`, `/` and `=` are part of it.)
+      .replace(/\bwhsec_[A-Za-z0-9+/=_-]+/g, "whsec_[Redacted]")
   );
 }
 

@@ -17,6 +17,7 @@ import path from "node:path";
 import next from "next";
 import { env } from "@/lib/env";
 import { logger } from "@/lib/log";
+import { capUndeclaredBody, needsBodyCap } from "@/lib/http/body-cap";
 import { directRouteFor } from "@/lib/http/sse-direct-routes";
 import { shutdownTracing } from "@/lib/tracing";
 
@@ -62,6 +63,9 @@ async function main(): Promise<void> {
     // Auth.js's auth(), which needs Next.js's request scope.
     const direct = directRouteFor(req, { stream: env().SSE_DIRECT === "1", api: env().API_DIRECT === "1" });
     if (direct) void direct(req, res);
+    // A body of no declared length is read here, capped, before Next.js would buffer it (lib/http/body-cap.ts).
+    else if (needsBodyCap(req))
+      void capUndeclaredBody(req, res, env().MAX_BODY_BYTES).then((capped) => capped && handle(capped, res));
     else void handle(req, res);
   });
   // Idle keep-alive connections live 65 s (Node's default is 5 s): longer than a client's or a load

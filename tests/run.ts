@@ -148,6 +148,7 @@ async function main(): Promise<number> {
         // The suite drives many requests per user on purpose (limits are tested in integration).
         RATE_LIMIT_READS_PER_MINUTE: "0",
         RATE_LIMIT_WRITES_PER_MINUTE: "0",
+        RATE_LIMIT_ANON_PER_MINUTE: "0",
         METRICS_TOKEN: "e2e-metrics-token-not-for-production",
         // The overview's rollup, often enough for a test to see its own jobs counted.
         STATS_ROLLUP_MS: "2000",

@@ -13,7 +13,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { z } from "zod";
 import { recordAudit, type Actor } from "../audit";
-import { db } from "../db";
+import { db, type Prisma } from "../db";
 import { appUrl } from "../env";
 import { AppError, notFound, parseOrThrow } from "../errors";
 import { parseIdOr404 } from "../ids";
@@ -348,7 +348,17 @@ async function memberOf(principal: Principal, rawUserId: string, tenantRef: stri
   return membership;
 }
 
-/** Makes a member an operator or back. Operators (their tenant), platform admins; audited. */
+/** Revokes the pending invitations a person sent to a tenant (they no longer may invite there); returns how many. */
+function revokeInvitesBy(tx: Prisma.TransactionClient, userId: string, tenantId: string): Promise<number> {
+  return tx.$executeRaw`
+    UPDATE invites SET revoked_at = now()
+    WHERE created_by_id = ${userId}::uuid AND tenant_id = ${tenantId}::uuid AND accepted_at IS NULL AND revoked_at IS NULL`;
+}
+
+/**
+ * Makes a member an operator or back. Operators (their tenant), platform admins; audited.
+ * An operator made a member loses the pending invitations they sent.
+ */
 export async function changeMemberRole(principal: Principal, rawUserId: string, body: unknown): Promise<MemberDto> {
   requireOperator(principal);
   const { role: next, tenant } = parseOrThrow(memberChangeSchema, body);
@@ -359,6 +369,8 @@ export async function changeMemberRole(principal: Principal, rawUserId: string, 
       data: { role: next },
       include: { user: { select: { email: true, name: true } } },
     });
+    const revokedInvites =
+      m.role === "operator" && next === "member" ? await revokeInvitesBy(tx, m.userId, m.tenantId) : 0;
     await recordAudit(
       principal,
       {
@@ -366,7 +378,7 @@ export async function changeMemberRole(principal: Principal, rawUserId: string, 
         targetType: "user",
         targetIds: [m.userId],
         tenantId: m.tenantId,
-        details: { email: m.user.email, from: m.role, to: next },
+        details: { email: m.user.email, from: m.role, to: next, revokedInvites },
       },
       tx,
     );
@@ -381,7 +393,10 @@ export async function changeMemberRole(principal: Principal, rawUserId: string, 
   };
 }
 
-/** Removes someone from a tenant (their tokens for it and their streams stop working). Operators, admins; audited. */
+/**
+ * Removes someone from a tenant (their tokens for it and their streams stop working, the
+ * invitations they sent to it are revoked). Operators, admins; audited.
+ */
 export async function removeMember(principal: Principal, rawUserId: string, tenantRef?: string): Promise<void> {
   requireOperator(principal);
   const m = await memberOf(principal, rawUserId, tenantRef);
@@ -390,6 +405,7 @@ export async function removeMember(principal: Principal, rawUserId: string, tena
     await tx.$executeRaw`
       UPDATE api_tokens SET revoked_at = now()
       WHERE user_id = ${m.userId}::uuid AND tenant_id = ${m.tenantId}::uuid AND revoked_at IS NULL`;
+    const revokedInvites = await revokeInvitesBy(tx, m.userId, m.tenantId);
     await recordAudit(
       principal,
       {
@@ -397,7 +413,7 @@ export async function removeMember(principal: Principal, rawUserId: string, tena
         targetType: "user",
         targetIds: [m.userId],
         tenantId: m.tenantId,
-        details: { email: m.user.email, role: m.role },
+        details: { email: m.user.email, role: m.role, revokedInvites },
       },
       tx,
     );

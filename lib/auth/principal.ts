@@ -18,6 +18,8 @@ export type Principal = {
   tokenId: string | null;
   /** What the token may do (`read`: GET and streams; `write`: the rest); null for a browser session (everything). */
   scopes: TokenScope[] | null;
+  /** A browser session's sign-in time (ms; 0 when unknown): a password changed after it ends the session and its streams. */
+  authAt?: number;
 };
 
 export const tokenScopes = ["read", "write"] as const;
@@ -30,6 +32,16 @@ export async function loadUserPrincipal(
   tenantId?: string,
   scopes: TokenScope[] | null = null,
 ): Promise<Principal | null> {
+  return (await loadUser(userId, tokenId, tenantId, scopes))?.principal ?? null;
+}
+
+/** The principal and when the user's password last changed, in one query. */
+async function loadUser(
+  userId: string,
+  tokenId: string | null,
+  tenantId: string | undefined,
+  scopes: TokenScope[] | null,
+): Promise<{ principal: Principal; passwordChangedAt: Date | null } | null> {
   const user = await db().user.findUnique({
     where: { id: userId },
     include: {
@@ -44,7 +56,7 @@ export async function loadUserPrincipal(
   if (!user) return null;
   const membership = user.memberships[0];
   if (tenantId && !membership) return null;
-  return {
+  const principal: Principal = {
     userId: user.id,
     email: user.email,
     tenantId: membership?.tenantId ?? null,
@@ -54,11 +66,17 @@ export async function loadUserPrincipal(
     tokenId,
     scopes,
   };
+  return { principal, passwordChangedAt: user.passwordChangedAt };
 }
+
+/** Whether a session that signed in at `authAt` (ms) predates the password's latest change. */
+const predatesPasswordChange = (authAt: number | undefined, changedAt: Date | null) =>
+  changedAt !== null && (authAt === undefined || authAt < changedAt.getTime());
 
 /**
  * The principal as it is now: null once its token was revoked or expired, its
- * membership removed, or its user deleted (long-lived streams re-check this).
+ * membership removed, its user deleted, or (a browser session) its user's
+ * password changed since it signed in (long-lived streams re-check this).
  */
 export async function reloadPrincipal(p: Principal): Promise<Principal | null> {
   if (p.tokenId) {
@@ -70,10 +88,16 @@ export async function reloadPrincipal(p: Principal): Promise<Principal | null> {
     if (again && token.tenantId === null && !again.isPlatformAdmin) return null;
     return again;
   }
-  const again = await loadUserPrincipal(p.userId, null, p.tenantId ?? undefined);
+  const loaded = await loadUser(p.userId, null, p.tenantId ?? undefined, null);
+  if (!loaded) return null;
+  const again = loaded.principal;
   // A session that acted in a tenant must still belong to it; a platform admin must still be one.
-  if (!again || (p.tenantId && again.tenantId !== p.tenantId) || (p.isPlatformAdmin && !again.isPlatformAdmin)) {
+  if ((p.tenantId && again.tenantId !== p.tenantId) || (p.isPlatformAdmin && !again.isPlatformAdmin)) {
     return null;
+  }
+  if (p.authAt !== undefined) {
+    if (predatesPasswordChange(p.authAt, loaded.passwordChangedAt)) return null;
+    return { ...again, authAt: p.authAt };
   }
   return again;
 }
@@ -86,6 +110,7 @@ export async function loadSessionPrincipal(userId: string, authAt: number | unde
   const [user] = await db().$queryRaw<{ changedAt: Date | null }[]>`
     SELECT password_changed_at AS "changedAt" FROM users WHERE id = ${userId}::uuid`;
   if (!user) return null;
-  if (user.changedAt && (authAt === undefined || authAt < user.changedAt.getTime())) return null;
-  return loadUserPrincipal(userId);
+  if (predatesPasswordChange(authAt, user.changedAt)) return null;
+  const principal = await loadUserPrincipal(userId);
+  return principal && { ...principal, authAt: authAt ?? 0 };
 }

@@ -4,7 +4,8 @@
  * per principal and budget holding its "theoretical arrival time", moved by one
  * statement per request. A budget of `limit` per minute allows bursts of up to
  * `limit` and then one request per 60/limit seconds. Reads and writes have
- * budgets of their own; another principal's budget is never touched.
+ * budgets of their own; another principal's budget is never touched. Requests
+ * without a principal spend their client address's `anonymous` budget.
  * Over budget: 429 with `Retry-After` and the IETF httpapi draft's headers
  * (`RateLimit-Policy: "writes";q=300;w=60`, `RateLimit: "writes";r=0;t=12`).
  */
@@ -14,7 +15,8 @@ import { env } from "../env";
 import { AppError } from "../errors";
 import type { Principal } from "./principal";
 
-export type Budget = "reads" | "writes";
+/** A principal's reads and writes; `anonymous`: requests without a principal, per client address. */
+export type Budget = "reads" | "writes" | "anonymous";
 
 const WINDOW_S = 60;
 
@@ -29,8 +31,12 @@ export function principalKey(p: Pick<Principal, "tokenId" | "userId">): string {
 }
 
 function limitOf(budget: Budget): number {
+  if (budget === "anonymous") return env().RATE_LIMIT_ANON_PER_MINUTE;
   return budget === "reads" ? env().RATE_LIMIT_READS_PER_MINUTE : env().RATE_LIMIT_WRITES_PER_MINUTE;
 }
+
+/** The key a client address's `anonymous` budget is kept under. */
+export const addressKey = (address: string) => `address:${address}`;
 
 export type RateLimitOutcome = { headers: Record<string, string> };
 
@@ -55,7 +61,7 @@ function remember(keys: string[], until: number, limit: number): void {
 function rateLimited(budget: Budget, limit: number, retryAfter: number): AppError {
   return new AppError(
     "rate_limited",
-    `Too many ${budget === "reads" ? "reads" : "writes"}: at most ${limit} a minute; try again in ${retryAfter} s`,
+    `Too many ${budget === "anonymous" ? "requests without sign-in from this address" : budget}: at most ${limit} a minute; try again in ${retryAfter} s`,
     undefined,
     {
       details: { budget, limit, windowSeconds: WINDOW_S, retryAfterSeconds: retryAfter },

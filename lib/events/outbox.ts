@@ -16,7 +16,12 @@ export async function eventWanted(tx: SqlClient, tenantId: string, event: string
   return rows.length > 0;
 }
 
-/** Records an event for the tenant's endpoints; returns its message id (null: nobody wants it). */
+/**
+ * Records an event for the tenant's endpoints; returns its message id (null: nobody wants it).
+ * Files are named by id, never by link: each of `data.files` with a `fileId` gets a fresh
+ * `downloadUrl` and its `expiresAt` in every request that delivers the message (and
+ * `data.downloadUrl`, when present, the first file's), so the stored message opens nothing.
+ */
 export async function emitEvent(
   tx: SqlClient,
   e: { tenantId: string; event: string; data: Record<string, unknown>; jobId?: string | null },

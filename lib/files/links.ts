@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import { recordAudit } from "../audit";
 import type { Principal } from "../auth/principal";
-import { db } from "../db";
+import { db, type SqlClient } from "../db";
 import { hashLink, LINK_PREFIX } from "./link-token";
 
 export type ExportLinkDto = {
@@ -59,6 +59,27 @@ export async function createFileLink(
     details: { link: link.id, expiresAt: link.expiresAt.toISOString() },
   });
   return { ...toLinkDto(link), url: `/d/${token}` };
+}
+
+/**
+ * A link to a file that no person asked for (a webhook's request carries it): valid
+ * `ttlSeconds`, never past the file's expiry. Returns the token and its expiry; null when
+ * the file no longer exists or has expired (nothing left to link to).
+ */
+export async function mintFileLink(
+  client: SqlClient,
+  fileId: string,
+  ttlSeconds: number,
+): Promise<{ token: string; expiresAt: Date } | null> {
+  const token = LINK_PREFIX + randomBytes(32).toString("base64url");
+  const { rows } = await client.query<{ expires_at: Date }>(
+    `INSERT INTO export_links (id, file_id, tenant_id, token_hash, expires_at)
+     SELECT gen_random_uuid(), f.id, f.tenant_id, $2, least(now() + make_interval(secs => $3::float8), f.expires_at)
+       FROM export_files f WHERE f.id = $1 AND f.deleted_at IS NULL AND f.expires_at > now()
+     RETURNING expires_at`,
+    [fileId, hashLink(token), ttlSeconds],
+  );
+  return rows[0] ? { token, expiresAt: rows[0].expires_at } : null;
 }
 
 export function toLinkDto(l: {

@@ -9,7 +9,14 @@
 import { randomUUID } from "node:crypto";
 import { requireScope } from "../auth/authorize";
 import type { Principal } from "../auth/principal";
-import { bearerAlias, budgetOf, principalKey, refuseIfRemembered, spendRateLimit } from "../auth/rate-limit";
+import {
+  addressKey,
+  bearerAlias,
+  budgetOf,
+  principalKey,
+  refuseIfRemembered,
+  spendRateLimit,
+} from "../auth/rate-limit";
 import { env } from "../env";
 import { AppError } from "../errors";
 import { logger, scrubSecrets, withLogContext } from "../log";
@@ -23,6 +30,7 @@ import {
   spanPath,
   withSpan,
 } from "../tracing";
+import { clientAddressFrom } from "./client";
 import { requirePrincipal } from "./principal";
 import { errorResponse } from "./respond";
 
@@ -120,7 +128,14 @@ export function withPrincipal<P = Record<string, never>>(
       // A token this process saw refused is refused again at once, before it is even looked up.
       const alias = bearerAlias(req.headers.get("authorization"));
       if (alias) refuseIfRemembered(alias, budget);
-      const principal = await requirePrincipal(req);
+      // An address that spent its budget on refused credentials is refused from memory, before any lookup.
+      const address = addressKey(clientAddressFrom(req.headers));
+      refuseIfRemembered(address, "anonymous");
+      const principal = await requirePrincipal(req).catch(async (err: unknown) => {
+        // Refused credentials (a guessed token, an expired session) spend the address's budget: 429 past it.
+        if (err instanceof AppError && err.code === "unauthorized") await spendRateLimit(address, "anonymous");
+        throw err;
+      });
       if (principal.tenantId) activeSpan().setAttribute("conveyor.tenant.id", principal.tenantId);
       requireScope(principal, budget === "reads" ? "read" : "write");
       const { headers } = await spendRateLimit(principalKey(principal), budget, alias ? [alias] : []);
@@ -140,13 +155,28 @@ export function withPrincipal<P = Record<string, never>>(
   return (req, ctx) => traceRequest(req, () => logged(req, ctx));
 }
 
-/** A route without sign-in (it authorizes by itself, or not at all); errors map like every other route's. */
+/**
+ * A route without sign-in (it authorizes by itself, or not at all); errors map like every other route's.
+ * `perAddress`: each request spends its client address's budget (RATE_LIMIT_ANON_PER_MINUTE).
+ */
 export function publicRoute<P = Record<string, never>>(
   handler: (req: Request, params: P) => Promise<Response>,
+  opts: { perAddress?: boolean } = {},
 ): (req: Request, ctx: RouteContext<P>) => Promise<Response> {
   const logged = withRequestLog(async (req: Request, ctx: RouteContext<P>) => {
     try {
-      return await handler(req, await ctx.params);
+      const { headers } = opts.perAddress
+        ? await spendRateLimit(addressKey(clientAddressFrom(req.headers)), "anonymous")
+        : { headers: {} };
+      const res = await handler(req, await ctx.params);
+      for (const [k, v] of Object.entries(headers)) {
+        try {
+          res.headers.set(k, v);
+        } catch {
+          /* an immutable response (a redirect): its headers stay as they are */
+        }
+      }
+      return res;
     } catch (err) {
       return failedResponse(err);
     }

@@ -72,37 +72,55 @@ function malformedPath(url: string): boolean {
   }
 }
 
-/** 400 for a malformed path: in the API's error shape under /api/, in words for a page. */
-async function badPath(req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const api = (req.url ?? "/").startsWith("/api/");
-  const body = api
-    ? JSON.stringify({
-        error: {
-          code: "invalid_input",
-          message: "Invalid input: path: malformed percent-encoding",
-          fields: [{ path: "(path)", message: "malformed percent-encoding" }],
-        },
-      })
-    : "Bad request: the address has a malformed percent-encoding (%).\n";
-  res
-    .writeHead(400, {
-      "Content-Type": api ? "application/json" : "text/plain; charset=utf-8",
-      "Content-Length": Buffer.byteLength(body),
-      "X-Content-Type-Options": "nosniff",
-    })
-    .end(body);
+/** A Host header no URL can be made of (`[`, a space) or that carries more than a host (`a/b`, `u@h`). */
+function malformedHost(host: string | undefined): boolean {
+  if (host === undefined) return false;
+  try {
+    const u = new URL(`http://${host}/`);
+    return u.pathname !== "/" || u.search !== "" || u.hash !== "" || u.username !== "" || u.password !== "";
+  } catch {
+    return true;
+  }
 }
+
+/** 400 for what no route can read: in the API's error shape under /api/, in words for a page. */
+function badRequest(field: string, problem: string, words: string) {
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const api = (req.url ?? "/").startsWith("/api/");
+    const body = api
+      ? JSON.stringify({
+          error: {
+            code: "invalid_input",
+            message: `Invalid input: ${field}: ${problem}`,
+            fields: [{ path: field, message: problem }],
+          },
+        })
+      : `Bad request: ${words}.\n`;
+    res
+      .writeHead(400, {
+        "Content-Type": api ? "application/json" : "text/plain; charset=utf-8",
+        "Content-Length": Buffer.byteLength(body),
+        "X-Content-Type-Options": "nosniff",
+      })
+      .end(body);
+  };
+}
+
+const badPath = badRequest("(path)", "malformed percent-encoding", "the address has a malformed percent-encoding (%)");
+const badHost = badRequest("(host)", "malformed Host header", "the Host header is malformed");
 
 /**
  * The direct route for a request to the server `npm start` runs, as scripts/serve.ts dispatches:
  * its kind switched on, and a Bearer token unless the route is public; a 400 for any path with a
- * malformed escape. Null: through Next.js.
+ * malformed escape or a malformed Host header. Null: through Next.js.
  */
 export function directRouteFor(
   req: IncomingMessage,
   on: { stream: boolean; api: boolean },
 ): ((req: IncomingMessage, res: ServerResponse) => Promise<void>) | null {
   if (malformedPath(req.url ?? "/")) return badPath;
+  // (A route's Request is built from the Host: a malformed one threw there, unhandled on a stream's path.)
+  if (malformedHost(req.headers.host)) return badHost;
   const bearer = Boolean(req.headers.authorization);
   return directRoute(req.url ?? "/", req.method, (r) => on[r.kind] && (bearer || Boolean(r.public)));
 }

@@ -732,7 +732,9 @@ export const deliverySchema = z
   .meta({ id: "WebhookDelivery" });
 export const deliveryPageSchema = z.object({ deliveries: z.array(deliverySchema), ...cursorPage });
 export const deliveryDetailSchema = deliverySchema.extend({
-  body: z.string().meta({ description: "The message as sent" }),
+  body: z.string().meta({
+    description: "The message as stored (files by id; each request carried its own download links)",
+  }),
   attempts: z.array(
     z.object({
       id,

@@ -14,6 +14,8 @@
  *   expiry already removed them) and links, its import row, webhook deliveries and probe
  *   effects; jobs that merely point at it (a replay's `replay_of_id`, an upload's
  *   `import_job_id`) forget it.
+ * - webhook messages with no delivery left (their delivery jobs went, above), and schedule
+ *   events, after the tenant's job retention;
  * - audit entries after AUDIT_RETENTION_DAYS (the platform's own entries: the default);
  * - worker rows that stopped or were declared dead more than a day ago.
  *
@@ -26,6 +28,8 @@ import { logger } from "../log";
 import { maintenanceLocks, withMaintenanceLock } from "../maintenance";
 import { storage } from "../storage";
 import { effectiveRetention, type RetentionDays } from "../tenants/retention";
+import { pruneScheduleEvents } from "./sql/prune-schedule-events";
+import { pruneWebhookMessages } from "./sql/prune-webhook-messages";
 
 const DAY_MS = 86_400_000;
 /** Stopped or dead worker rows are kept this long (the console's Workers page shows them). */
@@ -37,13 +41,22 @@ const MAX_TREE_DEPTH = 16;
 
 /** One batch: one transaction. */
 export type PruneBatch = {
-  kind: "jobs" | "audit" | "workers";
+  kind: "jobs" | "history" | "audit" | "workers";
   /** The tenant whose rows it pruned (null: platform audit entries, worker rows). */
   tenantId: string | null;
   /** Root jobs deleted with their trees (jobs batches). */
   trees: number;
   /** Rows deleted, by table. */
-  rows: { jobs: number; attempts: number; transitions: number; files: number; audit: number; workers: number };
+  rows: {
+    jobs: number;
+    attempts: number;
+    transitions: number;
+    files: number;
+    webhookMessages: number;
+    scheduleEvents: number;
+    audit: number;
+    workers: number;
+  };
   /** Trees left alone this time: a job still open, too young, or busy (locked by a writer). */
   kept: number;
   /** Stored files removed after the batch committed. */
@@ -72,12 +85,21 @@ type TenantRetention = { id: string } & RetentionDays;
 
 const FINISHED = ["succeeded", "cancelled", "expired", "failed"];
 
-const emptyRows = () => ({ jobs: 0, attempts: 0, transitions: 0, files: 0, audit: 0, workers: 0 });
+const emptyRows = () => ({
+  jobs: 0,
+  attempts: 0,
+  transitions: 0,
+  files: 0,
+  webhookMessages: 0,
+  scheduleEvents: 0,
+  audit: 0,
+  workers: 0,
+});
 
 /** Rows a batch deleted, all tables together. */
 export function rowsOf(batch: PruneBatch): number {
   const r = batch.rows;
-  return r.jobs + r.attempts + r.transitions + r.files + r.audit + r.workers;
+  return r.jobs + r.attempts + r.transitions + r.files + r.webhookMessages + r.scheduleEvents + r.audit + r.workers;
 }
 
 /**
@@ -139,6 +161,22 @@ export async function pruneOnce(opts: PruneOptions = {}): Promise<PruneResult> {
       );
       if (!batch) return result(batches.length > 0);
       if (batch.trees + batch.kept < batchSize) break;
+    }
+  }
+
+  // History kept beside the jobs, by the tenant's job retention: webhook messages whose
+  // deliveries are gone, and schedule events.
+  for (const tenant of tenants) {
+    for (;;) {
+      if (Date.now() >= deadline) return result(true, true);
+      const limit = batchSize * ROWS_PER_ROOT;
+      const batch = await step("history", tenant.id, async (tx, b) => {
+        b.rows.webhookMessages = await pruneWebhookMessages(tx, tenant.id, cutoff(tenant.jobs), limit);
+        b.rows.scheduleEvents = await pruneScheduleEvents(tx, tenant.id, cutoff(tenant.jobs), limit);
+        return [];
+      });
+      if (!batch) return result(batches.length > 0);
+      if (batch.rows.webhookMessages < limit && batch.rows.scheduleEvents < limit) break;
     }
   }
 

@@ -1,8 +1,8 @@
 /**
  * The periodic re-check of open SSE streams, once per process rather than once per stream: every
  * SSE_RECHECK_MS each distinct principal holding streams here is reloaded once (its streams share
- * the answer), the streams of one that is gone — a revoked or expired token, a removed membership —
- * are closed, and the slots of the others are refreshed by one batched statement.
+ * the answer), the streams of one that is gone — a revoked or expired token, a removed membership, a
+ * session from before its user's password changed — are closed, and the slots of the others are refreshed by one batched statement.
  *
  * A timer per stream (each reloading its principal, then touching its own slot) sent 10,000 streams'
  * ~20,000 queries within seconds and left an unrelated request waiting a minute for a connection.
@@ -37,7 +37,7 @@ const state: State = (store[stateKey] ??= { groups: new Map(), timer: null, dueA
 
 /** What reloadPrincipal reads of a principal: streams with the same key get the same answer. */
 function recheckKey(p: Principal): string {
-  return `${p.tokenId ?? "-"}|${p.userId}|${p.tenantId ?? "-"}|${p.isPlatformAdmin ? 1 : 0}`;
+  return `${p.tokenId ?? "-"}|${p.userId}|${p.tenantId ?? "-"}|${p.isPlatformAdmin ? 1 : 0}|${p.authAt ?? "-"}`;
 }
 
 function schedule(): void {

@@ -12,7 +12,7 @@ function list(entries: [string, number, "ipv4" | "ipv6"][]): BlockList {
   return b;
 }
 
-/** Never, whatever the setting: link-local and metadata, "this network", multicast, reserved. */
+/** Never, whatever the setting: link-local and metadata, "this network", multicast, reserved, IPv4-in-IPv6 translation. */
 const ALWAYS_REFUSED = list([
   ["0.0.0.0", 8, "ipv4"],
   ["169.254.0.0", 16, "ipv4"],
@@ -24,6 +24,12 @@ const ALWAYS_REFUSED = list([
   ["fe80::", 10, "ipv6"],
   ["ff00::", 8, "ipv6"],
   ["fd00:ec2::254", 128, "ipv6"], // AWS metadata over IPv6
+  // Translation and tunnelling prefixes carry an IPv4 address inside (a gateway on the way may
+  // deliver to it, private or not): NAT64 (well-known and local-use), 6to4, Teredo.
+  ["64:ff9b::", 96, "ipv6"],
+  ["64:ff9b:1::", 48, "ipv6"],
+  ["2002::", 16, "ipv6"],
+  ["2001::", 32, "ipv6"],
 ]);
 
 /** Allowed only with WEBHOOK_ALLOW_PRIVATE=1: loopback, private, shared, benchmark and documentation ranges, ULA. */
@@ -56,7 +62,7 @@ export function judgeAddress(raw: string, allowPrivate: boolean): AddressVerdict
   if (!isIP(raw)) return { ok: false, reason: `${raw} is not an IP address` };
   const { address, family } = unmapped(raw);
   if (ALWAYS_REFUSED.check(address, family)) {
-    return { ok: false, reason: `${raw} is a link-local, metadata or reserved address` };
+    return { ok: false, reason: `${raw} is a link-local, metadata, reserved or translated address` };
   }
   if (PRIVATE.check(address, family) && !allowPrivate) {
     return { ok: false, reason: `${raw} is a loopback or private address` };

@@ -36,7 +36,10 @@ export async function resolvePublic(host: string, allowPrivate: boolean): Promis
     if (verdict.ok) return a;
     reasons.push(verdict.reason);
   }
-  throw new AddressRefused(`${host} resolves to no address a webhook may reach (${reasons.join("; ") || "no answer"})`);
+  // An address typed in the URL is the caller's own; what a name resolves to is not told
+  // (it would map the private network for whoever registers endpoints).
+  if (isIP(bare)) throw new AddressRefused(reasons[0]!);
+  throw new AddressRefused(`${host} does not resolve to a public address`);
 }
 
 export async function send(opts: {

@@ -14,6 +14,7 @@ import { env } from "../env";
 import { parseRetryAfter, PermanentError, RetryableError } from "../jobs/errors";
 import { defineTask, type JobContext } from "../jobs/task";
 import { send, type SendResult } from "./http";
+import { bodyToSend } from "./links";
 import { signatureHeaders } from "./signing";
 
 /** Delays after the 1st, 2nd… failed request, in ms; after the 8th request the delivery is dead. */
@@ -117,17 +118,20 @@ async function deliver(ctx: JobContext<z.infer<typeof inputSchema>>) {
     breaker: { openMs: e.WEBHOOK_CIRCUIT_OPEN_MS },
   });
   const secrets = d.previous_valid && d.previous_secret ? [d.secret, d.previous_secret] : [d.secret];
-  const headers = {
-    "content-type": "application/json",
-    "user-agent": "Conveyor-Webhooks/1.0",
-    ...signatureHeaders(secrets, d.message_id, d.body),
-  };
+  let headers: Record<string, string> = {};
   let result: SendResult;
   try {
+    // Links are made for this request only; the signature covers the body as sent.
+    const body = await bodyToSend(pool(), d.body);
+    headers = {
+      "content-type": "application/json",
+      "user-agent": "Conveyor-Webhooks/1.0",
+      ...signatureHeaders(secrets, d.message_id, body),
+    };
     result = await send({
       url: d.url,
       headers,
-      body: d.body,
+      body,
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       allowPrivate: e.WEBHOOK_ALLOW_PRIVATE === "1",
       signal: ctx.signal,

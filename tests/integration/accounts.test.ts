@@ -158,6 +158,37 @@ describe("members and passwords", () => {
     assert.deepEqual(actions.sort(), ["user.remove", "user.role", "user.role"]);
   });
 
+  test("an operator demoted or removed loses the pending invitations they sent; others' stay", async () => {
+    const join = async (email: string) => {
+      const invite = await inviteUser(fx.p.oscar, { email, role: "operator" });
+      await acceptInvite({ token: tokenOf(invite.link!), name: email, password: "an operator's secret" });
+      const user = await db().user.findUniqueOrThrow({ where: { email } });
+      return (await loadUserPrincipal(user.id))!;
+    };
+    const stateOf = (link: string) =>
+      getInviteInfo(tokenOf(link)).then(
+        () => "pending",
+        (e: unknown) => (isCode("gone")(e) ? "gone" : String(e)),
+      );
+    const demoted = await join("demoted-op@acme.test");
+    const removed = await join("removed-op@acme.test");
+    const byDemoted = await inviteUser(demoted, { email: "friend-1@acme.test", role: "operator" });
+    const byRemoved = await inviteUser(removed, { email: "friend-2@acme.test" });
+    const byOscar = await inviteUser(fx.p.oscar, { email: "friend-3@acme.test" });
+
+    await changeMemberRole(fx.p.oscar, demoted.userId, { role: "member" });
+    assert.equal(await stateOf(byDemoted.link!), "gone", "a demoted operator's invitation no longer works");
+    assert.equal(await stateOf(byRemoved.link!), "pending");
+    await removeMember(fx.p.oscar, removed.userId);
+    assert.equal(await stateOf(byRemoved.link!), "gone", "a removed operator's invitation no longer works");
+    assert.equal(await stateOf(byOscar.link!), "pending", "another operator's invitation stays");
+    const states = new Map((await listInvites(fx.p.oscar)).map((i) => [i.email, i.state]));
+    assert.deepEqual(
+      ["friend-1@acme.test", "friend-2@acme.test", "friend-3@acme.test"].map((e) => states.get(e)),
+      ["revoked", "revoked", "pending"],
+    );
+  });
+
   test("a user changes their own password with the current one; older sessions end", async () => {
     const before = Date.now() - 1000;
     await assert.rejects(

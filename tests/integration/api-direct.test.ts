@@ -30,6 +30,7 @@ async function start(): Promise<void> {
   await import("@/app/api/v1/exports/route");
   await import("@/app/api/v1/jobs/route");
   await import("@/app/api/v1/jobs/[id]/route");
+  await import("@/app/api/v1/events/route");
   server = http.createServer((req, res) => {
     const direct = directRouteFor(req, { stream: true, api: true });
     if (direct) void direct(req, res);
@@ -168,5 +169,20 @@ describe("the API's hot routes, answered by their handlers (the server npm start
     assert.equal((await call("GET", "/api/health")).status, 200);
     // A method the route does not register goes through Next.js.
     assert.equal((await call("DELETE", "/api/v1/exports", { token: ada })).status, 599);
+  });
+
+  test("a malformed Host answers 400 on the event stream's path and the API's, and the server goes on serving", async () => {
+    for (const host of ["[", "exa mple", "a/b"]) {
+      for (const path of ["/api/v1/events", "/api/v1/jobs"]) {
+        const answer = await call("GET", path, { token: ada, headers: { Host: host } });
+        assert.equal(answer.status, 400, `${path} with Host ${host}`);
+        assert.deepEqual(
+          errorOf(answer).fields?.map((f) => f.path),
+          ["(host)"],
+        );
+      }
+    }
+    assert.equal((await call("GET", "/jobs", { headers: { Host: "[" } })).status, 400);
+    assert.equal((await call("GET", "/api/health")).status, 200);
   });
 });

@@ -2,6 +2,8 @@ import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
 import { GET as eventsRoute } from "@/app/api/v1/events/route";
+import { changePassword } from "@/lib/auth/accounts";
+import { loadSessionPrincipal, loadUserPrincipal } from "@/lib/auth/principal";
 import { createApiTokenForEmail, revokeApiToken } from "@/lib/auth/tokens";
 import { pool } from "@/lib/db";
 import { resetEnvCache } from "@/lib/env";
@@ -110,6 +112,44 @@ describe("SSE re-check", () => {
       await until(async () => (await pool().query("SELECT count(*)::int AS n FROM sse_streams")).rows[0].n === 0),
       "every slot released",
     );
+  });
+
+  test("a password change ends the event streams of the user's earlier sessions; a token's stream stays", async () => {
+    Object.assign(process.env, { SSE_RECHECK_MS: "500" });
+    resetEnvCache();
+    const session = (await loadSessionPrincipal(fx.p.gus.userId, Date.now() - 60_000))!;
+    await createApiTokenForEmail("gus@globex.test", "recheck-password");
+    const [row] = (await pool().query("SELECT id FROM api_tokens WHERE name = 'recheck-password'")).rows;
+    const viaToken = (await loadUserPrincipal(fx.p.gus.userId, row.id, fx.p.globexId, ["read", "write"]))!;
+    assert.equal(viaToken.tenantId, fx.p.globexId);
+    const open = async (p: typeof session) => {
+      const abort = new AbortController();
+      const body = await openTenantEventStream(p, abort.signal);
+      const reader = body.getReader();
+      let ended = false;
+      void (async () => {
+        for (;;) if ((await reader.read()).done) return void (ended = true);
+      })().catch(() => (ended = true));
+      return { abort, ended: () => ended };
+    };
+    const sessionStream = await open(session);
+    const tokenStream = await open(viaToken);
+    try {
+      // A re-check before the change leaves both open.
+      const ticks = sseRecheckStats.ticks;
+      assert.ok(await until(() => sseRecheckStats.ticks >= ticks + 2), "re-checks ran");
+      assert.equal(sessionStream.ended(), false);
+
+      await changePassword(fx.p.gus, { currentPassword: "conveyor-demo", newPassword: "gus new password" });
+      assert.ok(await until(() => sessionStream.ended(), 5_000), "the earlier session's stream ended");
+      const after = sseRecheckStats.ticks;
+      assert.ok(await until(() => sseRecheckStats.ticks >= after + 2), "re-checks ran");
+      assert.equal(tokenStream.ended(), false, "the token's stream stays open");
+    } finally {
+      tokenStream.abort.abort();
+      sessionStream.abort.abort();
+    }
+    assert.ok(await until(() => watchedStreams().streams === 0), "off the re-check");
   });
 
   test("a stream whose client is gone before the abort arrives (its output throws) still ends: slot released, off the re-check", async () => {

@@ -6,6 +6,9 @@ import { GET as listJobsRoute } from "@/app/api/v1/jobs/route";
 import { POST as createExportRoute } from "@/app/api/v1/exports/route";
 import { GET as eventsRoute } from "@/app/api/v1/events/route";
 import { GET as tokensList, POST as createTokenRoute } from "@/app/api/v1/tokens/route";
+import { GET as downloadLinkRoute } from "@/app/d/[token]/route";
+import { POST as acceptInviteRoute } from "@/app/api/v1/invites/accept/route";
+import { GET as scalarRoute } from "@/app/docs/api/scalar.js/route";
 import { forgetRefusals } from "@/lib/auth/rate-limit";
 import { createApiTokenForEmail, revokeApiToken } from "@/lib/auth/tokens";
 import { db, pool } from "@/lib/db";
@@ -24,6 +27,7 @@ function withEnv(vars: Record<string, string>) {
 const restored = [
   "RATE_LIMIT_READS_PER_MINUTE",
   "RATE_LIMIT_WRITES_PER_MINUTE",
+  "RATE_LIMIT_ANON_PER_MINUTE",
   "SSE_MAX_STREAMS",
   "SSE_RECHECK_MS",
   "SSE_MAX_LIFETIME_MS",
@@ -84,6 +88,53 @@ describe("bounded input", () => {
 });
 
 describe("API rate limits", () => {
+  test("requests without a principal are limited per client address: bad tokens, invitations, download links, the API reference's script", async () => {
+    withEnv({ RATE_LIMIT_ANON_PER_MINUTE: "3" });
+    const from = (address: string, init: RequestInit = {}) => ({
+      ...init,
+      headers: { "x-conveyor-client-address": address, ...init.headers },
+    });
+    const statuses = async (send: (address: string) => Promise<Response>, address: string, n = 4) => {
+      const out: number[] = [];
+      for (let i = 0; i < n; i++) out.push((await send(address)).status);
+      return out;
+    };
+    const badToken = (address: string) =>
+      listJobsRoute(new Request("http://test/api/v1/jobs", from(address, bearer("cvy_not-a-token"))), ctx);
+    assert.deepEqual(await statuses(badToken, "203.0.113.1"), [401, 401, 401, 429]);
+    const refused = await badToken("203.0.113.1");
+    assert.equal((await errorOf(refused)).code, "rate_limited");
+    assert.ok(Number(refused.headers.get("retry-after")) >= 1);
+    // Another address keeps its own budget; a valid token spends none of it.
+    const ada = await createApiTokenForEmail("ada@acme.test", "anonymous");
+    for (let i = 0; i < 4; i++) {
+      const ok = await listJobsRoute(new Request("http://test/api/v1/jobs", from("203.0.113.2", bearer(ada))), ctx);
+      assert.equal(ok.status, 200);
+    }
+    assert.deepEqual(await statuses(badToken, "203.0.113.2"), [401, 401, 401, 429]);
+
+    const link = (address: string) =>
+      downloadLinkRoute(new Request("http://test/d/dl_unknown", from(address)), {
+        params: Promise.resolve({ token: "dl_unknown" }),
+      });
+    assert.deepEqual(await statuses(link, "203.0.113.3"), [404, 404, 404, 429]);
+    const accept = (address: string) =>
+      acceptInviteRoute(
+        new Request(
+          "http://test/api/v1/invites/accept",
+          from(address, {
+            method: "POST",
+            headers: { "Content-Type": "application/json" },
+            body: JSON.stringify({ token: "inv_unknown", password: "whatever it is" }),
+          }),
+        ),
+        ctx,
+      );
+    assert.deepEqual(await statuses(accept, "203.0.113.4"), [404, 404, 404, 429]);
+    const script = (address: string) => scalarRoute(new Request("http://test/docs/api/scalar.js", from(address)), ctx);
+    assert.deepEqual(await statuses(script, "203.0.113.5"), [200, 200, 200, 429]);
+  });
+
   test("writes past the budget answer 429 with Retry-After and RateLimit headers; reads and other principals are unaffected", async () => {
     withEnv({ RATE_LIMIT_WRITES_PER_MINUTE: "3", RATE_LIMIT_READS_PER_MINUTE: "100" });
     const ada = await createApiTokenForEmail("ada@acme.test", "rl");

@@ -232,6 +232,58 @@ describe("retention", () => {
     await updateTenantSettings(fx.p.root, "acme", { auditRetentionDays: null });
   });
 
+  test("webhook messages with no delivery left and schedule events go after the job retention", async () => {
+    const { rows: ep } = await pool().query<{ id: string }>(
+      `INSERT INTO webhook_endpoints (id, tenant_id, url, events, secret)
+       VALUES (gen_random_uuid(), $1, 'https://hooks.example.com/r', '{job.failed}', 'whsec_x') RETURNING id`,
+      [fx.p.acmeId],
+    );
+    const message = async (id: string, daysAgo: number, delivered: boolean) => {
+      await pool().query(
+        `INSERT INTO webhook_messages (id, tenant_id, event_type, body, created_at)
+         VALUES ($1, $2, 'job.failed', '{}', now() - make_interval(days => $3))`,
+        [id, fx.p.acmeId, daysAgo],
+      );
+      if (delivered) {
+        await pool().query(
+          `INSERT INTO webhook_deliveries (id, tenant_id, message_id, endpoint_id, job_id)
+           VALUES (gen_random_uuid(), $1, $2, $3, gen_random_uuid())`,
+          [fx.p.acmeId, id, ep[0]!.id],
+        );
+      }
+    };
+    await message("msg_retention_old", 45, false);
+    await message("msg_retention_old_delivery", 45, true);
+    await message("msg_retention_young", 2, false);
+    const { rows: sched } = await pool().query<{ id: string }>(
+      `INSERT INTO schedules (id, tenant_id, name, cron, task, input)
+       VALUES (gen_random_uuid(), $1, 'retention', '0 * * * *', 'probe', '{}') RETURNING id`,
+      [fx.p.acmeId],
+    );
+    await pool().query(
+      `INSERT INTO schedule_events (schedule_id, kind, scheduled_for, at)
+       VALUES ($1, 'missed', now() - interval '45 days', now() - interval '45 days'),
+              ($1, 'overlap_skipped', now() - interval '2 days', now() - interval '2 days')`,
+      [sched[0]!.id],
+    );
+    await pruneOnce();
+    const { rows: messages } = await pool().query<{ id: string }>(
+      `SELECT id FROM webhook_messages WHERE id LIKE 'msg_retention%' ORDER BY id`,
+    );
+    assert.deepEqual(
+      messages.map((r) => r.id),
+      ["msg_retention_old_delivery", "msg_retention_young"],
+    );
+    const { rows: events } = await pool().query<{ kind: string }>(
+      `SELECT kind FROM schedule_events WHERE schedule_id = $1`,
+      [sched[0]!.id],
+    );
+    assert.deepEqual(
+      events.map((e) => e.kind),
+      ["overlap_skipped"],
+    );
+  });
+
   test("stopped and dead worker rows go after a day", async () => {
     const worker = async (id: string, state: string, hoursAgo: number) => {
       await pool().query(

@@ -19,6 +19,7 @@ import { forgetDownstream } from "@/lib/downstream";
 import { replayJob } from "@/lib/jobs/actions";
 import { listDeadLetters } from "@/lib/jobs/dead-letters";
 import { enqueueJob } from "@/lib/jobs/enqueue";
+import { openLinkDownload } from "@/lib/exports/links";
 import { requestExport } from "@/lib/exports/service";
 import { judgeAddress } from "@/lib/webhooks/address";
 import { send } from "@/lib/webhooks/http";
@@ -301,6 +302,26 @@ describe("webhooks", () => {
         fx.p.acmeId,
       ]);
       assert.ok(rows.length >= 1 && token.length > 20);
+      assert.equal(body.data.files[0].downloadUrl, body.data.downloadUrl);
+      assert.ok(Date.parse(body.data.files[0].expiresAt) > Date.now());
+      // The link works, and the signature covers the body as sent (with its link).
+      const download = await openLinkDownload(token);
+      download.stream.destroy();
+      assert.equal(download.name, body.data.files[0].name);
+      const sent = rx.received.find((r) => JSON.parse(r.body).type === "export.ready")!;
+      const { rows: stored } = await pool().query<{ id: string; body: string }>(
+        `SELECT id, body FROM webhook_messages WHERE event_type = 'export.ready' AND job_id = $1`,
+        [job.id],
+      );
+      const { rows: secret } = await pool().query<{ secret: string }>(
+        `SELECT e.secret FROM webhook_endpoints e JOIN webhook_deliveries d ON d.endpoint_id = e.id
+          WHERE d.message_id = $1`,
+        [stored[0]!.id],
+      );
+      new Webhook(secret[0]!.secret).verify(sent.body, sent.headers as Record<string, string>);
+      // The stored message names the files, and holds no link that would open them.
+      assert.doesNotMatch(stored[0]!.body, /dl_/);
+      assert.equal(JSON.parse(stored[0]!.body).data.files[0].fileId.length, 36);
     } finally {
       rx.close();
     }

@@ -55,10 +55,14 @@ function environment(service: Service): Record<string, string> {
   return out;
 }
 
-/** `${NAME:?message}` and `${NAME:-default}`: what compose fills in from the host's environment. */
+/** `${NAME:?message}` and `${NAME:-default}`: what compose fills in from the host's environment (a URL for a `*_URL`). */
 function interpolate(value: string): string {
   return value.replace(/\$\{(\w+)(?::[?-]([^}]*))?\}/g, (_m, name: string, rest?: string) =>
-    rest !== undefined && _m.includes(":-") ? rest : `${name.toLowerCase()}-value-0123456789abcdef`,
+    rest !== undefined && _m.includes(":-")
+      ? rest
+      : name.endsWith("_URL")
+        ? `smtp://${name.toLowerCase().replace(/_/g, "-")}.example:587`
+        : `${name.toLowerCase()}-value-0123456789abcdef`,
   );
 }
 
@@ -138,6 +142,35 @@ test("compose.yaml: two app servers, a pool for every queue, and nothing starts 
   for (const file of ["worker/index.ts", "scripts/migrate.ts", "scripts/serve.ts", "scripts/cli.ts"]) {
     assert.ok(existsSync(path.join(root, file)), file);
   }
+});
+
+test("compose.yaml: invitations go by SMTP, third-party images are pinned, and Conveyor's S3 key is not MinIO's root", () => {
+  const services = compose();
+  for (const [name, service] of Object.entries(services).filter(([n, s]) => isConveyor(s) && n !== "migrate")) {
+    const vars = environment(service);
+    // The log transport writes every invitation link into the logs.
+    assert.equal(vars.MAIL_TRANSPORT, "smtp", `${name} mails invitations`);
+    assert.match(vars.SMTP_URL ?? "", /^\$\{SMTP_URL:\?/, `${name} takes SMTP_URL from the host`);
+  }
+  for (const [name, service] of Object.entries(services).filter(([, s]) => !isConveyor(s))) {
+    const tag = service.image?.split(":")[1] ?? "";
+    assert.match(
+      tag,
+      /^(RELEASE\.\d{4}-|\d+\.\d+)/,
+      `${name}: ${service.image} names a release, not latest or a major`,
+    );
+  }
+  const minio = environment(services.minio!);
+  for (const [name, service] of Object.entries(services).filter(([n, s]) => isConveyor(s) && n !== "migrate")) {
+    const vars = environment(service);
+    assert.notEqual(vars.S3_ACCESS_KEY_ID, minio.MINIO_ROOT_USER, `${name}'s S3 key is not the root user`);
+    assert.doesNotMatch(vars.S3_SECRET_ACCESS_KEY ?? "", /MINIO_ROOT_PASSWORD/, `${name}'s S3 secret is its own`);
+  }
+  // The key is made, limited to the bucket, by the one-off that makes the bucket.
+  const bucket = (services["minio-bucket"]!.command ?? []).join("\n");
+  assert.match(bucket, /mc admin user add local conveyor /);
+  assert.match(bucket, /arn:aws:s3:::conveyor\/\*/);
+  assert.match(bucket, /mc admin policy attach local conveyor-bucket --user conveyor/);
 });
 
 test("the Dockerfile: multi-stage, the app from Next's standalone output, run by a user who is not root", () => {

@@ -39,6 +39,8 @@ test("secrets are scrubbed from messages: URL passwords, bearer and basic creden
     ["bearer abcdefgh12", "bearer [Redacted]"],
     ["token cvy_K8i0kGzoHMN9x2pf95ayF36d7x9SP2T6ziBg09V6UCw refused", "token cvy_[Redacted] refused"],
     ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "whsec_[Redacted]"],
+    // Base64, whole: `+`, `/` and the padding are the secret too.
+    ["secret whsec_Mf+Q9r8G/YqrTwjUPD8ILP+Io2La/aSwAbCdEfGh1jk= rotated", "secret whsec_[Redacted] rotated"],
     ["GET /d/dl_x3Kq9_-AbCdEf 200", "GET /d/dl_[Redacted] 200"],
   ];
   for (const [raw, scrubbed] of cases) assert.equal(scrubSecrets(raw), scrubbed);

@@ -4,6 +4,7 @@ import { redirect } from "next/navigation";
 import { acceptInvite, getInviteInfo, type InviteInfo } from "@/lib/auth/accounts";
 import { MIN_PASSWORD_LENGTH } from "@/lib/auth/password";
 import { AppError } from "@/lib/errors";
+import { spendAddressBudget } from "@/lib/http/address-limit";
 import "@/lib/workloads";
 
 export const metadata: Metadata = { title: "Accept your invitation" };
@@ -16,6 +17,7 @@ async function accept(formData: FormData) {
     redirect(`/invite/${encodeURIComponent(token)}?error=${encodeURIComponent("confirm: the two passwords differ")}`);
   }
   try {
+    await spendAddressBudget();
     await acceptInvite({
       token,
       password,
@@ -46,6 +48,7 @@ export default async function InvitePage({
   let info: InviteInfo | null = null;
   let problem: string | null = null;
   try {
+    await spendAddressBudget();
     info = await getInviteInfo(token);
   } catch (err) {
     if (!(err instanceof AppError)) throw err;

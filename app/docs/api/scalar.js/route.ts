@@ -2,13 +2,16 @@
 import { scalarBundle } from "@/lib/http/api-reference";
 import { publicRoute } from "@/lib/http/route";
 
-export const GET = publicRoute(async () => {
-  const { body, version } = await scalarBundle();
-  return new Response(new Uint8Array(body), {
-    headers: {
-      "Content-Type": "text/javascript; charset=utf-8",
-      "Cache-Control": "public, max-age=86400",
-      ETag: `"scalar-${version}"`,
-    },
-  });
-});
+export const GET = publicRoute(
+  async () => {
+    const { body, version } = await scalarBundle();
+    return new Response(new Uint8Array(body), {
+      headers: {
+        "Content-Type": "text/javascript; charset=utf-8",
+        "Cache-Control": "public, max-age=86400",
+        ETag: `"scalar-${version}"`,
+      },
+    });
+  },
+  { perAddress: true },
+);

@@ -2,4 +2,6 @@
 import { acceptInvite } from "@/lib/auth/accounts";
 import { publicRoute, readJson } from "@/lib/http/route";
 
-export const POST = publicRoute(async (req) => Response.json(await acceptInvite(await readJson(req))));
+export const POST = publicRoute(async (req) => Response.json(await acceptInvite(await readJson(req))), {
+  perAddress: true,
+});
