@@ -118,7 +118,7 @@ async function deliver(ctx: JobContext<z.infer<typeof inputSchema>>) {
     breaker: { openMs: e.WEBHOOK_CIRCUIT_OPEN_MS },
   });
   const secrets = d.previous_valid && d.previous_secret ? [d.secret, d.previous_secret] : [d.secret];
-  let headers: Record<string, string> = {};
+  let headers: Record<string, string>;
   let result: SendResult;
   try {
     // Links are made for this request only; the signature covers the body as sent.
