@@ -92,6 +92,10 @@ const envSchema = z.object({
   SCHEDULE_MISSED_AFTER_MS: intFrom(5_000, 500, 3_600_000),
   /** The longest a scheduler sleeps between looks (it also wakes when told, and when something is due). */
   SCHEDULER_MAX_SLEEP_MS: intFrom(1_000, 50, 60_000),
+  /** The shortest interval a schedule's cron may run at, in seconds (a 6-field cron can say every second). */
+  SCHEDULE_MIN_INTERVAL_SECONDS: intFrom(60, 1, 86_400),
+  /** Schedules one tenant may have. */
+  QUOTA_SCHEDULES_PER_TENANT: intFrom(100, 1, 1_000_000),
   /** On SIGTERM, how long running jobs may finish before they are aborted and handed back, in ms. */
   WORKER_SHUTDOWN_GRACE_MS: intFrom(10_000, 0, 600_000),
   /** How often a worker process records that it is alive, in ms. */
