@@ -154,10 +154,12 @@ const envSchema = z.object({
   SIGN_IN_LOCK_SECONDS: intFrom(60, 1, 86_400),
   /** Failed sign-ins from one address (any accounts) within 15 minutes before the address must wait 15 minutes. */
   SIGN_IN_ADDRESS_MAX_FAILURES: intFrom(50, 1, 100_000),
-  /** Reads (GET, streams) per principal per minute, fleet-wide; 0 turns the limit off. */
+  /** Reads (GET, streams) per user per minute, fleet-wide (all their tokens and sessions together); 0 turns the limit off. */
   RATE_LIMIT_READS_PER_MINUTE: intFrom(1_200, 0, 1_000_000),
-  /** Writes (every other method) per principal per minute, fleet-wide; 0 turns the limit off. */
+  /** Writes (every other method) per user per minute, fleet-wide (all their tokens and sessions together); 0 turns the limit off. */
   RATE_LIMIT_WRITES_PER_MINUTE: intFrom(300, 0, 1_000_000),
+  /** Live API tokens (neither revoked nor expired) one user may have, in all tenants together. */
+  QUOTA_TOKENS_PER_USER: intFrom(50, 1, 100_000),
   /** Unfinished jobs (scheduled, queued, running, retrying) one user may have; a tenant's own value wins. */
   QUOTA_JOBS_PER_USER: intFrom(50, 1, 10_000_000),
   /** Unfinished jobs one tenant may have; a tenant's own value wins. */
@@ -178,8 +180,10 @@ const envSchema = z.object({
   UPLOAD_UNUSED_HOURS: intFrom(24, 1, 24 * 365),
   /** Request bodies larger than this answer 413 before they are read, in bytes. */
   MAX_BODY_BYTES: intFrom(64 * 1024, 1_024, 100 * 1024 * 1024),
-  /** Server-Sent Event streams one principal may hold open at once (fleet-wide). */
-  SSE_MAX_STREAMS: intFrom(20, 1, 10_000),
+  /** Server-Sent Event streams one user may hold open at once, all their tokens and sessions together (fleet-wide). */
+  SSE_MAX_STREAMS: intFrom(20, 1, 100_000),
+  /** Server-Sent Event streams one tenant's users may hold open at once together (fleet-wide). */
+  SSE_MAX_STREAMS_PER_TENANT: intFrom(200, 1, 1_000_000),
   /** How often an open stream re-checks its principal (a revoked token or a removed membership ends it), in ms. */
   SSE_RECHECK_MS: intFrom(30_000, 500, 300_000),
   /** `1`: the server `npm start` runs writes event streams straight to the socket (lib/http/sse-direct.ts); `0`: through Next.js's piping, as every other response (slower: for comparison). */

@@ -542,10 +542,12 @@ CREATE TABLE sse_streams (
   principal_key text NOT NULL,
   opened_at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
   seen_at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+  tenant_id uuid,
   CONSTRAINT sse_streams_pkey PRIMARY KEY (id)
 );
 
 CREATE INDEX sse_streams_principal_key_idx ON public.sse_streams USING btree (principal_key, seen_at);
+CREATE INDEX sse_streams_tenant_id_idx ON public.sse_streams USING btree (tenant_id, seen_at);
 
 CREATE TABLE stats_rollup (
   id integer DEFAULT 1 NOT NULL,
