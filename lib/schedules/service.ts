@@ -511,7 +511,17 @@ export async function triggerSchedule(principal: Principal, rawId: string, body:
     tenantId: s.tenantId,
     details: { runs: out.runs, quotaSkipped: out.quotaSkipped },
   });
-  if (refusal) throw refusalError(refusal);
+  if (refusal) {
+    // The quota is the owner's (or the tenant's), not the caller's: the message says whose.
+    const whose = { jobs_per_user: "its owner's", jobs_per_tenant: "the tenant's", export_bytes: "the tenant's" };
+    const e = refusalError(refusal);
+    throw new AppError(
+      "quota_exceeded",
+      `Not run: ${refusal.quota} — this schedule counts against ${whose[refusal.quota]} quota, which is used up (${refusal.used} of ${refusal.limit}); the occurrence is recorded as not run`,
+      undefined,
+      e.extras,
+    );
+  }
   return out;
 }
 
