@@ -2,7 +2,7 @@
  * npm run bench:schedules [-- --schedules 1000 --ahead 40 --task export]
  * 1,000 schedules due in the same second, through the path users take: the
  * server `npm start` runs (scripts/supervisor.ts: the web server and its two
- * worker processes, default settings, over a scratch database with the demo
+ * worker processes, default settings but quotas that fit the schedules and their runs, over a scratch database with the demo
  * tenants), the schedules created with POST /api/v1/schedules by four members
  * of two tenants (a bearer token each, within the default rate limit), each with
  * the cron "S M H * * *" (UTC) of one second `--ahead` seconds away (further
@@ -22,7 +22,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
-import { createApiTokenForEmail } from "@/lib/auth/tokens";
+import { createApiTokenForEmail, principalFromToken } from "@/lib/auth/tokens";
+import { createSchedule } from "@/lib/schedules/service";
 import { pool } from "@/lib/db";
 import { env } from "@/lib/env";
 import "@/lib/workloads";
@@ -41,6 +42,8 @@ async function main(): Promise<void> {
     },
   });
   const n = Number(values.schedules);
+  // The probe's schedules are created in this process (it is internal): its cap too.
+  process.env.QUOTA_SCHEDULES_PER_TENANT = String(n);
   const task = values.task === "probe" ? "probe" : "export";
   const input =
     task === "export"
@@ -77,7 +80,13 @@ async function main(): Promise<void> {
     await rm(latencyFile, { force: true });
 
     // ── Conveyor: 1,000 schedules due in one second, through npm start's server ──
-    const { base, child } = await startProduct(url, { CONVEYOR_DATA_DIR: dataDir });
+    // Default settings but the quotas: 1,000 schedules of two tenants, a run each in one second.
+    const quotas = {
+      QUOTA_SCHEDULES_PER_TENANT: String(n),
+      QUOTA_JOBS_PER_USER: String(n),
+      QUOTA_JOBS_PER_TENANT: String(n),
+    };
+    const { base, child } = await startProduct(url, { CONVEYOR_DATA_DIR: dataDir, ...quotas });
     try {
       const statuses = new Map<number, number>();
       /** Creates schedules `from`…`to` (exclusive) with `cron`: each member its share, four requests in flight each. */
@@ -89,13 +98,25 @@ async function main(): Promise<void> {
               Array.from({ length: 4 }, async () => {
                 for (let i = next; i < to; i = next) {
                   next += tokens.length;
-                  const res = await fetch(`${base}/api/v1/schedules`, {
-                    method: "POST",
-                    headers: { Authorization: `Bearer ${token}`, "content-type": "application/json" },
-                    body: JSON.stringify({ name: `${prefix} ${i}`, cron, timezone: "UTC", task, input }),
-                  });
-                  await res.arrayBuffer();
-                  statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+                  const body = { name: `${prefix} ${i}`, cron, timezone: "UTC", task, input };
+                  let status: number;
+                  if (task === "probe") {
+                    // The probe is internal: no request schedules it, code in this process does.
+                    const principal = (await principalFromToken(token))!;
+                    status = await createSchedule(principal, body, { internal: true }).then(
+                      () => 201,
+                      (e: { status?: number }) => e.status ?? 500,
+                    );
+                  } else {
+                    const res = await fetch(`${base}/api/v1/schedules`, {
+                      method: "POST",
+                      headers: { Authorization: `Bearer ${token}`, "content-type": "application/json" },
+                      body: JSON.stringify(body),
+                    });
+                    await res.arrayBuffer();
+                    status = res.status;
+                  }
+                  statuses.set(status, (statuses.get(status) ?? 0) + 1);
                 }
               }),
             );

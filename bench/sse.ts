@@ -86,10 +86,13 @@ if (CLIENT !== "raw" && CLIENT !== "http") throw new Error("--client is raw or h
 if (!SERVERS.every((s) => KINDS.includes(s))) throw new Error(`--server is one or more of ${KINDS.join(", ")}`);
 
 const BODY = JSON.stringify({ dataset: "customers", format: "csv" });
-/** For the server (and this process, whose handlers serve `--server node`): the streams every token
- * holds must fit SSE_MAX_STREAMS, and rate limits and quotas would refuse the creates. */
+/** For the server (and this process, whose handlers serve `--server node`): the streams (all of one
+ * user's tokens, in one tenant) must fit SSE_MAX_STREAMS and SSE_MAX_STREAMS_PER_TENANT, the tokens
+ * QUOTA_TOKENS_PER_USER, and rate limits and quotas would refuse the creates. */
 const SERVER_ENV = {
-  SSE_MAX_STREAMS: String(Math.max(20, Math.ceil(Math.max(...SIZES) / TOKENS))),
+  SSE_MAX_STREAMS: String(Math.max(20, Math.max(...SIZES))),
+  SSE_MAX_STREAMS_PER_TENANT: String(Math.max(200, Math.max(...SIZES))),
+  QUOTA_TOKENS_PER_USER: String(TOKENS + 50),
   RATE_LIMIT_READS_PER_MINUTE: "0",
   RATE_LIMIT_WRITES_PER_MINUTE: "0",
   QUOTA_JOBS_PER_USER: "10000000",

@@ -177,6 +177,7 @@ export function ScheduleDetail({ id }: { id: string }) {
             <Row label="Missed · skipped">
               <span data-testid="schedule-counts">
                 {formatCount(s.missedCount)} missed · {formatCount(s.overlapSkippedCount)} skipped for an overlap
+                {s.quotaSkippedCount ? ` · ${formatCount(s.quotaSkippedCount)} refused by a quota` : ""}
               </span>
             </Row>
             {s.bufferedFor && (
@@ -315,6 +316,7 @@ function BackfillForm({ id, onDone }: { id: string; onDone: () => void }) {
           <Alert tone={r.runs.length ? "success" : "neutral"} inline testId="backfill-result">
             {formatCount(r.occurrences)} time(s) in the range: {formatCount(r.runs.length)} run(s) made
             {r.skipped ? `, ${formatCount(r.skipped)} skipped` : ""}
+            {r.quotaSkipped ? `, ${formatCount(r.quotaSkipped)} refused by a quota` : ""}
             {r.cancelled ? `, ${formatCount(r.cancelled)} open run(s) cancelled` : ""}.
           </Alert>
         )}

@@ -5,6 +5,7 @@ import Link from "next/link";
 import { formatDuration } from "@/lib/client/format";
 import {
   eventLabels,
+  eventQuotaLabels,
   fetchScheduleEvents,
   fetchScheduleRuns,
   mergeHistory,
@@ -115,7 +116,14 @@ export function ScheduleHistory({ id, zone, withSeconds }: { id: string; zone: s
                     <td className={td}>
                       <ZonedTime iso={e.scheduledFor} zone={zone} withSeconds={withSeconds} />
                     </td>
-                    <td className={td}>{eventLabels[e.event.kind]}</td>
+                    <td className={td}>
+                      {eventLabels[e.event.kind]}
+                      {e.event.quota && (
+                        <span className="block text-xs text-slate-600" data-testid="history-event-quota">
+                          Used up: {eventQuotaLabels[e.event.quota]}
+                        </span>
+                      )}
+                    </td>
                     <td className={td}>
                       {e.event.jobId && (
                         <Link href={`/jobs/${e.event.jobId}`} className="text-indigo-700 underline">

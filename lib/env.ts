@@ -92,6 +92,10 @@ const envSchema = z.object({
   SCHEDULE_MISSED_AFTER_MS: intFrom(5_000, 500, 3_600_000),
   /** The longest a scheduler sleeps between looks (it also wakes when told, and when something is due). */
   SCHEDULER_MAX_SLEEP_MS: intFrom(1_000, 50, 60_000),
+  /** The shortest interval a schedule's cron may run at, in seconds (a 6-field cron can say every second). */
+  SCHEDULE_MIN_INTERVAL_SECONDS: intFrom(60, 1, 86_400),
+  /** Schedules one tenant may have. */
+  QUOTA_SCHEDULES_PER_TENANT: intFrom(100, 1, 1_000_000),
   /** On SIGTERM, how long running jobs may finish before they are aborted and handed back, in ms. */
   WORKER_SHUTDOWN_GRACE_MS: intFrom(10_000, 0, 600_000),
   /** How often a worker process records that it is alive, in ms. */
@@ -112,6 +116,8 @@ const envSchema = z.object({
   EXPORT_CLEANUP_MS: intFrom(60_000, 1_000, 3_600_000),
   /** Rows per chunk of an import: each chunk is one load job (COPY into the staging table). */
   IMPORT_CHUNK_ROWS: intFrom(100_000, 100, 10_000_000),
+  /** The longest record (a CSV record, quoted newlines included, or a JSON line) an import accepts, in bytes: scan refuses a longer one, naming its line. */
+  IMPORT_MAX_RECORD_BYTES: intFrom(1024 * 1024, 1_024, 1024 * 1024 * 1024),
   /** How often each worker removes what ended imports leave (staging tables, their files, their uploads), in ms. */
   IMPORT_CLEANUP_MS: intFrom(5_000, 500, 3_600_000),
   /** How often each worker runs the console's statistics rollup (one at a time across the fleet), in ms. */
@@ -148,15 +154,17 @@ const envSchema = z.object({
   SIGN_IN_LOCK_SECONDS: intFrom(60, 1, 86_400),
   /** Failed sign-ins from one address (any accounts) within 15 minutes before the address must wait 15 minutes. */
   SIGN_IN_ADDRESS_MAX_FAILURES: intFrom(50, 1, 100_000),
-  /** Reads (GET, streams) per principal per minute, fleet-wide; 0 turns the limit off. */
+  /** Reads (GET, streams) per user per minute, fleet-wide (all their tokens and sessions together); 0 turns the limit off. */
   RATE_LIMIT_READS_PER_MINUTE: intFrom(1_200, 0, 1_000_000),
-  /** Writes (every other method) per principal per minute, fleet-wide; 0 turns the limit off. */
+  /** Writes (every other method) per user per minute, fleet-wide (all their tokens and sessions together); 0 turns the limit off. */
   RATE_LIMIT_WRITES_PER_MINUTE: intFrom(300, 0, 1_000_000),
   /**
    * Requests without a principal (a bad token or session, an invitation's acceptance, a download
    * link, the API reference's script) per client address per minute, fleet-wide; 0 turns it off.
    */
   RATE_LIMIT_ANON_PER_MINUTE: intFrom(60, 0, 1_000_000),
+  /** Live API tokens (neither revoked nor expired) one user may have, in all tenants together. */
+  QUOTA_TOKENS_PER_USER: intFrom(50, 1, 100_000),
   /** Unfinished jobs (scheduled, queued, running, retrying) one user may have; a tenant's own value wins. */
   QUOTA_JOBS_PER_USER: intFrom(50, 1, 10_000_000),
   /** Unfinished jobs one tenant may have; a tenant's own value wins. */
@@ -177,8 +185,10 @@ const envSchema = z.object({
   UPLOAD_UNUSED_HOURS: intFrom(24, 1, 24 * 365),
   /** Request bodies larger than this answer 413 before they are read, in bytes. */
   MAX_BODY_BYTES: intFrom(64 * 1024, 1_024, 100 * 1024 * 1024),
-  /** Server-Sent Event streams one principal may hold open at once (fleet-wide). */
-  SSE_MAX_STREAMS: intFrom(20, 1, 10_000),
+  /** Server-Sent Event streams one user may hold open at once, all their tokens and sessions together (fleet-wide). */
+  SSE_MAX_STREAMS: intFrom(20, 1, 100_000),
+  /** Server-Sent Event streams one tenant's users may hold open at once together (fleet-wide). */
+  SSE_MAX_STREAMS_PER_TENANT: intFrom(200, 1, 1_000_000),
   /** How often an open stream re-checks its principal (a revoked token or a removed membership ends it), in ms. */
   SSE_RECHECK_MS: intFrom(30_000, 500, 300_000),
   /** `1`: the server `npm start` runs writes event streams straight to the socket (lib/http/sse-direct.ts); `0`: through Next.js's piping, as every other response (slower: for comparison). */

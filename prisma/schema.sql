@@ -482,8 +482,10 @@ CREATE TABLE schedule_events (
   scheduled_for timestamp(3) with time zone NOT NULL,
   job_id uuid,
   at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
-  CONSTRAINT schedule_events_kind_check CHECK ((kind = ANY (ARRAY['missed'::text, 'overlap_skipped'::text, 'buffered'::text, 'cancelled_other'::text]))),
+  quota text,
+  CONSTRAINT schedule_events_kind_check CHECK ((kind = ANY (ARRAY['missed'::text, 'overlap_skipped'::text, 'buffered'::text, 'cancelled_other'::text, 'quota_skipped'::text]))),
   CONSTRAINT schedule_events_pkey PRIMARY KEY (id),
+  CONSTRAINT schedule_events_quota_check CHECK ((((kind = 'quota_skipped'::text) = (quota IS NOT NULL)) AND ((quota IS NULL) OR (quota = ANY (ARRAY['jobs_per_user'::text, 'jobs_per_tenant'::text, 'export_bytes'::text]))))),
   CONSTRAINT schedule_events_schedule_id_fkey FOREIGN KEY (schedule_id) REFERENCES schedules(id) ON UPDATE CASCADE ON DELETE CASCADE
 );
 
@@ -513,6 +515,7 @@ CREATE TABLE schedules (
   created_by_id uuid,
   created_at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
   updated_at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+  quota_skipped_count integer DEFAULT 0 NOT NULL,
   CONSTRAINT schedules_catchup_check CHECK (((catchup_window_seconds >= 0) AND ((max_catchup >= 1) AND (max_catchup <= 1000)))),
   CONSTRAINT schedules_created_by_id_fkey FOREIGN KEY (created_by_id) REFERENCES users(id) ON UPDATE CASCADE ON DELETE SET NULL,
   CONSTRAINT schedules_missed_run_policy_check CHECK ((missed_run_policy = ANY (ARRAY['skip'::text, 'once'::text, 'all'::text]))),
@@ -539,10 +542,12 @@ CREATE TABLE sse_streams (
   principal_key text NOT NULL,
   opened_at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
   seen_at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+  tenant_id uuid,
   CONSTRAINT sse_streams_pkey PRIMARY KEY (id)
 );
 
 CREATE INDEX sse_streams_principal_key_idx ON public.sse_streams USING btree (principal_key, seen_at);
+CREATE INDEX sse_streams_tenant_id_idx ON public.sse_streams USING btree (tenant_id, seen_at);
 
 CREATE TABLE stats_rollup (
   id integer DEFAULT 1 NOT NULL,
@@ -1233,6 +1238,41 @@ BEGIN
     RAISE EXCEPTION USING ERRCODE = 'CQ001', MESSAGE = v_refusal::text;
   END IF;
   RETURN true;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.conveyor_gate_scheduled_runs(p_tenants uuid[], p_users uuid[], p_export_bytes boolean[], p_schedules uuid[], p_times timestamp with time zone[], p_per_user integer, p_per_tenant integer, p_bytes bigint)
+ RETURNS jsonb[]
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  v_key integer;
+  v_out jsonb[] := '{}';
+  -- Runs let through so far, by tenant and by tenant and owner (the counts take them in at the INSERT).
+  v_pending jsonb := '{}';
+  v_user_key text;
+  v_pu integer;
+  v_pt integer;
+  v_refusal jsonb;
+BEGIN
+  FOR v_key IN SELECT DISTINCT hashtext(t::text) FROM unnest(p_tenants) t ORDER BY 1 LOOP
+    PERFORM pg_advisory_xact_lock(hashtext('conveyor_enqueue'), v_key);
+  END LOOP;
+  FOR i IN 1 .. coalesce(array_length(p_tenants, 1), 0) LOOP
+    IF EXISTS (SELECT 1 FROM jobs WHERE schedule_id = p_schedules[i] AND scheduled_for = p_times[i]) THEN
+      v_out := array_append(v_out, NULL::jsonb);
+      CONTINUE;
+    END IF;
+    v_user_key := p_tenants[i]::text || '/' || coalesce(p_users[i]::text, '');
+    v_pu := coalesce((v_pending ->> v_user_key)::integer, 0);
+    v_pt := coalesce((v_pending ->> p_tenants[i]::text)::integer, 0);
+    v_refusal := conveyor_quota_refusal(p_tenants[i], p_users[i], p_export_bytes[i], p_per_user, p_per_tenant,
+                                        p_bytes, v_pu, v_pt);
+    IF v_refusal IS NULL THEN
+      v_pending := v_pending || jsonb_build_object(v_user_key, v_pu + 1, p_tenants[i]::text, v_pt + 1);
+    END IF;
+    v_out := array_append(v_out, v_refusal);
+  END LOOP;
+  RETURN v_out;
 END $function$;
 
 CREATE OR REPLACE FUNCTION public.conveyor_job_admit_new()

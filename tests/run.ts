@@ -126,6 +126,8 @@ async function main(): Promise<number> {
       await buildWorker();
       const code = await run(process.execPath, await nodeTestArgs("integration", testFiles("tests/integration")), {
         NODE_ENV: "test",
+        // Schedules in tests run every second (the default refuses crons closer than a minute).
+        SCHEDULE_MIN_INTERVAL_SECONDS: "1",
         TEST_SERVER_URL: serverUrl,
         TEST_TEMPLATE_DB: template,
       });
@@ -145,6 +147,8 @@ async function main(): Promise<number> {
         AUTH_SECRET: "e2e-test-secret-not-for-production",
         // The e2e suite signs in as the demo accounts: a given database gets them only when asked.
         CONVEYOR_DEMO: "1",
+        // Schedules in the suite run every two seconds (the default refuses crons closer than a minute).
+        SCHEDULE_MIN_INTERVAL_SECONDS: "1",
         // The suite drives many requests per user on purpose (limits are tested in integration).
         RATE_LIMIT_READS_PER_MINUTE: "0",
         RATE_LIMIT_WRITES_PER_MINUTE: "0",

@@ -1,11 +1,14 @@
 /**
  * API rate limits, fleet-wide: every app process sees the same budget, kept in
  * Postgres (an unlogged table) with the generic cell rate algorithm — one row
- * per principal and budget holding its "theoretical arrival time", moved by one
- * statement per request. A budget of `limit` per minute allows bursts of up to
- * `limit` and then one request per 60/limit seconds. Reads and writes have
- * budgets of their own; another principal's budget is never touched. Requests
- * without a principal spend their client address's `anonymous` budget.
+ * per user and budget holding its "theoretical arrival time", moved by one
+ * statement per request. A budget is the user's: every token of theirs and
+ * their browser session draw from it (a token is a part of its user's budget,
+ * never one of its own: more tokens buy no more requests). A budget of `limit`
+ * per minute allows bursts of up to `limit` and then one request per 60/limit
+ * seconds. Reads and writes have budgets of their own; another user's budget
+ * is never touched. Requests without a principal spend their client address's
+ * `anonymous` budget.
  * Over budget: 429 with `Retry-After` and the IETF httpapi draft's headers
  * (`RateLimit-Policy: "writes";q=300;w=60`, `RateLimit: "writes";r=0;t=12`).
  */
@@ -25,9 +28,9 @@ export function budgetOf(method: string): Budget {
   return method === "GET" || method === "HEAD" || method === "OPTIONS" ? "reads" : "writes";
 }
 
-/** The key a principal's budgets are kept under: its token, or its user for a browser session. */
-export function principalKey(p: Pick<Principal, "tokenId" | "userId">): string {
-  return p.tokenId ? `token:${p.tokenId}` : `user:${p.userId}`;
+/** The key a principal's budgets (and its stream slots) are kept under: its user's, whichever token or session. */
+export function principalKey(p: Pick<Principal, "userId">): string {
+  return `user:${p.userId}`;
 }
 
 function limitOf(budget: Budget): number {

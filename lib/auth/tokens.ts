@@ -6,11 +6,14 @@ import { createHash, randomBytes } from "node:crypto";
 import { z } from "zod";
 import { recordAudit } from "../audit";
 import { db, pool, prepared } from "../db";
+import { env } from "../env";
 import { AppError, notFound, parseOrThrow } from "../errors";
 import { isUuid } from "../ids";
 import { Batcher } from "../batcher";
 import { requireBrowserSession, requireTenant } from "./authorize";
 import { loadUserPrincipal, tokenScopes, type Principal, type Role, type TokenScope } from "./principal";
+import { countUserTokens } from "./sql/count-user-tokens";
+import { lockUserTokens } from "./sql/lock-user-tokens";
 
 const TOKEN_PREFIX = "cvy_";
 
@@ -50,7 +53,8 @@ function hashToken(secret: string): string {
 /**
  * Creates a token for the principal's user and tenant (a platform admin without
  * a membership gets one without a tenant). The secret is returned once and never
- * stored. Only a browser session (or the CLI) makes tokens: a token cannot.
+ * stored. Only a browser session (or the CLI) makes tokens: a token cannot. A user
+ * keeps at most QUOTA_TOKENS_PER_USER live tokens (in all tenants): 429 `quota_exceeded`.
  */
 export async function createApiToken(
   principal: Principal,
@@ -62,6 +66,18 @@ export async function createApiToken(
   const tenantId = principal.isPlatformAdmin ? principal.tenantId : requireTenant(principal);
   const secret = TOKEN_PREFIX + randomBytes(32).toString("base64url");
   const row = await db().$transaction(async (tx) => {
+    // Limits are per user, so tokens are cheap to multiply only up to this cap.
+    await lockUserTokens(tx, principal.userId);
+    const limit = env().QUOTA_TOKENS_PER_USER;
+    const used = await countUserTokens(tx, principal.userId);
+    if (used >= limit) {
+      throw new AppError(
+        "quota_exceeded",
+        `Quota exceeded: tokens_per_user — at most ${limit} live API tokens per user, and you have ${used}; revoke one first`,
+        undefined,
+        { details: { quota: "tokens_per_user", limit, used } },
+      );
+    }
     const [inserted] = await tx.$queryRaw<{ id: string }[]>`
       INSERT INTO api_tokens (id, user_id, tenant_id, name, token_hash, prefix, scopes, expires_at)
       VALUES (gen_random_uuid(), ${principal.userId}::uuid, ${tenantId}::uuid, ${name}, ${hashToken(secret)},

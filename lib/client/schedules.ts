@@ -42,7 +42,7 @@ export type ScheduleBody = {
   maxCatchup?: number;
 };
 
-export type RunsResult = { runs: string[]; skipped: number; cancelled: number };
+export type RunsResult = { runs: string[]; skipped: number; cancelled: number; quotaSkipped: number };
 
 const path = (id: string, rest = "") => `/api/v1/schedules/${encodeURIComponent(id)}${rest}`;
 
@@ -274,6 +274,14 @@ export const eventLabels: Record<ScheduleEventDto["kind"], string> = {
   overlap_skipped: "Skipped: the previous run was still open",
   buffered: "Buffered: waits for the open run to end",
   cancelled_other: "A newer run cancelled an open one",
+  quota_skipped: "Not run: a quota was used up",
+};
+
+/** A quota_skipped event's quota, in words: what was used up. */
+export const eventQuotaLabels: Record<NonNullable<ScheduleEventDto["quota"]>, string> = {
+  jobs_per_user: "the owner's unfinished jobs (jobs_per_user)",
+  jobs_per_tenant: "the tenant's unfinished jobs (jobs_per_tenant)",
+  export_bytes: "the tenant's stored bytes (export_bytes)",
 };
 
 /**

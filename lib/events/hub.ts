@@ -51,10 +51,15 @@ class ListenerIndex {
   }
 }
 
+/** A channel other than job events another component of this process listens on (lib/uploads' locks). */
+const CHANNEL_NAME = /^conveyor_[a-z_]+$/;
+
 class JobEventHub {
   private client: pg.Client | null = null;
   private connecting: Promise<void> | null = null;
   private readonly listeners = new Map<Listener, Subscription>();
+  /** Listeners of other channels, by channel: this connection LISTENs on each while it has any. */
+  private readonly channels = new Map<string, Set<(payload: string) => void>>();
   private readonly index = new ListenerIndex();
   private retryMs = 250;
   private retryTimer: NodeJS.Timeout | null = null;
@@ -85,6 +90,38 @@ class JobEventHub {
     return unsubscribe;
   }
 
+  /**
+   * Listens on another channel over this process's one LISTEN connection; resolves once the LISTEN
+   * is in place (a notification after it is not missed while connected). One lost while the
+   * connection was down is: a listener must not rely on every notification (wait with a timeout).
+   */
+  async listen(channel: string, listener: (payload: string) => void): Promise<() => void> {
+    if (!CHANNEL_NAME.test(channel)) throw new Error(`not a channel name: ${channel}`);
+    let set = this.channels.get(channel);
+    const first = !set;
+    if (!set) this.channels.set(channel, (set = new Set()));
+    set.add(listener);
+    const unlisten = () => {
+      const s = this.channels.get(channel);
+      if (!s?.delete(listener) || s.size) return;
+      this.channels.delete(channel);
+      this.client?.query(`UNLISTEN ${channel}`).catch(() => {});
+    };
+    try {
+      await this.ensureConnected();
+      // (A connection made just now may have LISTENed on it already: a second LISTEN does nothing.)
+      if (first && this.client) await this.client.query(`LISTEN ${channel}`);
+    } catch (err) {
+      unlisten();
+      throw err;
+    }
+    return unlisten;
+  }
+
+  private get subscribed(): boolean {
+    return this.listeners.size > 0 || this.channels.size > 0;
+  }
+
   private ensureConnected(): Promise<void> {
     if (this.client) return Promise.resolve();
     this.connecting ??= this.connect().finally(() => {
@@ -94,12 +131,12 @@ class JobEventHub {
   }
 
   private scheduleReconnect(): void {
-    if (this.retryTimer || this.listeners.size === 0) return;
+    if (this.retryTimer || !this.subscribed) return;
     const delay = this.retryMs;
     this.retryMs = Math.min(this.retryMs * 2, 10_000);
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
-      if (this.listeners.size === 0) return;
+      if (!this.subscribed) return;
       this.ensureConnected().catch((e: Error) => {
         logger.warn({ err: e }, `[events] LISTEN reconnect failed: ${e.message}; retrying in ${this.retryMs} ms`);
         this.scheduleReconnect();
@@ -132,7 +169,11 @@ class JobEventHub {
       keepAlive: true,
     });
     client.on("notification", (msg) => {
-      if (msg.channel !== JOB_EVENTS_CHANNEL || !msg.payload) return;
+      if (msg.channel !== JOB_EVENTS_CHANNEL) {
+        for (const l of this.channels.get(msg.channel) ?? []) l(msg.payload ?? "");
+        return;
+      }
+      if (!msg.payload) return;
       // Most events concern a job nobody in this process follows (a worker follows only the jobs
       // it runs): those are dropped before the JSON is parsed and checked.
       const head = HEAD.exec(msg.payload);
@@ -149,7 +190,7 @@ class JobEventHub {
       lost = true;
       if (this.client === client) this.client = null;
       client.end().catch(() => {});
-      if (this.listeners.size === 0) return;
+      if (!this.subscribed) return;
       logger.warn(`[events] LISTEN connection lost${err ? `: ${err.message}` : ""}; reconnecting`);
       // Whatever happened while disconnected is unknown: let subscribers resync.
       for (const { onReset } of this.listeners.values()) onReset?.();
@@ -160,6 +201,7 @@ class JobEventHub {
     try {
       await client.connect();
       await client.query(`LISTEN ${JOB_EVENTS_CHANNEL}`);
+      for (const channel of this.channels.keys()) await client.query(`LISTEN ${channel}`);
     } catch (err) {
       lost = true;
       client.end().catch(() => {});

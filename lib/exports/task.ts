@@ -19,6 +19,8 @@ export const exportTask = defineTask({
   schedulable: {
     inputSchema: scheduledExportSchema,
     runInput: (input, run) => exportRunInput(input as ScheduledExport, run),
+    // A scheduled export stores a file as a requested one does: refused while the tenant keeps its quota.
+    exportBytes: true,
   },
   async handler(ctx): Promise<ExportResult> {
     const { job, input } = ctx;

@@ -125,12 +125,29 @@ async function upload(uploadId: string): Promise<{ stream: Readable; size: numbe
 
 // ── scan ────────────────────────────────────────────────────────────────────
 
-/** Follows CSV's quoting byte by byte (RFC 4180) and counts records; throws on broken quoting. */
+/** The refusal of a record longer than IMPORT_MAX_RECORD_BYTES: it would pin the worker that parses it. */
+function recordTooLong(line: number, max: number): PermanentError {
+  return new PermanentError(
+    `The record on line ${line} is longer than ${fmt(max)} bytes (IMPORT_MAX_RECORD_BYTES): split it, or raise the limit`,
+  );
+}
+
+/**
+ * Follows CSV's quoting byte by byte (RFC 4180) and counts records; throws on
+ * broken quoting, and on a record (newlines inside quotes included) longer
+ * than `maxRecordBytes`, naming the line it starts on.
+ */
 class CsvShape {
   private state = 0; // 0 field start, 1 unquoted, 2 quoted, 3 quote inside quoted
   private line = 1;
   private openedAt = 0;
+  /** Bytes fed before this piece, and where the current record starts (absolute) and on which line. */
+  private offset = 0;
+  private recordStart = 0;
+  private recordLine = 1;
   records = 0;
+
+  constructor(private readonly maxRecordBytes: number) {}
 
   feed(b: Buffer): void {
     let s = this.state;
@@ -142,8 +159,12 @@ class CsvShape {
         continue;
       }
       if (c === 0x0a) {
+        const length = this.offset + i - this.recordStart;
+        if (length > this.maxRecordBytes) throw recordTooLong(this.recordLine, this.maxRecordBytes);
         this.records++;
         this.line++;
+        this.recordStart = this.offset + i + 1;
+        this.recordLine = this.line;
         s = 0;
       } else if (c === 0x2c || c === 0x0d) {
         s = 0;
@@ -158,6 +179,10 @@ class CsvShape {
       } else s = 1;
     }
     this.state = s;
+    this.offset += b.length;
+    // A record still open past the limit is refused now, not after the rest of it is read.
+    const open = this.offset - this.recordStart;
+    if (open > this.maxRecordBytes) throw recordTooLong(this.recordLine, this.maxRecordBytes);
   }
 
   end(): void {
@@ -197,9 +222,11 @@ export const importScanTask = defineTask({
     const file = await upload(req.uploadId);
     const hash = createHash("sha256");
     const decoder = new TextDecoder("utf-8", { fatal: true });
-    const csv = req.format === "csv" ? new CsvShape() : null;
+    const maxRecord = env().IMPORT_MAX_RECORD_BYTES;
+    const csv = req.format === "csv" ? new CsvShape(maxRecord) : null;
     let size = 0;
     let lines = 0;
+    let lineStart = 0; // JSON Lines: where the current line starts (absolute)
     let head = Buffer.alloc(0);
     let last = 0x0a;
     for await (const chunk of file.stream as AsyncIterable<Buffer>) {
@@ -237,8 +264,21 @@ export const importScanTask = defineTask({
       }
       if (head.length < 65_536) head = Buffer.concat([head, chunk.subarray(0, 65_536)]);
       hash.update(chunk);
-      csv?.feed(chunk);
-      if (!csv) for (let i = chunk.indexOf(0x0a); i >= 0; i = chunk.indexOf(0x0a, i + 1)) lines++;
+      try {
+        csv?.feed(chunk);
+        if (!csv) {
+          for (let i = chunk.indexOf(0x0a); i >= 0; i = chunk.indexOf(0x0a, i + 1)) {
+            if (size + i - lineStart > maxRecord) throw recordTooLong(lines + 1, maxRecord);
+            lines++;
+            lineStart = size + i + 1;
+          }
+          const open = size + chunk.length - lineStart;
+          if (open > maxRecord) throw recordTooLong(lines + 1, maxRecord);
+        }
+      } catch (err) {
+        file.stream.destroy();
+        throw err;
+      }
       size += chunk.length;
       last = chunk[chunk.length - 1] ?? last;
       ctx.progress({ done: size, total: file.size, unit: "bytes", stage: "scan", message: "Checking the file" });
@@ -332,30 +372,35 @@ export async function eachRow(
 ): Promise<void> {
   let line = 0;
   if (format === "csv") {
-    const parser = Papa.parse(Papa.NODE_STREAM_INPUT, { delimiter: ",", quoteChar: '"', skipEmptyLines: true });
-    let failed: Error | null = null;
-    parser.on("data", (cells: string[]) => {
-      line++;
-      if (line > 1) onRow({ line, cells, object: null }); // line 1: the header, checked by scan
-    });
-    parser.once("error", (err: Error) => (failed ??= err));
-    const ended = new Promise<void>((resolve) => {
-      parser.once("end", resolve);
-      parser.once("error", () => resolve());
-    });
-    // Decoded before papaparse sees it: a character split between two reads stays whole.
+    // papaparse's own stream parses a pending record again with every read (quadratic in its length):
+    // it is handed complete records only, cut by CsvRecords in one pass over each read.
+    const records = new CsvRecords();
+    let newline: Papa.ParseConfig["newline"]; // papaparse's guess from the first records, kept for the rest
+    const parse = (text: string): void => {
+      if (!text) return;
+      const result = Papa.parse<string[]>(text, {
+        delimiter: ",",
+        quoteChar: '"',
+        skipEmptyLines: true,
+        ...(newline ? { newline } : {}),
+      });
+      newline ??= result.meta.linebreak as Papa.ParseConfig["newline"];
+      for (const cells of result.data) {
+        line++;
+        if (line > 1) onRow({ line, cells, object: null }); // line 1: the header, checked by scan
+      }
+    };
+    // Decoded before it is cut: a character split between two reads stays whole.
     stream.setEncoding("utf8");
     for await (const text of stream as AsyncIterable<string>) {
-      if (!parser.write(text)) await once(parser, "drain");
-      if (failed) throw failed;
+      parse(records.push(text));
       await afterRead();
     }
-    parser.end();
-    await ended;
-    if (failed) throw failed;
+    parse(records.end());
     return;
   }
-  let rest = "";
+  // A line's text so far, in the pieces the reads brought: joined once, when its newline comes.
+  let pending: string[] = [];
   const decoder = new TextDecoder("utf-8");
   const parseLine = (text: string): void => {
     line++;
@@ -370,14 +415,58 @@ export async function eachRow(
     }
   };
   for await (const chunk of stream as AsyncIterable<Buffer>) {
-    const text = rest + decoder.decode(chunk, { stream: true });
-    const parts = text.split("\n");
-    rest = parts.pop() ?? "";
-    for (const p of parts) parseLine(p);
+    const text = decoder.decode(chunk, { stream: true });
+    let start = 0;
+    // Only the new text is searched for newlines: the pending line is never scanned again.
+    for (let nl = text.indexOf("\n"); nl >= 0; nl = text.indexOf("\n", start)) {
+      const piece = text.slice(start, nl);
+      parseLine(pending.length ? pending.join("") + piece : piece);
+      pending = [];
+      start = nl + 1;
+    }
+    if (start < text.length) pending.push(text.slice(start));
     await afterRead();
   }
-  rest += decoder.decode();
+  const rest = pending.join("") + decoder.decode();
   if (rest) parseLine(rest);
+}
+
+/**
+ * Cuts CSV text into complete records, in one pass over each piece: a newline
+ * ends a record unless it is inside quotes (a doubled quote toggles twice, so
+ * counting quotes is enough: scan refused quotes inside unquoted fields). The
+ * text of a pending record is kept in pieces and joined once, when it ends.
+ */
+export class CsvRecords {
+  private quoted = false;
+  private pending: string[] = [];
+
+  /** The complete records that `text` ends (with what was pending before them), or "". */
+  push(text: string): string {
+    let quoted = this.quoted;
+    let boundary = -1;
+    let quote = text.indexOf('"');
+    for (let nl = text.indexOf("\n"); nl >= 0; nl = text.indexOf("\n", nl + 1)) {
+      for (; quote >= 0 && quote < nl; quote = text.indexOf('"', quote + 1)) quoted = !quoted;
+      if (!quoted) boundary = nl;
+    }
+    for (; quote >= 0; quote = text.indexOf('"', quote + 1)) quoted = !quoted;
+    this.quoted = quoted;
+    if (boundary < 0) {
+      if (text) this.pending.push(text);
+      return "";
+    }
+    const done = this.pending.join("") + text.slice(0, boundary + 1);
+    this.pending = boundary + 1 < text.length ? [text.slice(boundary + 1)] : [];
+    return done;
+  }
+
+  /** What is left: a last record without a newline, or "". */
+  end(): string {
+    const rest = this.pending.join("");
+    this.pending = [];
+    return rest;
+  }
 }
 
 export const importParseTask = defineTask({

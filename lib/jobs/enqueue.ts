@@ -16,6 +16,7 @@ import { getTaskDefinition } from "./registry";
 import type { QueueName } from "./task";
 import type { PauseScope } from "./admission-state";
 import { ACTIVE_PAUSES_JSON } from "./pause-scopes";
+import { gateScheduledRuns, type RunRefusal } from "./sql/gate-scheduled-runs";
 import { JOB_COLUMNS, jobFromRow, type JobRow } from "./sql/job-row";
 
 export type EnqueueOptions = {
@@ -301,17 +302,23 @@ export type ScheduledRunRow = {
   scheduledFor: Date;
 };
 
+/** A run the quotas refused: not made. */
+export type RefusedRun = { run: ScheduledRunRow; refusal: RunRefusal };
+
 /**
- * Inserts a schedule's runs on the bulk queue, in the caller's transaction.
- * An occurrence that already has its run (another scheduler was first) is
- * skipped by the unique (schedule_id, scheduled_for): it returns the runs it
- * made, as { id, scheduleId, scheduledFor }.
+ * Inserts a schedule's runs on the bulk queue, in the caller's transaction,
+ * each through the quota gate first (its owner's and its tenant's unfinished
+ * jobs; an export's, the tenant's stored bytes): a run the quotas refuse is not
+ * made and comes back in `refused`, for the caller to record. The gate's locks
+ * are held to the caller's commit. An occurrence that already has its run
+ * (another scheduler was first) is skipped by the unique (schedule_id,
+ * scheduled_for): `made` holds the runs made, as { id, scheduleId, scheduledFor }.
  */
 export async function insertScheduledRuns(
   client: SqlClient,
   runs: ScheduledRunRow[],
-): Promise<{ id: string; scheduleId: string; scheduledFor: Date }[]> {
-  if (!runs.length) return [];
+): Promise<{ made: { id: string; scheduleId: string; scheduledFor: Date }[]; refused: RefusedRun[] }> {
+  if (!runs.length) return { made: [], refused: [] };
   const rows = runs.map((r) => {
     const def = getTaskDefinition(r.type);
     if (!def) throw new Error(`Unknown job type: ${r.type}`);
@@ -322,8 +329,18 @@ export async function insertScheduledRuns(
       input: JSON.stringify(input),
       hash: hashInput(r.type, input),
       max: def.retry.maxAttempts,
+      exportBytes: Boolean(def.schedulable?.exportBytes),
     };
   });
+  const e = env();
+  const verdicts = await gateScheduledRuns(client, rows, {
+    perUser: e.QUOTA_JOBS_PER_USER,
+    perTenant: e.QUOTA_JOBS_PER_TENANT,
+    exportBytes: e.QUOTA_EXPORT_BYTES,
+  });
+  const refused = runs.flatMap((run, i) => (verdicts[i] ? [{ run, refusal: verdicts[i] }] : []));
+  const admitted = rows.filter((_, i) => !verdicts[i]);
+  if (!admitted.length) return { made: [], refused };
   const { rows: made } = await client.query<{ id: string; scheduleId: string; scheduledFor: Date }>(
     `INSERT INTO jobs (id, tenant_id, type, queue, priority, status, input, input_hash, max_attempts, created_by_id,
                        schedule_id, scheduled_for, run_at, updated_at)
@@ -335,18 +352,18 @@ export async function insertScheduledRuns(
      ON CONFLICT (schedule_id, scheduled_for) DO NOTHING
      RETURNING id, schedule_id AS "scheduleId", scheduled_for AS "scheduledFor"`,
     [
-      rows.map((r) => r.id),
-      rows.map((r) => r.tenantId),
-      rows.map((r) => r.type),
-      rows.map((r) => r.input),
-      rows.map((r) => r.hash),
-      rows.map((r) => r.max),
-      rows.map((r) => r.createdById),
-      rows.map((r) => r.scheduleId),
-      rows.map((r) => r.scheduledFor),
+      admitted.map((r) => r.id),
+      admitted.map((r) => r.tenantId),
+      admitted.map((r) => r.type),
+      admitted.map((r) => r.input),
+      admitted.map((r) => r.hash),
+      admitted.map((r) => r.max),
+      admitted.map((r) => r.createdById),
+      admitted.map((r) => r.scheduleId),
+      admitted.map((r) => r.scheduledFor),
     ],
   );
-  return made;
+  return { made, refused };
 }
 
 // A created job's answer also says which pauses hold it, from the same statement: one round trip

@@ -135,7 +135,14 @@ export type TaskDefinition<I = unknown, R = unknown> = {
   schedulable?: {
     inputSchema: z.ZodType<unknown>;
     runInput(input: unknown, run: ScheduledRun): unknown;
+    /** Its runs also pass the export_bytes quota (they store files), as a request to create one does. */
+    exportBytes?: boolean;
   };
+  /**
+   * No request makes jobs of this type: a schedule of it is refused through the API and the CLI
+   * (and not offered); only code in a process of ours makes them (tests, benchmarks, chaos runs).
+   */
+  internal?: boolean;
 };
 
 /** The occurrence a schedule's run is for, and the one of the run before it (null: its first). */

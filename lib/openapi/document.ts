@@ -523,7 +523,7 @@ const paths: ZodOpenApiPathsObject = {
   "/api/v1/schedules/{id}/trigger": {
     post: {
       tags: ["Schedules"],
-      summary: "One run now",
+      summary: "One run now (429 quota_exceeded when the owner's or tenant's quotas refuse it)",
       requestParams: { path: idPath("The schedule") },
       requestBody: body(triggerSchema, false),
       responses: authed({ "202": jsonOf(s.triggeredRunsSchema, "The runs made") }, 400, 404),
@@ -532,7 +532,7 @@ const paths: ZodOpenApiPathsObject = {
   "/api/v1/schedules/{id}/backfill": {
     post: {
       tags: ["Schedules"],
-      summary: "A run per occurrence in [from, to]",
+      summary: "A run per occurrence in [from, to] (each within the owner's and tenant's quotas)",
       requestParams: { path: idPath("The schedule") },
       requestBody: body(backfillSchema),
       responses: authed({ "202": jsonOf(s.backfilledRunsSchema, "The runs made") }, 400, 404),

@@ -648,6 +648,7 @@ export const scheduleSchema = z
     bufferedFor: nullableInstant,
     missedCount: z.number().int(),
     overlapSkippedCount: z.number().int(),
+    quotaSkippedCount: z.number().int().meta({ description: "Runs the quotas refused (each a quota_skipped event)" }),
     createdBy: z.string().nullable(),
     createdAt: instant,
     updatedAt: instant,
@@ -660,9 +661,13 @@ export const scheduleEventListSchema = z.object({
   events: z.array(
     z.object({
       id,
-      kind: z.enum(["missed", "overlap_skipped", "buffered", "cancelled_other"]),
+      kind: z.enum(["missed", "overlap_skipped", "buffered", "cancelled_other", "quota_skipped"]),
       scheduledFor: instant,
       jobId: id.nullable(),
+      quota: z
+        .enum(["jobs_per_user", "jobs_per_tenant", "export_bytes"])
+        .nullable()
+        .meta({ description: "A quota_skipped event's quota: the one that refused the run" }),
       at: instant,
     }),
   ),
@@ -671,6 +676,9 @@ export const triggeredRunsSchema = z.object({
   runs: z.array(id).meta({ description: "The ids of the runs made" }),
   skipped: z.number().int(),
   cancelled: z.number().int(),
+  quotaSkipped: z.number().int().meta({
+    description: "Occurrences whose run the quotas of the schedule's owner or tenant refused (quota_skipped events)",
+  }),
 });
 export const backfilledRunsSchema = triggeredRunsSchema.extend({ occurrences: z.number().int() });
 

@@ -22,6 +22,8 @@ export const probeTask = defineTask({
   retry: { maxAttempts: 10, initialBackoffMs: 100, maxBackoffMs: 2_000, multiplier: 2, jitter: "full" },
   timeoutMs: 120_000,
   leaseMs: 3_000,
+  // Made only in-process (tests, benchmarks, chaos): never through the API or the CLI.
+  internal: true,
   // Schedulable for `npm run chaos:schedules` (a run that sleeps makes overlaps).
   schedulable: {
     inputSchema: z.object({ sleepMs: z.number().int().min(0).max(60_000).default(0) }).strict(),

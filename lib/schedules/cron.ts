@@ -33,6 +33,26 @@ export function cronProblem(expr: string): string {
   }
 }
 
+/** Occurrences looked at for the shortest interval: a schedule's pattern repeats within its first day of runs. */
+const INTERVAL_SAMPLE = 1_000;
+
+/**
+ * "" when `expr`'s runs (in `zone`) are never closer than `minSeconds`, else
+ * why not. Looks at the next 1,000 occurrences: a cron's fields repeat the
+ * same gaps in every minute, hour and day it fires, so a burst shows at once.
+ */
+export function intervalProblem(expr: string, zone: string, minSeconds: number): string {
+  if (minSeconds <= 1) return ""; // a cron fires at most once a second
+  const times = occurrencesBetween({ cron: expr, timezone: zone }, new Date(), new Date(8.64e15), INTERVAL_SAMPLE);
+  for (let i = 1; i < times.length; i++) {
+    const gap = (times[i]!.getTime() - times[i - 1]!.getTime()) / 1000;
+    if (gap < minSeconds) {
+      return `runs ${gap} s apart (at ${times[i - 1]!.toISOString()} and ${times[i]!.toISOString()}); schedules run at most once every ${minSeconds} s`;
+    }
+  }
+  return "";
+}
+
 export type Timing = { cron: string; timezone: string; startAt?: Date | null; endAt?: Date | null };
 
 function cronOf(t: Timing): Cron {

@@ -19,7 +19,8 @@
 import type pg from "pg";
 import { inTransaction, pool } from "../db";
 import { env } from "../env";
-import { insertScheduledRuns, type ScheduledRunRow } from "../jobs/enqueue";
+import { insertScheduledRuns, type RefusedRun, type ScheduledRunRow } from "../jobs/enqueue";
+import type { RunRefusal } from "../jobs/sql/gate-scheduled-runs";
 import { getTaskDefinition } from "../jobs/registry";
 import { requestCancel } from "../jobs/sql/cancel";
 import { nextOccurrence, occurrencesBetween, type Timing } from "./cron";
@@ -59,10 +60,25 @@ const SCHEDULE_COLUMNS = `s.id, s.tenant_id AS "tenantId", s.cron, s.timezone, s
   s.start_at AS "startAt", s.end_at AS "endAt", s.next_run_at AS "nextRunAt", s.buffered_for AS "bufferedFor",
   s.created_by_id AS "createdById"`;
 
-export type EventKind = "missed" | "overlap_skipped" | "buffered" | "cancelled_other";
-type Event = { scheduleId: string; kind: EventKind; scheduledFor: Date; jobId?: string | null };
+export type EventKind = "missed" | "overlap_skipped" | "buffered" | "cancelled_other" | "quota_skipped";
+/** `quota`: on a quota_skipped event, the quota that refused the run. */
+export type Event = {
+  scheduleId: string;
+  kind: EventKind;
+  scheduledFor: Date;
+  jobId?: string | null;
+  quota?: RunRefusal["quota"] | null;
+};
 
-export type TickResult = { promoted: number; runs: number; schedules: number; missed: number; skipped: number };
+export type TickResult = {
+  promoted: number;
+  runs: number;
+  schedules: number;
+  missed: number;
+  skipped: number;
+  /** Runs the quotas refused. */
+  quotaSkipped: number;
+};
 
 /** Delayed one-off jobs whose time came: `scheduled` → `queued` (admission takes them from there). */
 export async function promoteDelayedJobs(client: Pick<pg.Pool, "query"> = pool()): Promise<number> {
@@ -76,16 +92,19 @@ export async function promoteDelayedJobs(client: Pick<pg.Pool, "query"> = pool()
 
 /** Runs due schedules (and buffered runs whose blocker ended) until none is left for this process. */
 export async function materializeDue(): Promise<TickResult> {
-  const total: TickResult = { promoted: 0, runs: 0, schedules: 0, missed: 0, skipped: 0 };
+  const total: TickResult = { promoted: 0, runs: 0, schedules: 0, missed: 0, skipped: 0, quotaSkipped: 0 };
   for (;;) {
     const r = await inTransaction((tx) => materializeBatch(tx));
     total.runs += r.runs;
     total.schedules += r.schedules;
     total.missed += r.missed;
     total.skipped += r.skipped;
+    total.quotaSkipped += r.quotaSkipped;
     if (r.schedules < BATCH) break;
   }
-  total.runs += await inTransaction((tx) => releaseBuffered(tx));
+  const released = await inTransaction((tx) => releaseBuffered(tx));
+  total.runs += released.runs;
+  total.quotaSkipped += released.quotaSkipped;
   return total;
 }
 
@@ -98,7 +117,7 @@ async function materializeBatch(tx: pg.PoolClient): Promise<Omit<TickResult, "pr
       WHERE NOT s.paused AND s.next_run_at IS NOT NULL AND s.next_run_at <= now()
       ORDER BY s.next_run_at LIMIT ${BATCH} FOR UPDATE SKIP LOCKED`,
   );
-  const result = { runs: 0, schedules: rows.length, missed: 0, skipped: 0 };
+  const result = { runs: 0, schedules: rows.length, missed: 0, skipped: 0, quotaSkipped: 0 };
   if (!rows.length) return result;
   const now = rows[0]!.now;
   const context = await runContext(
@@ -196,14 +215,21 @@ async function materializeBatch(tx: pg.PoolClient): Promise<Omit<TickResult, "pr
       events.push({ scheduleId: c.scheduleId, kind: "cancelled_other", scheduledFor: c.scheduledFor, jobId: id });
     }
   }
-  const made = await insertScheduledRuns(tx, inserts);
+  // (A run the quotas refuse below was taken as open by the overlap rule for the runs after it in
+  // this tick: those are refused too, or skipped for an overlap, and the next tick sees it never ran.)
+  const { made, refused } = await insertScheduledRuns(tx, inserts);
   result.runs = made.length;
+  result.quotaSkipped = refused.length;
+  events.push(...quotaEvents(refused));
+  const refusedBy = countBySchedule(refused);
   await recordEvents(tx, events);
   await tx.query(
     `UPDATE schedules s SET next_run_at = u.next, last_occurrence_at = u.last, buffered_for = u.buffered,
-            missed_count = s.missed_count + u.missed, overlap_skipped_count = s.overlap_skipped_count + u.skipped
-       FROM unnest($1::uuid[], $2::timestamptz[], $3::timestamptz[], $4::timestamptz[], $5::int[], $6::int[])
-         AS u(id, next, last, buffered, missed, skipped)
+            missed_count = s.missed_count + u.missed, overlap_skipped_count = s.overlap_skipped_count + u.skipped,
+            quota_skipped_count = s.quota_skipped_count + u.refused
+       FROM unnest($1::uuid[], $2::timestamptz[], $3::timestamptz[], $4::timestamptz[], $5::int[], $6::int[],
+                   $7::int[])
+         AS u(id, next, last, buffered, missed, skipped, refused)
       WHERE s.id = u.id`,
     [
       updates.map((u) => u.id),
@@ -212,13 +238,14 @@ async function materializeBatch(tx: pg.PoolClient): Promise<Omit<TickResult, "pr
       updates.map((u) => u.buffered),
       updates.map((u) => u.missed),
       updates.map((u) => u.skipped),
+      updates.map((u) => refusedBy.get(u.id) ?? 0),
     ],
   );
   return result;
 }
 
-/** Buffered runs (buffer_one) whose schedule has no open run any more: they start now. */
-async function releaseBuffered(tx: pg.PoolClient): Promise<number> {
+/** Buffered runs (buffer_one) whose schedule has no open run any more: they start now (if the quotas let them). */
+async function releaseBuffered(tx: pg.PoolClient): Promise<{ runs: number; quotaSkipped: number }> {
   await tx.query("SET LOCAL conveyor.admit_inline = 'off'");
   const { rows } = await tx.query<ScheduleRow>(
     `SELECT ${SCHEDULE_COLUMNS} FROM schedules s
@@ -227,7 +254,7 @@ async function releaseBuffered(tx: pg.PoolClient): Promise<number> {
                           AND j.status IN ('scheduled', 'queued', 'running', 'retrying'))
       LIMIT ${BATCH} FOR UPDATE OF s SKIP LOCKED`,
   );
-  if (!rows.length) return 0;
+  if (!rows.length) return { runs: 0, quotaSkipped: 0 };
   // Checked again in a statement of its own: a schedule locked after another process committed
   // its batch is re-read by the lock, but the NOT EXISTS above still saw the older snapshot, in
   // which the run that batch just made (the previous buffered one) did not exist yet.
@@ -236,11 +263,33 @@ async function releaseBuffered(tx: pg.PoolClient): Promise<number> {
     rows.map((r) => r.id),
   );
   const free = rows.filter((s) => context.get(s.id)!.open.length === 0);
-  if (!free.length) return 0;
+  if (!free.length) return { runs: 0, quotaSkipped: 0 };
   const runs = free.flatMap((s) => runRow(s, s.bufferedFor!, context.get(s.id)!.last) ?? []);
-  const made = await insertScheduledRuns(tx, runs);
-  await tx.query("UPDATE schedules SET buffered_for = NULL WHERE id = ANY($1::uuid[])", [free.map((r) => r.id)]);
-  return made.length;
+  const { made, refused } = await insertScheduledRuns(tx, runs);
+  await recordEvents(tx, quotaEvents(refused));
+  const refusedBy = countBySchedule(refused);
+  await tx.query(
+    `UPDATE schedules s SET buffered_for = NULL, quota_skipped_count = s.quota_skipped_count + u.refused
+       FROM unnest($1::uuid[], $2::int[]) AS u(id, refused) WHERE s.id = u.id`,
+    [free.map((r) => r.id), free.map((r) => refusedBy.get(r.id) ?? 0)],
+  );
+  return { runs: made.length, quotaSkipped: refused.length };
+}
+
+/** A quota_skipped event per run the quotas refused. */
+export function quotaEvents(refused: RefusedRun[]): Event[] {
+  return refused.map(({ run, refusal }) => ({
+    scheduleId: run.scheduleId,
+    kind: "quota_skipped",
+    scheduledFor: run.scheduledFor,
+    quota: refusal.quota,
+  }));
+}
+
+function countBySchedule(refused: RefusedRun[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const { run } of refused) counts.set(run.scheduleId, (counts.get(run.scheduleId) ?? 0) + 1);
+  return counts;
 }
 
 /** Per schedule: its open runs, and the occurrence of its latest run (for `since: "lastRun"`). */
@@ -283,13 +332,14 @@ export function runRow(s: ScheduleRow, scheduledFor: Date, previous: Date | null
 export async function recordEvents(client: Pick<pg.PoolClient, "query">, events: Event[]): Promise<void> {
   if (!events.length) return;
   await client.query(
-    `INSERT INTO schedule_events (schedule_id, kind, scheduled_for, job_id)
-     SELECT * FROM unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::uuid[])`,
+    `INSERT INTO schedule_events (schedule_id, kind, scheduled_for, job_id, quota)
+     SELECT * FROM unnest($1::uuid[], $2::text[], $3::timestamptz[], $4::uuid[], $5::text[])`,
     [
       events.map((e) => e.scheduleId),
       events.map((e) => e.kind),
       events.map((e) => e.scheduledFor),
       events.map((e) => e.jobId ?? null),
+      events.map((e) => e.quota ?? null),
     ],
   );
 }

@@ -50,11 +50,12 @@ export class Scheduler {
         this.again = false;
         try {
           const r = await schedulerTick();
-          if (r.runs || r.missed || r.skipped) {
+          if (r.runs || r.missed || r.skipped || r.quotaSkipped) {
             this.log(
               `[scheduler] ${r.runs} run(s) from ${r.schedules} schedule(s)` +
                 (r.missed ? `, ${r.missed} missed` : "") +
-                (r.skipped ? `, ${r.skipped} skipped for an overlap` : ""),
+                (r.skipped ? `, ${r.skipped} skipped for an overlap` : "") +
+                (r.quotaSkipped ? `, ${r.quotaSkipped} refused by a quota` : ""),
             );
           }
           const due = await msUntilNextDue();

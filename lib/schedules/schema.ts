@@ -1,7 +1,8 @@
 /** The bodies of the schedule routes. */
 import { z } from "zod";
 import { isoInstant } from "../validation";
-import { cronProblem, zoneProblem } from "./cron";
+import { env } from "../env";
+import { cronProblem, intervalProblem, zoneProblem } from "./cron";
 
 export const missedRunPolicies = ["skip", "once", "all"] as const;
 export const overlapPolicies = ["skip", "buffer_one", "allow", "cancel_other"] as const;
@@ -14,7 +15,9 @@ const cron = z
   .min(1, "must be a cron expression")
   .max(200, "must be at most 200 characters")
   .superRefine((v, ctx) => {
-    const problem = cronProblem(v);
+    // Runs closer than SCHEDULE_MIN_INTERVAL_SECONDS are refused: a 6-field cron could make a run a second.
+    // (Measured in UTC: a zone's DST changes move a day's runs, not the gaps of the pattern.)
+    const problem = cronProblem(v) || intervalProblem(v, "UTC", env().SCHEDULE_MIN_INTERVAL_SECONDS);
     if (problem) ctx.addIssue({ code: "custom", message: problem });
   });
 const timezone = z

@@ -19,9 +19,13 @@ import { requestCancel } from "../jobs/sql/cancel";
 import type { JobDto } from "../jobs/dto";
 import { pauseScopesFor } from "../jobs/pause-scopes";
 import { jobView } from "../jobs/view";
-import { checkQuotas } from "../tenants/quotas";
+import { env } from "../env";
+import type { RunRefusal } from "../jobs/sql/gate-scheduled-runs";
+import { refusalError } from "../tenants/quotas";
 import { isoInZone, nextOccurrence, nextOccurrences, occurrencesBetween } from "./cron";
-import { recordEvents, runRow, SCHEDULER_CHANNEL, type EventKind } from "./materialize";
+import { quotaEvents, recordEvents, runRow, SCHEDULER_CHANNEL, type Event, type EventKind } from "./materialize";
+import { countTenantSchedules } from "./sql/count-tenant-schedules";
+import { lockTenantSchedules } from "./sql/lock-tenant-schedules";
 import {
   backfillSchema,
   createScheduleSchema,
@@ -57,19 +61,29 @@ export type ScheduleDto = {
   bufferedFor: string | null;
   missedCount: number;
   overlapSkippedCount: number;
+  /** Runs the quotas refused (each a `quota_skipped` event). */
+  quotaSkippedCount: number;
   createdBy: string | null;
   createdAt: string;
   updatedAt: string;
 };
 
-export type ScheduleEventDto = { id: string; kind: EventKind; scheduledFor: string; jobId: string | null; at: string };
+export type ScheduleEventDto = {
+  id: string;
+  kind: EventKind;
+  scheduledFor: string;
+  jobId: string | null;
+  /** A quota_skipped event's quota (jobs_per_user, jobs_per_tenant, export_bytes); else null. */
+  quota: RunRefusal["quota"] | null;
+  at: string;
+};
 
 type Row = ScheduleModel & { tenant?: { slug: string }; createdBy?: { email: string } | null };
 
-/** The task types a schedule may run. */
+/** The task types a schedule made through the API or the CLI may run (no internal one: the probe). */
 export function schedulableTasks(): string[] {
   return taskDefinitions()
-    .filter((d) => d.schedulable)
+    .filter((d) => d.schedulable && !d.internal)
     .map((d) => d.type);
 }
 
@@ -101,6 +115,7 @@ function toDto(s: Row, lastRun: ScheduleDto["lastRun"], now = new Date()): Sched
     bufferedFor: s.bufferedFor?.toISOString() ?? null,
     missedCount: s.missedCount,
     overlapSkippedCount: s.overlapSkippedCount,
+    quotaSkippedCount: s.quotaSkippedCount,
     createdBy: s.createdBy?.email ?? null,
     createdAt: s.createdAt.toISOString(),
     updatedAt: s.updatedAt.toISOString(),
@@ -127,10 +142,13 @@ async function view(s: Row): Promise<ScheduleDto> {
   return toDto(s, (await lastRuns([s.id])).get(s.id) ?? null);
 }
 
-/** Validates a schedule's task and input: the task must be schedulable, the input its schedule input. */
-function checkTask(task: string, input: unknown): unknown {
+/**
+ * Validates a schedule's task and input: the task must be schedulable (and not internal, unless
+ * `internal`: code of ours in this process), the input its schedule input.
+ */
+function checkTask(task: string, input: unknown, internal = false): unknown {
   const def = getTaskDefinition(task);
-  if (!def?.schedulable) {
+  if (!def?.schedulable || (def.internal && !internal)) {
     throw new AppError("invalid_input", `Invalid input: task: must be one of ${schedulableTasks().join(", ")}`, [
       { path: "task", message: `must be one of ${schedulableTasks().join(", ")}` },
     ]);
@@ -164,10 +182,19 @@ function nameTaken(err: unknown): never {
   throw err;
 }
 
-export async function createSchedule(principal: Principal, body: unknown): Promise<ScheduleDto> {
+/**
+ * Creates a schedule, within the tenant's cap (QUOTA_SCHEDULES_PER_TENANT: 429 `quota_exceeded`).
+ * `internal`: the caller is code of ours in this process (tests, benchmarks), which may schedule an
+ * internal task (the probe); the API and the CLI never pass it.
+ */
+export async function createSchedule(
+  principal: Principal,
+  body: unknown,
+  opts: { internal?: boolean } = {},
+): Promise<ScheduleDto> {
   const tenantId = requireTenant(principal);
   const b = parseOrThrow(createScheduleSchema, body);
-  const input = checkTask(b.task, b.input);
+  const input = checkTask(b.task, b.input, opts.internal);
   const timing = {
     cron: b.cron,
     timezone: b.timezone,
@@ -176,6 +203,17 @@ export async function createSchedule(principal: Principal, body: unknown): Promi
   };
   const created = await db()
     .$transaction(async (tx) => {
+      await lockTenantSchedules(tx, tenantId);
+      const limit = env().QUOTA_SCHEDULES_PER_TENANT;
+      const used = await countTenantSchedules(tx, tenantId);
+      if (used >= limit) {
+        throw new AppError(
+          "quota_exceeded",
+          `Quota exceeded: schedules_per_tenant — at most ${limit} schedules per tenant, and this tenant has ${used}; delete one first`,
+          undefined,
+          { details: { quota: "schedules_per_tenant", limit, used } },
+        );
+      }
       const s = await tx.schedule.create({
         data: {
           tenantId,
@@ -369,12 +407,23 @@ export async function pauseSchedule(principal: Principal, rawId: string, paused:
   return view(row);
 }
 
-/** Makes runs for the given occurrences now (trigger, backfill), each under `overlap`, oldest first. */
+export type RunsMade = {
+  runs: string[];
+  skipped: number;
+  cancelled: number;
+  /** Occurrences the quotas refused a run (each a quota_skipped event). */
+  quotaSkipped: number;
+};
+
+/**
+ * Makes runs for the given occurrences now (trigger, backfill), each under `overlap`, oldest first,
+ * each through the quota gate against the schedule's owner and tenant. `refusal`: the last refusal.
+ */
 async function runOccurrences(
   s: ScheduleModel,
   occurrences: Date[],
   overlap: OverlapPolicy,
-): Promise<{ runs: string[]; skipped: number; cancelled: number }> {
+): Promise<RunsMade & { refusal: RunRefusal | null }> {
   return inTransaction(async (tx) => {
     await tx.query("SELECT 1 FROM schedules WHERE id = $1 FOR UPDATE", [s.id]);
     const { rows } = await tx.query<{ id: string }>(
@@ -382,8 +431,8 @@ async function runOccurrences(
       [s.id],
     );
     let open = rows.map((r) => r.id);
-    const out = { runs: [] as string[], skipped: 0, cancelled: 0 };
-    const events: { scheduleId: string; kind: EventKind; scheduledFor: Date; jobId?: string | null }[] = [];
+    const out = { runs: [] as string[], skipped: 0, cancelled: 0, quotaSkipped: 0, refusal: null as RunRefusal | null };
+    const events: Event[] = [];
     for (const t of occurrences) {
       if (open.length && overlap === "skip") {
         events.push({ scheduleId: s.id, kind: "overlap_skipped", scheduledFor: t });
@@ -416,18 +465,24 @@ async function runOccurrences(
         prev.rows[0]?.last ?? null,
       );
       if (!run) continue;
-      const made = await insertScheduledRuns(tx, [run]);
+      const { made, refused } = await insertScheduledRuns(tx, [run]);
       if (made[0]) {
         out.runs.push(made[0].id);
         open.push(made[0].id);
       }
+      if (refused[0]) {
+        events.push(...quotaEvents(refused));
+        out.quotaSkipped++;
+        out.refusal = refused[0].refusal;
+      }
     }
     await recordEvents(tx, events);
-    if (out.skipped)
-      await tx.query("UPDATE schedules SET overlap_skipped_count = overlap_skipped_count + $2 WHERE id = $1", [
-        s.id,
-        out.skipped,
-      ]);
+    if (out.skipped || out.quotaSkipped)
+      await tx.query(
+        `UPDATE schedules SET overlap_skipped_count = overlap_skipped_count + $2,
+                quota_skipped_count = quota_skipped_count + $3 WHERE id = $1`,
+        [s.id, out.skipped, out.quotaSkipped],
+      );
     return out;
   });
 }
@@ -439,33 +494,47 @@ async function scheduleFor(principal: Principal, rawId: string): Promise<Schedul
   return s;
 }
 
-/** Runs the schedule now, once (a run for this instant); by default beside an open run. */
-export async function triggerSchedule(
-  principal: Principal,
-  rawId: string,
-  body: unknown = {},
-): Promise<{ runs: string[]; skipped: number; cancelled: number }> {
+/**
+ * Runs the schedule now, once (a run for this instant); by default beside an open run. The run
+ * passes the quotas of the schedule's owner and tenant (whoever triggers it): refused, it is
+ * recorded (quota_skipped) and the answer is that 429 `quota_exceeded`.
+ */
+export async function triggerSchedule(principal: Principal, rawId: string, body: unknown = {}): Promise<RunsMade> {
   const { overlapPolicy } = parseOrThrow(triggerSchema, body ?? {});
   const s = await scheduleFor(principal, rawId);
-  await checkQuotas(s.tenantId, principal.userId, {});
   const [clock] = await db().$queryRaw<{ now: Date }[]>`SELECT now() AS now`;
-  const out = await runOccurrences(s, [clock!.now], overlapPolicy);
+  const { refusal, ...out } = await runOccurrences(s, [clock!.now], overlapPolicy);
   await recordAudit(principal, {
     action: "schedule.trigger",
     targetType: "schedule",
     targetIds: [s.id],
     tenantId: s.tenantId,
-    details: { runs: out.runs },
+    details: { runs: out.runs, quotaSkipped: out.quotaSkipped },
   });
+  if (refusal) {
+    // The quota is the owner's (or the tenant's), not the caller's: the message says whose.
+    const whose = { jobs_per_user: "its owner's", jobs_per_tenant: "the tenant's", export_bytes: "the tenant's" };
+    const e = refusalError(refusal);
+    throw new AppError(
+      "quota_exceeded",
+      `Not run: ${refusal.quota} — this schedule counts against ${whose[refusal.quota]} quota, which is used up (${refusal.used} of ${refusal.limit}); the occurrence is recorded as not run`,
+      undefined,
+      e.extras,
+    );
+  }
   return out;
 }
 
-/** A run for every occurrence in [from, to] that has none yet, oldest first, under its own overlap rule. */
+/**
+ * A run for every occurrence in [from, to] that has none yet, oldest first, under its own overlap
+ * rule; each passes the quotas of the schedule's owner and tenant, and one refused is recorded
+ * (quota_skipped) and counted in `quotaSkipped`.
+ */
 export async function backfillSchedule(
   principal: Principal,
   rawId: string,
   body: unknown,
-): Promise<{ runs: string[]; skipped: number; cancelled: number; occurrences: number }> {
+): Promise<RunsMade & { occurrences: number }> {
   const b = parseOrThrow(backfillSchema, body);
   const s = await scheduleFor(principal, rawId);
   const timing = { cron: s.cron, timezone: s.timezone, startAt: s.startAt, endAt: s.endAt };
@@ -478,13 +547,19 @@ export async function backfillSchedule(
       [{ path: "to", message: `the range holds more than ${MAX_BACKFILL} occurrences; backfill it in parts` }],
     );
   }
-  const out = await runOccurrences(s, occurrences, b.overlapPolicy);
+  const { refusal: _refusal, ...out } = await runOccurrences(s, occurrences, b.overlapPolicy);
   await recordAudit(principal, {
     action: "schedule.backfill",
     targetType: "schedule",
     targetIds: [s.id],
     tenantId: s.tenantId,
-    details: { from: b.from, to: b.to, overlapPolicy: b.overlapPolicy, runs: out.runs.length },
+    details: {
+      from: b.from,
+      to: b.to,
+      overlapPolicy: b.overlapPolicy,
+      runs: out.runs.length,
+      quotaSkipped: out.quotaSkipped,
+    },
   });
   return { ...out, occurrences: occurrences.length };
 }
@@ -535,6 +610,7 @@ export async function listScheduleEvents(principal: Principal, rawId: string): P
       kind: e.kind as EventKind,
       scheduledFor: e.scheduledFor.toISOString(),
       jobId: e.jobId,
+      quota: e.quota as RunRefusal["quota"] | null,
       at: e.at.toISOString(),
     })),
   };

@@ -1,6 +1,7 @@
 /**
- * Holding each principal to SSE_MAX_STREAMS open streams, across every app
- * process: a stream is a row of `sse_streams` while it is open, refreshed on
+ * Holding each user to SSE_MAX_STREAMS open streams and each tenant to
+ * SSE_MAX_STREAMS_PER_TENANT, across every app process: a stream is a row of
+ * `sse_streams` (its user's key, its tenant) while it is open, refreshed on
  * each re-check of its principal (one batched UPDATE per process, lib/sse/recheck.ts); rows a dead process left behind age out.
  */
 import { randomUUID } from "node:crypto";
@@ -21,31 +22,45 @@ export async function touchStreamSlots(ids: string[]): Promise<void> {
   await pool().query("UPDATE sse_streams SET seen_at = now() WHERE id = ANY($1::uuid[])", [ids]);
 }
 
-/** Takes one of the principal's stream slots, or throws 429 (before any byte of the stream is sent). */
+/**
+ * Takes one of the principal's stream slots, or throws 429 (before any byte of the stream is sent):
+ * at most SSE_MAX_STREAMS for its user (every token and session of theirs together) and
+ * SSE_MAX_STREAMS_PER_TENANT for its tenant.
+ */
 export async function takeStreamSlot(principal: Principal): Promise<StreamSlot> {
   const key = principalKey(principal);
-  const max = env().SSE_MAX_STREAMS;
+  const tenantId = principal.tenantId;
+  const { SSE_MAX_STREAMS: perUser, SSE_MAX_STREAMS_PER_TENANT: perTenant } = env();
   const id = randomUUID();
-  const taken = await inTransaction(async (tx) => {
-    // One principal's opens are counted one at a time, in every process.
+  const refusal = await inTransaction(async (tx) => {
+    // Opens are counted one at a time per tenant and per user, in every process; the tenant's lock
+    // first, always (a user of two tenants takes the user's lock last, so no two opens deadlock).
+    if (tenantId)
+      await tx.query("SELECT pg_advisory_xact_lock(hashtext('conveyor.sse.tenant'), hashtext($1))", [tenantId]);
     await tx.query("SELECT pg_advisory_xact_lock(hashtext('conveyor.sse'), hashtext($1))", [key]);
-    await tx.query("DELETE FROM sse_streams WHERE principal_key = $1 AND seen_at < now() - make_interval(secs => $2)", [
-      key,
-      staleAfterS(),
-    ]);
-    const { rowCount } = await tx.query(
-      `INSERT INTO sse_streams (id, principal_key)
-       SELECT $1, $2 WHERE (SELECT count(*) FROM sse_streams WHERE principal_key = $2) < $3`,
-      [id, key, max],
+    await tx.query(
+      `DELETE FROM sse_streams WHERE (principal_key = $1 OR tenant_id = $2) AND seen_at < now() - make_interval(secs => $3)`,
+      [key, tenantId, staleAfterS()],
     );
-    return rowCount === 1;
+    const { rows } = await tx.query<{ user: number; tenant: number }>(
+      `SELECT (SELECT count(*) FROM sse_streams WHERE principal_key = $1)::int AS "user",
+              (SELECT count(*) FROM sse_streams WHERE tenant_id = $2)::int AS tenant`,
+      [key, tenantId],
+    );
+    const used = rows[0]!;
+    if (used.user >= perUser) return { scope: "user" as const, limit: perUser, used: used.user };
+    if (tenantId && used.tenant >= perTenant) return { scope: "tenant" as const, limit: perTenant, used: used.tenant };
+    await tx.query("INSERT INTO sse_streams (id, principal_key, tenant_id) VALUES ($1, $2, $3)", [id, key, tenantId]);
+    return null;
   });
-  if (!taken) {
+  if (refusal) {
     throw new AppError(
       "rate_limited",
-      `Too many open event streams: at most ${max} at once; close one (or wait for one to end) and try again`,
+      refusal.scope === "user"
+        ? `Too many open event streams: at most ${refusal.limit} at once per user (all your tokens and sessions together); close one (or wait for one to end) and try again`
+        : `Too many open event streams in this tenant: at most ${refusal.limit} at once for all its users together; close one (or wait for one to end) and try again`,
       undefined,
-      { details: { limit: max }, headers: { "Retry-After": "30" } },
+      { details: { limit: refusal.limit, scope: refusal.scope }, headers: { "Retry-After": "30" } },
     );
   }
   return {

@@ -44,7 +44,8 @@ export const QUOTA_REFUSED = "CQ001";
 
 type Refusal = { quota: QuotaName; limit: number | string; used: number | string };
 
-function refusalError(r: Refusal): AppError {
+/** The 429 for a refusal (`conveyor_quota_refusal`'s JSON): names the quota, its limit and the use. */
+export function refusalError(r: Refusal): AppError {
   const limit = Number(r.limit);
   const used = Number(r.used);
   switch (r.quota) {

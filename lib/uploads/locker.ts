@@ -9,18 +9,27 @@
  * old, half-open request): at once when the holder is in this process, else
  * through `release_requested_at`, which the holder sees at its next renewal.
  * A process that dies holding a lock leaves a lease that expires in LEASE_MS.
+ *
+ * A waiter does not poll: an unlock notifies (`conveyor_upload_locks`, the
+ * upload's id, through the process's one LISTEN connection) and the waiter
+ * tries again then; otherwise it wakes when the holder's lease would expire
+ * or, at the latest, after RENEW_MS, to ask a changed holder to let go.
  */
 import { randomUUID } from "node:crypto";
 import { ERRORS, type Lock, type Locker, type RequestRelease } from "@tus/server";
 import { pool } from "../db";
+import { eventHub } from "../events/hub";
 import { logger } from "../log";
+
+/** An unlock's notification: its payload is the upload's id. */
+export const UPLOAD_LOCKS_CHANNEL = "conveyor_upload_locks";
 
 /** A lease not renewed for this long is free (its holder died), in ms. */
 const LEASE_MS = 10_000;
 /** How often a holder renews its lease and looks for a request to let go, in ms. */
 const RENEW_MS = 1_000;
-/** How often a waiter tries again, in ms. */
-const RETRY_MS = 50;
+/** How often a waiter tries again if it cannot be told of an unlock (no LISTEN connection), in ms. */
+const POLL_MS = 50;
 /** How long a request waits for the lock before tus answers it 423 (as tus's MemoryLocker), in ms. */
 const ACQUIRE_TIMEOUT_MS = 30_000;
 
@@ -54,19 +63,52 @@ class PostgresLock implements Lock {
 
   async lock(signal: AbortSignal, requestRelease: RequestRelease): Promise<void> {
     const deadline = Date.now() + this.opts.acquireTimeoutMs;
-
-    let askAt = 0;
-    for (;;) {
-      if (await this.tryTake()) break;
-      if (Date.now() >= askAt) {
-        // Ask the holder to finish up: directly when it is in this process, else through its row
-        // (again every renewal period: the holder may have changed meanwhile).
-        askAt = Date.now() + this.opts.renewMs;
-        await pool().query(`UPDATE upload_locks SET release_requested_at = now() WHERE upload_id = $1`, [this.id]);
-        await this.heldHere.get(this.id)?.requestRelease();
+    // Listening before the first try: an unlock between a failed try and the wait is not missed.
+    let notified: boolean;
+    let wake: (() => void) | null = null;
+    const unlisten = await eventHub()
+      .listen(UPLOAD_LOCKS_CHANNEL, (id) => {
+        if (id !== this.id) return;
+        notified = true;
+        wake?.();
+      })
+      .catch((err: Error) => {
+        logger.warn({ err }, `[uploads] no LISTEN for lock releases (${err.message}): polling every ${POLL_MS} ms`);
+        return null;
+      });
+    try {
+      let askAt = 0;
+      for (;;) {
+        notified = false;
+        const leftMs = await this.tryTake();
+        if (leftMs === null) break;
+        if (Date.now() >= askAt) {
+          // Ask the holder to finish up: directly when it is in this process, else through its row
+          // (again every renewal period: the holder may have changed meanwhile).
+          askAt = Date.now() + this.opts.renewMs;
+          await pool().query(`UPDATE upload_locks SET release_requested_at = now() WHERE upload_id = $1`, [this.id]);
+          await this.heldHere.get(this.id)?.requestRelease();
+        }
+        if (signal.aborted || Date.now() > deadline) throw ERRORS.ERR_LOCK_TIMEOUT;
+        if (notified) continue;
+        // Until the unlock's notification, the holder's lease runs out, the time to ask again, or the deadline.
+        const waitMs = unlisten
+          ? Math.max(0, Math.min(leftMs + 5, askAt - Date.now(), deadline - Date.now() + 1))
+          : POLL_MS;
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            clearTimeout(timer);
+            signal.removeEventListener("abort", done);
+            wake = null;
+            resolve();
+          };
+          const timer = setTimeout(done, waitMs);
+          signal.addEventListener("abort", done);
+          wake = done;
+        });
       }
-      if (signal.aborted || Date.now() > deadline) throw ERRORS.ERR_LOCK_TIMEOUT;
-      await new Promise((r) => setTimeout(r, RETRY_MS));
+    } finally {
+      unlisten?.();
     }
     this.heldHere.set(this.id, { holder: this.holder, requestRelease });
     let releaseAsked = false;
@@ -88,22 +130,36 @@ class PostgresLock implements Lock {
     this.renewTimer.unref();
   }
 
-  /** Takes the lock when it is free or its lease expired; true when taken. */
-  private async tryTake(): Promise<boolean> {
-    const { rowCount } = await pool().query(
-      `INSERT INTO upload_locks (upload_id, holder, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3))
-       ON CONFLICT (upload_id) DO UPDATE
-         SET holder = excluded.holder, expires_at = excluded.expires_at, release_requested_at = NULL
-       WHERE upload_locks.expires_at < now()`,
+  /**
+   * Takes the lock when it is free or its lease expired: null when taken, else how long the
+   * holder's lease has left, in ms (the subquery reads the row as it was before this statement).
+   */
+  private async tryTake(): Promise<number | null> {
+    const { rows } = await pool().query<{ taken: boolean; leftMs: number | null }>(
+      `WITH taken AS (
+         INSERT INTO upload_locks (upload_id, holder, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3))
+         ON CONFLICT (upload_id) DO UPDATE
+           SET holder = excluded.holder, expires_at = excluded.expires_at, release_requested_at = NULL
+         WHERE upload_locks.expires_at < now()
+         RETURNING 1)
+       SELECT EXISTS (SELECT 1 FROM taken) AS taken,
+              (SELECT extract(epoch FROM expires_at - now()) * 1000 FROM upload_locks WHERE upload_id = $1)::float8
+                AS "leftMs"`,
       [this.id, this.holder, this.opts.leaseMs / 1000],
     );
-    return rowCount === 1;
+    const r = rows[0]!;
+    return r.taken ? null : Math.max(0, r.leftMs ?? 0);
   }
 
   async unlock(): Promise<void> {
     if (this.renewTimer) clearInterval(this.renewTimer);
     this.renewTimer = null;
     if (this.heldHere.get(this.id)?.holder === this.holder) this.heldHere.delete(this.id);
-    await pool().query(`DELETE FROM upload_locks WHERE upload_id = $1 AND holder = $2`, [this.id, this.holder]);
+    // The delete and its notification in one statement: a waiter (in any process) tries again at once.
+    await pool().query(
+      `WITH freed AS (DELETE FROM upload_locks WHERE upload_id = $1 AND holder = $2 RETURNING upload_id)
+       SELECT pg_notify('${UPLOAD_LOCKS_CHANNEL}', upload_id) FROM freed`,
+      [this.id, this.holder],
+    );
   }
 }

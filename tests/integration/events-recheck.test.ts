@@ -16,6 +16,7 @@ const ctx = { params: Promise.resolve({}) };
 
 after(() => {
   delete process.env.SSE_MAX_STREAMS;
+  delete process.env.SSE_MAX_STREAMS_PER_TENANT;
   delete process.env.SSE_RECHECK_MS;
   resetEnvCache();
 });
@@ -32,7 +33,8 @@ async function until(check: () => boolean | Promise<boolean>, ms = 10_000): Prom
 
 describe("SSE re-check", () => {
   test("open streams are re-checked once per principal, their slots touched in one statement, and a revoked token's streams all end", async () => {
-    Object.assign(process.env, { SSE_MAX_STREAMS: "100", SSE_RECHECK_MS: "500" });
+    // 200 streams of one user (four tokens of Ada's: the caps count them together).
+    Object.assign(process.env, { SSE_MAX_STREAMS: "200", SSE_MAX_STREAMS_PER_TENANT: "200", SSE_RECHECK_MS: "500" });
     resetEnvCache();
     const principals = 4;
     const perPrincipal = 50;

@@ -350,6 +350,58 @@ describe("imports", () => {
     assert.equal(await count("events", fx.p.acmeId), before, "nothing half-loaded");
   });
 
+  test("a record longer than IMPORT_MAX_RECORD_BYTES fails in scan, naming the line it starts on", async () => {
+    process.env.IMPORT_MAX_RECORD_BYTES = "1024";
+    resetEnvCache();
+    try {
+      const long = "x".repeat(1_500);
+      // A quoted record over several short lines is one record: its length counts them all.
+      const quotedLines = Array.from({ length: 30 }, () => "y".repeat(60)).join("\n");
+      const cases: [string, Buffer, RegExp, Record<string, unknown>?][] = [
+        [
+          "CSV",
+          Buffer.from(`type,source,message\na,b,c\na,b,${long}\na,b,c\n`),
+          /record on line 3 is longer than 1,024 bytes/,
+        ],
+        [
+          "CSV, quoted newlines",
+          Buffer.from(`type,source,message\na,b,c\na,b,c\na,b,"${quotedLines}"\na,b,c\n`),
+          /record on line 4 is longer than 1,024 bytes \(IMPORT_MAX_RECORD_BYTES\)/,
+        ],
+        ["CSV, the last record without a newline", Buffer.from(`type,source,message\na,b,c\na,b,${long}`), /line 3/],
+        [
+          "JSON Lines",
+          Buffer.from(`{"type":"a","source":"b","message":"c"}\n{"type":"a","source":"b","message":"${long}"}\n`),
+          /record on line 2 is longer than 1,024 bytes/,
+          { format: "jsonl" },
+        ],
+      ];
+      for (const [name, data, expected, extra] of cases) {
+        const id = await startImport("ada@acme.test", {
+          uploadId: await upload("ada@acme.test", data),
+          dataset: "events",
+          ...extra,
+        });
+        await drainJobs();
+        const imp = await getImport("ada@acme.test", id);
+        assert.equal(imp.job.status, "failed", name);
+        assert.equal(imp.stages[0]!.status, "failed", `${name}: scan failed`);
+        assert.match(imp.job.error?.message ?? "", expected, name);
+      }
+      // At the limit it passes scan.
+      const fits = "z".repeat(1_024 - "a,b,".length);
+      const ok = await startImport("ada@acme.test", {
+        uploadId: await upload("ada@acme.test", Buffer.from(`type,source,message\na,b,${fits}\n`)),
+        dataset: "events",
+      });
+      await drainJobs();
+      assert.equal((await getImport("ada@acme.test", ok)).stages[0]!.status, "succeeded");
+    } finally {
+      delete process.env.IMPORT_MAX_RECORD_BYTES;
+      resetEnvCache();
+    }
+  });
+
   test("a stage whose input is gone fails for good, naming the stage (chunk: the parsed file; load: a chunk file), and nothing lands", async () => {
     const data = Buffer.from(
       "type,source,message\n" + Array.from({ length: 250 }, (_, i) => `t,s,m${i}`).join("\n") + "\n",

@@ -159,7 +159,7 @@ describe("API rate limits", () => {
     // Another tenant's member is not slowed by it.
     assert.equal((await post(gus, { dataset: "customers" })).status, 202);
     // The state is in Postgres: any app process sees the same budget.
-    const [row] = (await pool().query("SELECT count(*)::int AS n FROM rate_limits WHERE key LIKE 'writes:token:%'"))
+    const [row] = (await pool().query("SELECT count(*)::int AS n FROM rate_limits WHERE key LIKE 'writes:user:%'"))
       .rows;
     assert.equal(row.n, 2);
     // Refused once, the token is refused again from memory, before any query: even once its rows are gone.
