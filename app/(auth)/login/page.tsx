@@ -49,7 +49,7 @@ export default async function LoginPage({
       )}
       {error === "throttled" ? (
         <p role="alert" className="mb-4 rounded bg-amber-50 px-3 py-2 text-sm text-amber-900">
-          Too many failed sign-ins for this account from here. Wait {waitText(waitSeconds)} before you try again.
+          Too many failed sign-ins for this account. Wait {waitText(waitSeconds)} before you try again.
         </p>
       ) : error ? (
         <p role="alert" className="mb-4 rounded bg-red-50 px-3 py-2 text-sm text-red-700">
