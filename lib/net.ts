@@ -178,3 +178,9 @@ function expandIPv6(ip: string): string[] {
   const missing = tail === undefined ? 0 : 8 - left.length - right.length;
   return [...left, ...Array<string>(missing).fill("0"), ...right].map((h) => parseInt(h, 16).toString(16));
 }
+
+/** The host to reach a server listening on `host` from this machine: every interface is reached on localhost. */
+export function localHostOf(host: string): string {
+  if (host === "0.0.0.0" || host === "::" || host === "127.0.0.1" || host === "localhost") return "localhost";
+  return host.includes(":") ? `[${host}]` : host;
+}

@@ -4,6 +4,7 @@ import { expect, type Page } from "@playwright/test";
 import path from "node:path";
 import pg from "pg";
 
+/** The documented demo password: tests/run.ts asks `npm start` for it (CONVEYOR_DEMO_PASSWORD); otherwise it is random. */
 export const DEMO_PASSWORD = "conveyor-demo";
 export const storageStateFor = (who: string) => path.join("test-results", ".auth", `${who}.json`);
 
