@@ -47,6 +47,8 @@ export async function principalFromRequest(req: Request): Promise<Principal | nu
     if (!principal) throw new AppError("unauthorized", "Invalid or revoked API token");
     return principal;
   }
+  // No cookie, no session: nothing for Auth.js to read.
+  if (!req.headers.get("cookie")) return null;
   const session = await auth();
   const userId = session?.user?.id;
   if (!userId) return null;

@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import AxeBuilder from "@axe-core/playwright";
 import { expect, type Page } from "@playwright/test";
 import path from "node:path";
@@ -23,6 +24,21 @@ export async function sql<T extends pg.QueryResultRow>(text: string, values: unk
 export async function sqlCount(text: string, values: unknown[] = []): Promise<number> {
   const [row] = await sql<{ n: string }>(text, values);
   return Number(row?.n ?? NaN);
+}
+
+/**
+ * Headers that act as a demo user's signed-in browser session (its stored cookies, from our own
+ * origin): what people management needs, which refuses API tokens.
+ */
+export function sessionHeaders(who: string, base: string): Record<string, string> {
+  const { cookies } = JSON.parse(readFileSync(storageStateFor(who), "utf8")) as {
+    cookies: { name: string; value: string }[];
+  };
+  return {
+    cookie: cookies.map((c) => `${c.name}=${c.value}`).join("; "),
+    origin: base,
+    "content-type": "application/json",
+  };
 }
 
 /** A fresh API token for a demo user, made by the real CLI. */
