@@ -44,6 +44,7 @@ FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production \
     NEXT_TELEMETRY_DISABLED=1 \
     PORT=3000 \
+    HOST=0.0.0.0 \
     CONVEYOR_DATA_DIR=/data
 WORKDIR /app
 RUN groupadd --system --gid 10001 conveyor \

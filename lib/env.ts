@@ -5,6 +5,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
+import { parseTrustProxy } from "./net";
 
 const intFrom = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
 
@@ -27,6 +28,8 @@ const envSchema = z.object({
   EMBEDDED_PG_PORT: intFrom(54329, 1024, 65535),
   /** HTTP port of the app. */
   PORT: intFrom(3000, 1, 65535),
+  /** The interface the app listens on: this machine only by default; `0.0.0.0` (or `::`) for every interface (the image sets it). */
+  HOST: z.string().min(1).max(255).default("127.0.0.1"),
   /** Secret for session cookies (Auth.js). `npm start` generates one under CONVEYOR_DATA_DIR if unset. */
   AUTH_SECRET: z.string().min(16).optional(),
   /** Where the local storage driver keeps export files. Default: <CONVEYOR_DATA_DIR>/exports. */
@@ -138,6 +141,11 @@ const envSchema = z.object({
   METRICS_TOKEN: z.string().min(16).optional(),
   /** `1`: seed the demo tenants and accounts into the given (empty) database too; without it only the embedded one gets them. */
   CONVEYOR_DEMO: z.enum(["0", "1"]).default("0"),
+  /**
+   * The demo accounts' password when they are made. Unset: a random one, kept in
+   * <CONVEYOR_DATA_DIR>/demo-password (mode 600) and printed by `npm start`; `conveyor-demo` is the documented one.
+   */
+  CONVEYOR_DEMO_PASSWORD: z.string().min(8).max(200).optional(),
   /** The app's public URL, for links in invitations. Default: http://localhost:<PORT>. */
   APP_URL: z.url().optional(),
   /** How invitations are sent: `log` (printed by the server, and shown to whoever invites) or `smtp` (SMTP_URL). */
@@ -146,14 +154,36 @@ const envSchema = z.object({
   SMTP_URL: z.url().optional(),
   /** The sender of invitation e-mails. */
   MAIL_FROM: z.string().min(3).default("Conveyor <conveyor@localhost>"),
-  /** `1`: take the client's address from X-Forwarded-For (behind a proxy you trust); otherwise the connection's. */
-  TRUST_PROXY: z.enum(["0", "1"]).default("0"),
-  /** Failed sign-ins of one account from one address before it must wait (SIGN_IN_LOCK_SECONDS, doubling each time). */
+  /**
+   * The proxies in front of the app (lib/net.ts): `0` none (the connection's address; X-Forwarded-* ignored);
+   * a number of hops (`1`: one load balancer) whose right-most X-Forwarded-For entries are theirs; or a
+   * comma-separated list of the proxies' addresses and CIDR ranges (`10.0.0.0/8,fd00::/8`).
+   */
+  TRUST_PROXY: z
+    .string()
+    .default("0")
+    .superRefine((v, ctx) => {
+      try {
+        parseTrustProxy(v);
+      } catch (err) {
+        ctx.addIssue({ code: "custom", message: (err as Error).message });
+      }
+    }),
+  /** Failed sign-ins of one account from one address before it must wait (SIGN_IN_LOCK_SECONDS, doubling each further failure). */
   SIGN_IN_MAX_FAILURES: intFrom(5, 1, 1_000),
-  /** The first wait after too many failed sign-ins, in seconds; it doubles with each lock, up to 15 minutes. */
+  /** The first wait after too many failed sign-ins, in seconds; it doubles with each further failure, up to 15 minutes. */
   SIGN_IN_LOCK_SECONDS: intFrom(60, 1, 86_400),
   /** Failed sign-ins from one address (any accounts) within 15 minutes before the address must wait 15 minutes. */
   SIGN_IN_ADDRESS_MAX_FAILURES: intFrom(50, 1, 100_000),
+  /**
+   * Failed sign-ins of one account within an hour, from any addresses, before each further try waits:
+   * 1 s, doubling per failure, never more than SIGN_IN_ACCOUNT_MAX_DELAY_SECONDS (slowed, never locked out).
+   */
+  SIGN_IN_ACCOUNT_MAX_FAILURES: intFrom(20, 1, 100_000),
+  /** The longest wait the per-account limit puts between two tries, in seconds. */
+  SIGN_IN_ACCOUNT_MAX_DELAY_SECONDS: intFrom(60, 1, 3_600),
+  /** Password hashes (scrypt, 32 MiB each) one process computes at once; further sign-ins wait their turn. */
+  PASSWORD_HASH_CONCURRENCY: intFrom(2, 1, 64),
   /** Reads (GET, streams) per user per minute, fleet-wide (all their tokens and sessions together); 0 turns the limit off. */
   RATE_LIMIT_READS_PER_MINUTE: intFrom(1_200, 0, 1_000_000),
   /** Writes (every other method) per user per minute, fleet-wide (all their tokens and sessions together); 0 turns the limit off. */

@@ -1,16 +1,76 @@
 /**
- * Demo data: tenants Acme and Globex, five users (password `conveyor-demo`),
- * and business data generated in SQL. Safe to run twice: accounts are
- * upserted, and a table is filled only while the tenant has no rows in it.
+ * Demo data: tenants Acme and Globex, five users, and business data generated
+ * in SQL. Safe to run twice: accounts are upserted (a password once set is
+ * kept), and a table is filled only while the tenant has no rows in it.
+ * The demo accounts' password is random, kept in <CONVEYOR_DATA_DIR>/demo-password
+ * (mode 600) and printed by `npm start`, unless CONVEYOR_DEMO_PASSWORD names one
+ * (`conveyor-demo` is the documented one the tests ask for).
  *   npm run db:seed            (SEED_SCALE=0.1 for a tenth of the rows)
  */
-import { hashPassword } from "@/lib/auth/password";
+import { randomBytes } from "node:crypto";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { hashPassword, verifyPassword } from "@/lib/auth/password";
 import { closeDb, pool } from "@/lib/db";
-import { env } from "@/lib/env";
+import { dataDir, env } from "@/lib/env";
 import { logger } from "@/lib/log";
 import type pg from "pg";
 
-export const DEMO_PASSWORD = "conveyor-demo";
+/** The documented demo password: the demo accounts get it only when asked (CONVEYOR_DEMO_PASSWORD=conveyor-demo). */
+export const DOCUMENTED_DEMO_PASSWORD = "conveyor-demo";
+
+/** Where the demo accounts' random password is kept, for the machine's owner only. */
+export function demoPasswordFile(): string {
+  return path.join(dataDir(), "demo-password");
+}
+
+const randomPassword = () => randomBytes(12).toString("base64url");
+
+/**
+ * The demo accounts' password: CONVEYOR_DEMO_PASSWORD when set; else the one
+ * kept in demoPasswordFile(); else a new random one, kept there.
+ */
+export async function demoPassword(): Promise<string> {
+  const kept = await keptDemoPassword();
+  if (kept) return kept;
+  const file = demoPasswordFile();
+  const fresh = randomPassword();
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, `${fresh}\n`, { mode: 0o600 });
+  return fresh;
+}
+
+/** CONVEYOR_DEMO_PASSWORD, or the password kept in demoPasswordFile(); null when neither is there. */
+export async function keptDemoPassword(): Promise<string | null> {
+  const given = env().CONVEYOR_DEMO_PASSWORD;
+  if (given) return given;
+  const kept = await readFile(demoPasswordFile(), "utf8").then(
+    (s) => s.trim(),
+    () => "",
+  );
+  return kept || null;
+}
+
+/**
+ * Demo accounts an older release made with the documented password (none was
+ * asked for, none is kept): given the kept random one. Returns how many.
+ */
+export async function retireDocumentedDemoPassword(): Promise<number> {
+  if (await keptDemoPassword()) return 0;
+  const { rows } = await pool().query<{ id: string; password_hash: string }>(
+    "SELECT id, password_hash FROM users WHERE email = ANY($1::text[])",
+    [demoUsers.map((u) => u.email)],
+  );
+  const documented: string[] = [];
+  for (const r of rows) if (await verifyPassword(DOCUMENTED_DEMO_PASSWORD, r.password_hash)) documented.push(r.id);
+  if (!documented.length) return 0;
+  const hash = await hashPassword(await demoPassword());
+  await pool().query("UPDATE users SET password_hash = $2, password_changed_at = now() WHERE id = ANY($1::uuid[])", [
+    documented,
+    hash,
+  ]);
+  return documented.length;
+}
 
 export const demoTenants = [
   { slug: "acme", name: "Acme Corporation", customers: 20_000, orders: 100_000, events: 1_000_000 },
@@ -25,7 +85,7 @@ export const demoUsers = [
   { email: "root@conveyor.test", name: "Root Admin", tenant: null, role: null, admin: true },
 ] as const;
 
-async function upsertAccounts(c: pg.PoolClient): Promise<Map<string, string>> {
+async function upsertAccounts(c: pg.PoolClient, password: string): Promise<Map<string, string>> {
   const tenantIds = new Map<string, string>();
   for (const t of demoTenants) {
     const { rows } = await c.query<{ id: string }>(
@@ -35,7 +95,7 @@ async function upsertAccounts(c: pg.PoolClient): Promise<Map<string, string>> {
     );
     tenantIds.set(t.slug, rows[0]!.id);
   }
-  const passwordHash = await hashPassword(DEMO_PASSWORD);
+  const passwordHash = await hashPassword(password);
   for (const u of demoUsers) {
     const { rows } = await c.query<{ id: string }>(
       `INSERT INTO users (id, email, name, password_hash, is_platform_admin) VALUES (gen_random_uuid(), $1, $2, $3, $4)
@@ -130,11 +190,15 @@ async function seedBusinessData(
   }
 }
 
-/** Seeds the demo accounts and data; returns the tenants' ids by slug. */
-export async function seed(scale = env().SEED_SCALE): Promise<Map<string, string>> {
+/**
+ * Seeds the demo accounts and data; returns the tenants' ids by slug. New
+ * accounts get `password` (by default a random one nobody keeps: for scratch
+ * databases; `npm start` and `npm run db:seed` pass demoPassword()).
+ */
+export async function seed(scale = env().SEED_SCALE, password = randomPassword()): Promise<Map<string, string>> {
   const c = await pool().connect();
   try {
-    const tenantIds = await upsertAccounts(c);
+    const tenantIds = await upsertAccounts(c, password);
     for (const t of demoTenants) await seedBusinessData(c, tenantIds.get(t.slug)!, t, scale);
     await c.query("ANALYZE customers; ANALYZE orders; ANALYZE events");
     return tenantIds;
@@ -180,8 +244,11 @@ async function main(): Promise<void> {
   const database = await openDatabase();
   const started = Date.now();
   try {
-    await seed();
-    logger.info(`[seed] demo data ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    await seed(env().SEED_SCALE, await demoPassword());
+    logger.info(
+      `[seed] demo data ready in ${((Date.now() - started) / 1000).toFixed(1)} s; ` +
+        (env().CONVEYOR_DEMO_PASSWORD ? "password: CONVEYOR_DEMO_PASSWORD" : `password in ${demoPasswordFile()}`),
+    );
   } finally {
     await closeDb();
     await database.stop();

@@ -3,10 +3,13 @@
  * node:http server, so that the client's address is known for certain. Next's
  * server keeps an `X-Forwarded-For` a client sends (it only fills it in when
  * missing), which would let anyone choose the address the sign-in throttle and
- * the logs see. Here the address is the connection's — or, with TRUST_PROXY=1
- * behind a proxy you run, the first `X-Forwarded-For` entry — and it reaches
+ * the logs see. Here the address is the connection's — or, behind proxies you
+ * run (TRUST_PROXY: hops or their addresses), the `X-Forwarded-For` entry the
+ * outermost of them wrote, counted from the right (lib/net.ts) — and it reaches
  * the app as `x-conveyor-client-address` (lib/http/client.ts), which no client
- * can set.
+ * can set. `X-Forwarded-Host` and `-Proto` are replaced the same way: what a
+ * trusted proxy said, else the connection's own (Auth.js and the CSRF check read them).
+ * It listens on HOST (127.0.0.1 unless told otherwise).
  *   node --import tsx scripts/serve.ts [--dev]
  * In the container image it runs bundled (`web/serve.js`) inside Next's
  * standalone output, beside the traced server files (see Dockerfile).
@@ -18,18 +21,13 @@ import next from "next";
 import { env } from "@/lib/env";
 import { logger } from "@/lib/log";
 import { capUndeclaredBody, needsBodyCap } from "@/lib/http/body-cap";
+import { recordForwarded } from "@/lib/http/client";
 import { directRouteFor } from "@/lib/http/sse-direct-routes";
 import { shutdownTracing } from "@/lib/tracing";
 
 const dev = process.argv.includes("--dev");
 const port = env().PORT;
-const CLIENT_ADDRESS = "x-conveyor-client-address";
-
-function firstForwarded(header: string | string[] | undefined): string | undefined {
-  const value = Array.isArray(header) ? header[0] : header;
-  const first = value?.split(",")[0]?.trim();
-  return first || undefined;
-}
+const host = env().HOST;
 
 /**
  * The configuration the build resolved (`.next/required-server-files.json`), as
@@ -52,11 +50,7 @@ async function main(): Promise<void> {
   await app.prepare();
   const handle = app.getRequestHandler();
   const server = createServer((req, res) => {
-    const socketAddress = req.socket.remoteAddress ?? "unknown";
-    const address =
-      env().TRUST_PROXY === "1" ? (firstForwarded(req.headers["x-forwarded-for"]) ?? socketAddress) : socketAddress;
-    req.headers[CLIENT_ADDRESS] = address;
-    if (env().TRUST_PROXY !== "1") req.headers["x-forwarded-for"] = socketAddress;
+    recordForwarded(req);
     // Event streams go onto the socket without Next.js's piping (lib/http/sse-direct.ts), and the API's hot
     // routes are answered by their handlers without Next.js's wrapping (lib/http/api-direct.ts), once their
     // route is loaded. Bearer-authenticated ones only (or a public route): a session cookie is read by
@@ -72,7 +66,12 @@ async function main(): Promise<void> {
   // balancer's idle timeout, so a request never lands on a socket the server is closing.
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
-  server.listen(port, () => logger.info({ port }, `[web] listening on http://localhost:${port}${dev ? " (dev)" : ""}`));
+  server.listen(port, host, () =>
+    logger.info(
+      { port, host },
+      `[web] listening on http://${host.includes(":") ? `[${host}]` : host}:${port}${dev ? " (dev)" : ""}`,
+    ),
+  );
   const stop = () => {
     // The last requests' spans, still batched, go out first (lib/tracing.ts; nothing to do when tracing is off).
     server.close(() => void shutdownTracing().finally(() => process.exit(0)));

@@ -17,14 +17,18 @@ import path from "node:path";
 import { closeDb } from "@/lib/db";
 import { dataDir, directDatabaseUrl, env, resetEnvCache } from "@/lib/env";
 import { logFormat, logger } from "@/lib/log";
+import { localHostOf } from "@/lib/net";
 import {
   demoTenants,
   demoUsers,
+  demoPassword,
+  demoPasswordFile,
   demoWanted,
-  DEMO_PASSWORD,
   hasAnyUser,
   hasDemoAccounts,
   isDatabaseEmpty,
+  keptDemoPassword,
+  retireDocumentedDemoPassword,
   seed,
 } from "../prisma/seed";
 import { WORKER_NODE_FLAGS } from "../worker/node-flags";
@@ -164,10 +168,15 @@ async function main(): Promise<void> {
     if (wanted) {
       log("empty database: seeding demo data (about 20 s)");
       const t0 = Date.now();
-      await seed();
+      await seed(env().SEED_SCALE, await demoPassword());
       log(`seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     }
     const hasDemo = await hasDemoAccounts();
+    // Demo accounts an older release made with the documented password get the kept random one.
+    if (hasDemo && (await retireDocumentedDemoPassword()) > 0) {
+      log(`the demo accounts' documented password was replaced by a random one (kept in ${demoPasswordFile()})`);
+    }
+    const demoSecret = hasDemo ? await keptDemoPassword() : null;
     const nextBin = require.resolve("next/dist/bin/next");
     // Next.js would send anonymous usage data from the build and the server; the product phones nowhere.
     process.env.NEXT_TELEMETRY_DISABLED ??= "1";
@@ -251,7 +260,7 @@ async function main(): Promise<void> {
       });
     };
     for (const pool of workerPools()) startWorker(pool, initialRestartState, null);
-    const url = `http://localhost:${port}`;
+    const url = `http://${localHostOf(env().HOST)}:${port}`;
     await waitForHealth(url, web);
     const logins = demoUsers
       .map(
@@ -260,7 +269,7 @@ async function main(): Promise<void> {
       )
       .join("\n");
     const accounts = hasDemo
-      ? `  Demo logins (password: ${DEMO_PASSWORD}):\n${logins}`
+      ? `  Demo logins (password: ${demoSecret ?? "the one they were given"}${demoSecret && !env().CONVEYOR_DEMO_PASSWORD ? `, kept in ${demoPasswordFile()}` : ""}):\n${logins}`
       : (await hasAnyUser())
         ? "  Sign in with your account."
         : "  No accounts yet: make the first platform admin with\n    npm run cli -- user create --email you@example.com --admin\n  and open the link it prints.";
@@ -277,9 +286,14 @@ ${accounts}
 
 `);
     } else {
-      // For a log shipper: one record (the demo password is in the README, not in the log).
+      // For a log shipper: one record (the demo password is kept in its file, never in the log).
       startLog.info(
-        { url, database: databaseIs, demoLogins: hasDemo ? demoUsers.map((u) => u.email) : [] },
+        {
+          url,
+          database: databaseIs,
+          demoLogins: hasDemo ? demoUsers.map((u) => u.email) : [],
+          ...(hasDemo && !env().CONVEYOR_DEMO_PASSWORD ? { demoPasswordFile: demoPasswordFile() } : {}),
+        },
         `[start] Conveyor is running at ${url}`,
       );
     }

@@ -145,10 +145,12 @@ async function main(): Promise<number> {
         DATABASE_URL: withDatabase(serverUrl, e2eDb),
         PORT: String(port),
         AUTH_SECRET: "e2e-test-secret-not-for-production",
-        // The e2e suite signs in as the demo accounts: a given database gets them only when asked.
+        // The e2e suite signs in as the demo accounts: a given database gets them only when asked,
+        // and with the documented password only when asked (tests/e2e/helpers.ts DEMO_PASSWORD).
         CONVEYOR_DEMO: "1",
         // Schedules in the suite run every two seconds (the default refuses crons closer than a minute).
         SCHEDULE_MIN_INTERVAL_SECONDS: "1",
+        CONVEYOR_DEMO_PASSWORD: "conveyor-demo",
         // The suite drives many requests per user on purpose (limits are tested in integration).
         RATE_LIMIT_READS_PER_MINUTE: "0",
         RATE_LIMIT_WRITES_PER_MINUTE: "0",

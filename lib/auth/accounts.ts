@@ -4,10 +4,15 @@
  *    as member or operator, or as a platform admin. Operators invite to their
  *    own tenant and change its members' roles (or remove them).
  *  - An invitation is a link with a random token (only its sha256 is kept):
- *    7 days, one use. It opens a page that sets the password (a new account) or,
- *    for someone who already has one, adds the membership once they confirm
- *    with their password. No mail server is needed: the link is shown to whoever
- *    invites (and printed by the CLI); lib/mail sends it when configured.
+ *    7 days, one use. It opens a page that makes a new account with a name and
+ *    password, or — for someone who already has an account — adds the
+ *    membership once they are signed in (the page never checks a password and
+ *    never says whether the e-mail has an account). No mail server is needed:
+ *    the link is shown to whoever invites (and printed by the CLI); lib/mail
+ *    sends it when configured.
+ *  - Managing people (inviting, revoking an invitation, changing a role,
+ *    removing someone) needs a signed-in browser session: a leaked API token
+ *    must not mint accounts (the link is returned to whoever invites).
  *  - Every change is audited.
  */
 import { createHash, randomBytes } from "node:crypto";
@@ -18,7 +23,13 @@ import { appUrl } from "../env";
 import { AppError, notFound, parseOrThrow } from "../errors";
 import { parseIdOr404 } from "../ids";
 import { mailTransport } from "../mail";
-import { isOperator, requireOperator, requirePlatformAdmin, resolveTenantFor } from "./authorize";
+import {
+  isOperator,
+  requireBrowserSession,
+  requireOperator,
+  requirePlatformAdmin,
+  resolveTenantFor,
+} from "./authorize";
 import { hashPassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, verifyPassword } from "./password";
 import type { Principal, Role } from "./principal";
 
@@ -104,6 +115,7 @@ export const inviteSchema = z
  */
 export async function inviteUser(principal: Principal, body: unknown): Promise<InviteDto> {
   requireOperator(principal);
+  requireBrowserSession(principal, "Inviting people");
   const input = parseOrThrow(inviteSchema, body);
   if (input.platformAdmin) {
     requirePlatformAdmin(principal, "Inviting a platform admin");
@@ -179,6 +191,7 @@ export async function listInvites(principal: Principal, raw: unknown = {}): Prom
 /** Revokes a pending invitation: its link stops working. Another tenant's answers 404. */
 export async function revokeInvite(principal: Principal, rawId: string): Promise<void> {
   requireOperator(principal);
+  requireBrowserSession(principal, "Revoking an invitation");
   const id = parseIdOr404(rawId, "Invitation not found");
   const invite = await db().invite.findUnique({ where: { id } });
   const visible = invite && (principal.isPlatformAdmin || (invite.tenantId && invite.tenantId === principal.tenantId));
@@ -200,15 +213,20 @@ export type InviteInfo = {
   tenant: string | null;
   role: Role | null;
   platformAdmin: boolean;
-  /** The e-mail already has an account: accepting asks for its password instead of a new one. */
-  hasAccount: boolean;
+  /** `pending`: usable; `accepted`: used — shown only to its invitee, signed in (anyone else gets 410). */
+  state: "pending" | "accepted";
   expiresAt: string;
 };
 
-async function findUsableInvite(token: string) {
+async function findInvite(token: string) {
   if (!token.startsWith(INVITE_PREFIX) || token.length > 200) throw notFound("Invitation not found");
   const invite = await db().invite.findUnique({ where: { tokenHash: hashToken(token) }, include: inviteInclude });
   if (!invite) throw notFound("Invitation not found");
+  return invite;
+}
+
+async function findUsableInvite(token: string) {
+  const invite = await findInvite(token);
   if (invite.acceptedAt) throw new AppError("gone", "This invitation was already used");
   if (invite.revokedAt) throw new AppError("gone", "This invitation was revoked");
   const [fresh] = await db().$queryRaw<{ fresh: boolean }[]>`SELECT ${invite.expiresAt} > now() AS fresh`;
@@ -216,16 +234,22 @@ async function findUsableInvite(token: string) {
   return invite;
 }
 
-/** What an invitation link offers (for its page): 404 unknown, 410 used, revoked or expired. */
-export async function getInviteInfo(token: string): Promise<InviteInfo> {
-  const invite = await findUsableInvite(token);
-  const user = await db().user.findUnique({ where: { email: invite.email }, select: { id: true } });
+/**
+ * What an invitation link offers (for its page): 404 unknown, 410 used,
+ * revoked or expired — but its own invitee, signed in (`viewer`), sees the one
+ * they used as `accepted`. It never says whether the e-mail has an account.
+ */
+export async function getInviteInfo(token: string, viewer: Principal | null = null): Promise<InviteInfo> {
+  const invite = await findInvite(token);
+  const own = viewer !== null && viewer.tokenId === null && viewer.email === invite.email;
+  const usedByViewer = own && invite.acceptedAt !== null && invite.revokedAt === null;
+  if (!usedByViewer) await findUsableInvite(token);
   return {
     email: invite.email,
     tenant: invite.tenant?.name ?? null,
     role: invite.role,
     platformAdmin: invite.platformAdmin,
-    hasAccount: Boolean(user),
+    state: usedByViewer ? "accepted" : "pending",
     expiresAt: invite.expiresAt.toISOString(),
   };
 }
@@ -233,71 +257,94 @@ export async function getInviteInfo(token: string): Promise<InviteInfo> {
 export const acceptInviteSchema = z
   .object({
     token: z.string({ error: "must be the invitation's token" }).min(1).max(200),
+    /** A new account's name (without a session). */
     name: z.string({ error: "must be a text" }).trim().min(1, "must not be empty").max(200).optional(),
-    /** The new password (a new account), or the current one (an existing account joining). */
+    /** A new account's password (without a session). */
     password: z
       .string({ error: "must be a text" })
-      .max(MAX_PASSWORD_LENGTH, `must be at most ${MAX_PASSWORD_LENGTH} characters`),
+      .max(MAX_PASSWORD_LENGTH, `must be at most ${MAX_PASSWORD_LENGTH} characters`)
+      .optional(),
   })
   .strict();
 
 /**
- * Uses an invitation, once: a new account gets its name and password; an
- * existing one proves itself with its password. Then the membership (or the
- * platform admin role) is granted. Answers with the e-mail to sign in with.
+ * Uses an invitation, once. Signed in (a browser session, `principal`) as its
+ * invitee: the membership (or the platform admin role) is granted to that
+ * account. Without a session: a new account with the given name and password
+ * is made and granted — and when the e-mail already has an account, nothing
+ * happens but the same answer (no password is checked here, so the link is no
+ * password oracle, and the answer says nothing about the account): its owner
+ * signs in and opens the link again. Answers with the e-mail to sign in with.
  */
-export async function acceptInvite(body: unknown): Promise<{ email: string }> {
+export async function acceptInvite(body: unknown, principal: Principal | null = null): Promise<{ email: string }> {
   const input = parseOrThrow(acceptInviteSchema, body);
-  const invite = await findUsableInvite(input.token);
-  const existing = await db().user.findUnique({ where: { email: invite.email } });
-  if (existing) {
-    if (!(await verifyPassword(input.password, existing.passwordHash))) {
-      throw new AppError("invalid_input", "Invalid input: password: this is not the account's password", [
-        { path: "password", message: "this is not the account's password" },
-      ]);
+  if (principal) {
+    requireBrowserSession(principal, "Accepting an invitation while signed in");
+    const invite = await findUsableInvite(input.token);
+    if (principal.email !== invite.email) {
+      throw new AppError(
+        "forbidden",
+        `This invitation is for ${invite.email}; you are signed in as ${principal.email}. Sign out, then open the link again.`,
+      );
     }
-  } else {
-    parseOrThrow(passwordSchema, input.password, "password");
-    if (!input.name) {
-      throw new AppError("invalid_input", "Invalid input: name: must not be empty", [
-        { path: "name", message: "must not be empty" },
-      ]);
-    }
+    await grantInvite(invite, principal.userId, null);
+    return { email: invite.email };
   }
-  const passwordHash = existing ? null : await hashPassword(input.password);
+  parseOrThrow(passwordSchema, input.password, "password");
+  if (!input.name) {
+    throw new AppError("invalid_input", "Invalid input: name: must not be empty", [
+      { path: "name", message: "must not be empty" },
+    ]);
+  }
+  const invite = await findUsableInvite(input.token);
+  // Hashed either way: the answer takes as long whether or not the e-mail has an account.
+  const passwordHash = await hashPassword(input.password!);
+  const existing = await db().user.findUnique({ where: { email: invite.email }, select: { id: true } });
+  if (!existing) await grantInvite(invite, null, { name: input.name, passwordHash });
+  return { email: invite.email };
+}
+
+/** Marks the invitation used (once) and grants it: to `userId`, or to the account `create` makes. Audited. */
+async function grantInvite(
+  invite: { id: string; email: string; tenantId: string | null; role: Role | null; platformAdmin: boolean },
+  userId: string | null,
+  create: { name: string; passwordHash: string } | null,
+): Promise<void> {
   await db().$transaction(async (tx) => {
     // One use: the first transaction to mark it wins, a concurrent one finds it taken.
     const taken = await tx.$executeRaw`
       UPDATE invites SET accepted_at = now()
       WHERE id = ${invite.id}::uuid AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > now()`;
     if (taken === 0) throw new AppError("gone", "This invitation was already used");
-    const [user] = existing
-      ? [{ id: existing.id }]
+    const [user] = userId
+      ? [{ id: userId }]
       : await tx.$queryRaw<{ id: string }[]>`
           INSERT INTO users (id, email, name, password_hash, is_platform_admin)
-          VALUES (gen_random_uuid(), ${invite.email}, ${input.name!}, ${passwordHash!}, false)
+          VALUES (gen_random_uuid(), ${invite.email}, ${create!.name}, ${create!.passwordHash}, false)
+          ON CONFLICT (email) DO NOTHING
           RETURNING id`;
+    // Made meanwhile by another invitation: its owner signs in and opens this link again.
+    if (!user) throw new AppError("gone", "This invitation was already used");
     if (invite.platformAdmin) {
-      await tx.$executeRaw`UPDATE users SET is_platform_admin = true WHERE id = ${user!.id}::uuid`;
+      await tx.$executeRaw`UPDATE users SET is_platform_admin = true WHERE id = ${user.id}::uuid`;
     } else {
       await tx.$executeRaw`
-        INSERT INTO memberships (user_id, tenant_id, role) VALUES (${user!.id}::uuid, ${invite.tenantId}::uuid,
+        INSERT INTO memberships (user_id, tenant_id, role) VALUES (${user.id}::uuid, ${invite.tenantId}::uuid,
                ${invite.role}::membership_role)
         ON CONFLICT (user_id, tenant_id) DO UPDATE SET role = EXCLUDED.role`;
     }
     await recordAudit(
-      { userId: user!.id, tokenId: null, tenantId: invite.tenantId },
+      { userId: user.id, tokenId: null, tenantId: invite.tenantId },
       {
         action: "user.invite_accept",
         targetType: "user",
-        targetIds: [user!.id],
+        targetIds: [user.id],
         tenantId: invite.tenantId,
         details: { invite: invite.id, email: invite.email, role: invite.role, platformAdmin: invite.platformAdmin },
       },
       tx,
     );
   });
-  return { email: invite.email };
 }
 
 // ── Members ──────────────────────────────────────────────────────────────────
@@ -361,6 +408,7 @@ function revokeInvitesBy(tx: Prisma.TransactionClient, userId: string, tenantId:
  */
 export async function changeMemberRole(principal: Principal, rawUserId: string, body: unknown): Promise<MemberDto> {
   requireOperator(principal);
+  requireBrowserSession(principal, "Changing a member's role");
   const { role: next, tenant } = parseOrThrow(memberChangeSchema, body);
   const m = await memberOf(principal, rawUserId, tenant);
   const updated = await db().$transaction(async (tx) => {
@@ -399,6 +447,7 @@ export async function changeMemberRole(principal: Principal, rawUserId: string, 
  */
 export async function removeMember(principal: Principal, rawUserId: string, tenantRef?: string): Promise<void> {
   requireOperator(principal);
+  requireBrowserSession(principal, "Removing a member");
   const m = await memberOf(principal, rawUserId, tenantRef);
   await db().$transaction(async (tx) => {
     await tx.membership.delete({ where: { userId_tenantId: { userId: m.userId, tenantId: m.tenantId } } });
@@ -438,7 +487,7 @@ export const changePasswordSchema = z
  * session of theirs ends (sessions older than the change are refused). Audited.
  */
 export async function changePassword(principal: Principal, body: unknown): Promise<void> {
-  if (principal.tokenId) throw new AppError("forbidden", "Changing a password needs a signed-in browser session");
+  requireBrowserSession(principal, "Changing a password");
   const { currentPassword, newPassword } = parseOrThrow(changePasswordSchema, body);
   const user = await db().user.findUniqueOrThrow({ where: { id: principal.userId } });
   if (!(await verifyPassword(currentPassword, user.passwordHash))) {

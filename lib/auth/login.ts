@@ -1,12 +1,13 @@
 /**
- * Signing in with an e-mail and a password, throttled (./throttle.ts): a
- * locked account-and-address is refused without checking the password, and
- * every failure is counted. A hash made with older parameters is replaced on
- * success. Takes the same time whether or not the e-mail exists.
+ * Signing in with an e-mail and a password, throttled (./throttle.ts): the try
+ * is counted before the password is checked, so a waiting key (or a concurrent
+ * burst past the limit) is refused without checking it; a success gives the
+ * count back. A hash made with older parameters is replaced on success. Takes
+ * the same time whether or not the e-mail exists.
  */
 import { db } from "../db";
 import { hashPassword, needsRehash, verifyPassword } from "./password";
-import { recordSignInFailure, recordSignInSuccess, signInWait } from "./throttle";
+import { reserveSignInTry, signInFailed, signInSucceeded, signInWait } from "./throttle";
 
 export type SignInResult =
   | { ok: true; user: { id: string; email: string; name: string; passwordChangedAt: Date | null } }
@@ -17,14 +18,16 @@ export async function signInWithPassword(email: string, password: string, addres
   const normalized = email.trim().toLowerCase();
   const wait = await signInWait(normalized, address);
   if (wait > 0) return { ok: false, reason: "throttled", waitSeconds: wait };
+  const reserved = await reserveSignInTry(normalized, address);
+  if (!reserved.ok) return { ok: false, reason: "throttled", waitSeconds: reserved.waitSeconds };
   const user = await db().user.findUnique({ where: { email: normalized } });
   // A fixed dummy hash keeps timing equal for unknown e-mails.
   const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_HASH);
   if (!user || !ok) {
-    const waitNow = await recordSignInFailure(normalized, address);
+    const waitNow = await signInFailed(reserved.reservation, user?.id ?? null);
     return waitNow > 0 ? { ok: false, reason: "throttled", waitSeconds: waitNow } : { ok: false, reason: "invalid" };
   }
-  await recordSignInSuccess(normalized, address);
+  await signInSucceeded(reserved.reservation);
   if (needsRehash(user.passwordHash)) {
     await db().user.update({ where: { id: user.id }, data: { passwordHash: await hashPassword(password) } });
   }

@@ -55,7 +55,7 @@ export function changePassword(body: { currentPassword: string; newPassword: str
   return request("/api/v1/account/password", { method: "POST", body: JSON.stringify(body) });
 }
 
-export function acceptInvite(body: { token: string; name?: string; password: string }): Promise<{ email: string }> {
+export function acceptInvite(body: { token: string; name?: string; password?: string }): Promise<{ email: string }> {
   return request("/api/v1/invites/accept", { method: "POST", body: JSON.stringify(body) });
 }
 

@@ -1,7 +1,9 @@
 /**
  * Authenticating a request: `Authorization: Bearer <token>` for the API, the
  * session cookie for the browser. Cookie-authenticated state changes must come
- * from our own origin (CSRF).
+ * from our own origin (CSRF): the Origin's host is compared with the host the
+ * client asked for, as scripts/serve.ts recorded it (a proxy's X-Forwarded-Host
+ * counts only when TRUST_PROXY trusts that proxy).
  */
 import { notFound } from "next/navigation";
 import { isOperator } from "../auth/authorize";
@@ -11,6 +13,7 @@ import { AppError } from "../errors";
 // Every page and route authenticates through here: the task types must be known before any lib/ call.
 import "../workloads";
 import { auth } from "./auth";
+import { clientHostFrom } from "./client";
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
@@ -23,7 +26,7 @@ export function assertSameOrigin(req: Request): void {
   }
   const origin = req.headers.get("origin");
   if (origin) {
-    const host = req.headers.get("x-forwarded-host") ?? req.headers.get("host");
+    const host = clientHostFrom(req.headers);
     let originHost: string | null = null;
     try {
       originHost = new URL(origin).host;
@@ -44,6 +47,8 @@ export async function principalFromRequest(req: Request): Promise<Principal | nu
     if (!principal) throw new AppError("unauthorized", "Invalid or revoked API token");
     return principal;
   }
+  // No cookie, no session: nothing for Auth.js to read.
+  if (!req.headers.get("cookie")) return null;
   const session = await auth();
   const userId = session?.user?.id;
   if (!userId) return null;

@@ -720,7 +720,8 @@ const paths: ZodOpenApiPathsObject = {
   "/api/v1/invites/accept": {
     post: {
       tags: ["People"],
-      summary: "Use an invitation (no sign-in)",
+      summary:
+        "Use an invitation: signed in as its invitee ({ token }), or without a session ({ token, name, password }: a new account; an e-mail that already has one gets the same answer and must sign in first)",
       security: [],
       requestBody: body(acceptInviteSchema),
       responses: answers(

@@ -128,6 +128,17 @@ const headers = fc.record(
       "application/x-www-form-urlencoded",
       "multipart/form-data; boundary=x",
     ),
+    // What a client may write itself, whatever TRUST_PROXY says (scripts/serve.ts replaces them).
+    "x-forwarded-for": fc.oneof(
+      fc.string({ maxLength: 60 }),
+      fc
+        .array(fc.oneof(fc.ipV4(), fc.ipV6(), fc.constantFrom("unknown", "[::1]:80", "::ffff:10.0.0.1")), {
+          maxLength: 4,
+        })
+        .map((a) => a.join(", ")),
+    ),
+    "x-forwarded-host": fc.oneof(fc.string({ maxLength: 60 }), fc.domain()),
+    "x-forwarded-proto": fc.constantFrom("https", "http", "ftp", "", "https, http"),
   },
   { requiredKeys: [] },
 );
@@ -149,6 +160,8 @@ test("no generated request to any route, as any role, answers 5xx; every 400 nam
     operator: { authorization: `Bearer ${cliToken("gina@globex.test")}` },
     admin: { authorization: `Bearer ${cliToken("root@conveyor.test")}` },
     "member session": { cookie: sessionCookie("ada@acme.test"), origin: base },
+    // People management refuses tokens: its routes are reached with a session only.
+    "admin session": { cookie: sessionCookie("root@conveyor.test"), origin: base },
   };
   const admin = roles.admin!;
   // Nothing the fuzz creates may run: every queue paused for everyone, for the length of the test.

@@ -1,9 +1,11 @@
 import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import AxeBuilder from "@axe-core/playwright";
 import { expect, type Page } from "@playwright/test";
 import path from "node:path";
 import pg from "pg";
 
+/** The documented demo password: tests/run.ts asks `npm start` for it (CONVEYOR_DEMO_PASSWORD); otherwise it is random. */
 export const DEMO_PASSWORD = "conveyor-demo";
 export const storageStateFor = (who: string) => path.join("test-results", ".auth", `${who}.json`);
 
@@ -22,6 +24,21 @@ export async function sql<T extends pg.QueryResultRow>(text: string, values: unk
 export async function sqlCount(text: string, values: unknown[] = []): Promise<number> {
   const [row] = await sql<{ n: string }>(text, values);
   return Number(row?.n ?? NaN);
+}
+
+/**
+ * Headers that act as a demo user's signed-in browser session (its stored cookies, from our own
+ * origin): what people management needs, which refuses API tokens.
+ */
+export function sessionHeaders(who: string, base: string): Record<string, string> {
+  const { cookies } = JSON.parse(readFileSync(storageStateFor(who), "utf8")) as {
+    cookies: { name: string; value: string }[];
+  };
+  return {
+    cookie: cookies.map((c) => `${c.name}=${c.value}`).join("; "),
+    origin: base,
+    "content-type": "application/json",
+  };
 }
 
 /** A fresh API token for a demo user, made by the real CLI. */

@@ -1,7 +1,7 @@
 import type { APIRequestContext, Browser, Page } from "@playwright/test";
 import pg from "pg";
 import { expect, test } from "./fixtures";
-import { cliToken, confirmDialog, expectAccessible, sql, storageStateFor } from "./helpers";
+import { cliToken, confirmDialog, expectAccessible, sessionHeaders, sql, storageStateFor } from "./helpers";
 
 // A member's dead ends, each walked in the browser: request an export again, see why one expired,
 // page through every export, open a shared link that no longer works, copy a new token, and
@@ -46,7 +46,8 @@ async function ownTenantMember(
   const invite = (await (
     await fetch(`${base}/api/v1/invites`, {
       method: "POST",
-      headers: root,
+      // Inviting needs a browser session: an API token may not mint accounts.
+      headers: sessionHeaders("root@conveyor.test", base),
       body: JSON.stringify({ email, tenant: slug }),
     })
   ).json()) as { link: string };

@@ -1,6 +1,6 @@
 import type { Page } from "@playwright/test";
 import { expect, test } from "./fixtures";
-import { cliToken, confirmDialog, expectAccessible, sql, storageStateFor } from "./helpers";
+import { cliToken, sessionHeaders, confirmDialog, expectAccessible, sql, storageStateFor } from "./helpers";
 
 // Accounts, sign-in throttling, quotas and hostile content, as people meet them in the browser.
 
@@ -90,21 +90,28 @@ test.describe("as oscar (operator)", () => {
     await expect(her.getByLabel("Password", { exact: true })).toHaveAttribute("minlength", "12");
     await her.getByLabel("Password", { exact: true }).fill("nia's long password");
     await her.getByLabel("The same password again").fill("nia's other password");
-    await her.getByRole("button", { name: "Set my password" }).click();
+    await her.getByRole("button", { name: "Create my account" }).click();
     await expect(her.locator("#confirm-error")).toContainText("the two passwords differ");
     await her.getByLabel("Your name").fill("Nia New");
     await her.getByLabel("Password", { exact: true }).fill("nia's long password");
     await her.getByLabel("The same password again").fill("nia's long password");
-    await her.getByRole("button", { name: "Set my password" }).click();
-    await expect(her.getByRole("status")).toContainText("Your password is set");
+    await her.getByRole("button", { name: "Create my account" }).click();
+    // The same words whether or not the e-mail had an account: the page never tells.
+    await expect(her.getByRole("status")).toContainText("Sign in to finish joining");
     await her.getByLabel("E-mail").fill(email);
     await her.getByLabel("Password").fill("nia's long password");
     await her.getByRole("button", { name: "Sign in" }).click();
+    // Back on the invitation: she has joined.
+    await expect(her.getByRole("status")).toContainText("You have joined Acme Corporation");
+    await her.getByRole("link", { name: "Continue" }).click();
     await expect(her.getByTestId("whoami")).toContainText(`${email} · acme (member)`);
-    // The link works once.
-    await her.goto(new URL(link).pathname);
-    await expect(her.getByRole("main").getByRole("alert")).toContainText("already used");
     await guest.close();
+    // The link works once: to anyone else it is used.
+    const stranger = await browser.newContext({ storageState: { cookies: [], origins: [] } });
+    const them = await stranger.newPage();
+    await them.goto(new URL(link).pathname);
+    await expect(them.getByRole("main").getByRole("alert")).toContainText("already used");
+    await stranger.close();
 
     await page.reload();
     const row = page.getByTestId("member").filter({ hasText: email });
@@ -201,7 +208,7 @@ test.describe("as ada (member)", () => {
     const invite = (await (
       await fetch(`${base}/api/v1/invites`, {
         method: "POST",
-        headers: root,
+        headers: sessionHeaders("root@conveyor.test", base),
         body: JSON.stringify({ email, tenant: slug }),
       })
     ).json()) as { link: string };
@@ -243,7 +250,7 @@ test.describe("as ada (member)", () => {
       await (
         await fetch(`${test.info().project.use.baseURL}/api/v1/invites`, {
           method: "POST",
-          headers: { Authorization: `Bearer ${cliToken("oscar@acme.test")}`, "content-type": "application/json" },
+          headers: sessionHeaders("oscar@acme.test", test.info().project.use.baseURL!),
           body: JSON.stringify({ email }),
         })
       ).json()

@@ -4,7 +4,7 @@ import { admitAll } from "@/lib/admission/admitter";
 import { loadUserPrincipal, type Principal } from "@/lib/auth/principal";
 import { db } from "@/lib/db";
 import { databaseUrl } from "@/lib/env";
-import { seed } from "../../prisma/seed";
+import { DOCUMENTED_DEMO_PASSWORD, seed } from "../../prisma/seed";
 import { taskListFor } from "../../worker/task-list";
 
 export type DemoPrincipals = {
@@ -19,7 +19,7 @@ export type DemoPrincipals = {
 
 /** Seeds a small demo data set (1% scale) and returns the demo principals. */
 export async function seedDemo(scale = 0.01): Promise<DemoPrincipals> {
-  const tenants = await seed(scale);
+  const tenants = await seed(scale, DOCUMENTED_DEMO_PASSWORD);
   const principal = async (email: string) => {
     const user = await db().user.findUniqueOrThrow({ where: { email } });
     const p = await loadUserPrincipal(user.id);

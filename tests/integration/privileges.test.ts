@@ -6,7 +6,8 @@ import path from "node:path";
 import pg from "pg";
 import { z } from "zod";
 import { db, pool } from "@/lib/db";
-import { embeddedDatabaseUrl } from "@/lib/env";
+import { verifyCredentials } from "@/lib/auth/login";
+import { embeddedDatabaseUrl, env, resetEnvCache } from "@/lib/env";
 import { requestExport } from "@/lib/exports/service";
 import { storage } from "@/lib/storage";
 import { enqueueJob } from "@/lib/jobs/enqueue";
@@ -15,7 +16,13 @@ import { replayDeadLetters } from "@/lib/jobs/dead-letters";
 import { getJob } from "@/lib/jobs/queries";
 import { listOpsJobs } from "@/lib/ops/jobs";
 import { defineTask } from "@/lib/jobs/task";
-import { demoWanted } from "../../prisma/seed";
+import {
+  demoPassword,
+  demoPasswordFile,
+  demoWanted,
+  DOCUMENTED_DEMO_PASSWORD,
+  retireDocumentedDemoPassword,
+} from "../../prisma/seed";
 import { startEmbeddedPostgres } from "../../scripts/database";
 import { useTestDatabase } from "../helpers/db";
 import { drainJobs } from "../helpers/fixtures";
@@ -139,5 +146,42 @@ describe("hardening", () => {
     assert.equal(demoWanted({ givenDatabase: true, demoEnv: true, demoFlag: false, empty: true }), true);
     assert.equal(demoWanted({ givenDatabase: true, demoEnv: false, demoFlag: true, empty: true }), true);
     assert.equal(demoWanted({ givenDatabase: false, demoEnv: true, demoFlag: true, empty: false }), false);
+  });
+
+  test("`npm start` listens on 127.0.0.1 unless HOST says otherwise", () => {
+    assert.equal(env().HOST, "127.0.0.1");
+  });
+
+  test("the demo accounts' password is random and kept for the owner, unless the documented one is asked for", async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), "conveyor-demo-pw-"));
+    const saved = { dir: process.env.CONVEYOR_DATA_DIR, pw: process.env.CONVEYOR_DEMO_PASSWORD };
+    process.env.CONVEYOR_DATA_DIR = dir;
+    delete process.env.CONVEYOR_DEMO_PASSWORD;
+    resetEnvCache();
+    try {
+      // Accounts an older release made with the documented password (as this file's seed did) get a random one.
+      assert.equal(await retireDocumentedDemoPassword(), 5);
+      const file = demoPasswordFile();
+      assert.equal((await stat(file)).mode & 0o777, 0o600);
+      const password = (await readFile(file, "utf8")).trim();
+      assert.ok(password.length >= 16 && password !== DOCUMENTED_DEMO_PASSWORD);
+      assert.ok(await verifyCredentials("root@conveyor.test", password));
+      assert.equal(await verifyCredentials("root@conveyor.test", DOCUMENTED_DEMO_PASSWORD), null);
+      assert.equal(await demoPassword(), password, "kept: the same at the next start");
+      assert.equal(await retireDocumentedDemoPassword(), 0);
+      process.env.CONVEYOR_DEMO_PASSWORD = DOCUMENTED_DEMO_PASSWORD;
+      resetEnvCache();
+      assert.equal(await demoPassword(), DOCUMENTED_DEMO_PASSWORD, "asked for");
+    } finally {
+      for (const [k, v] of [
+        ["CONVEYOR_DATA_DIR", saved.dir],
+        ["CONVEYOR_DEMO_PASSWORD", saved.pw],
+      ] as const) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+      resetEnvCache();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

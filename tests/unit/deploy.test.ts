@@ -123,6 +123,9 @@ test("compose.yaml: two app servers, a pool for every queue, and nothing starts 
   const conveyor = Object.entries(services).filter(([, s]) => isConveyor(s));
   const apps = conveyor.filter(([, s]) => s.command?.join(" ") === "node web/serve.js");
   assert.equal(apps.length, 2);
+  // `npm start` listens on 127.0.0.1 only; the image and the app servers, whose ports are published, on every interface.
+  assert.equal(dockerfileEnv().HOST, "0.0.0.0");
+  for (const [name, app] of apps) assert.equal(environment(app).HOST, "0.0.0.0", name);
   for (const [, app] of apps) assert.match(app.healthcheck!.test.join(" "), /\/api\/health/);
   assert.ok(existsSync(path.join(root, "app/api/health/route.ts")));
 

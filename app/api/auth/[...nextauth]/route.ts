@@ -1,5 +1,6 @@
-// GET|POST /api/auth/* – Auth.js sign-in, sign-out, session. A credentials sign-in whose account and
-// address must wait (too many failures) answers 429 with Retry-After before any password is checked.
+// GET|POST /api/auth/* – Auth.js sign-in, sign-out, session. A credentials sign-in that must wait (too
+// many failures: its account from its address, its address, or its account from anywhere) answers 429
+// with Retry-After before any password is checked.
 import { signInWait } from "@/lib/auth/throttle";
 import { handlers } from "@/lib/http/auth";
 import { clientAddressFrom } from "@/lib/http/client";
@@ -23,7 +24,7 @@ export async function POST(req: Request): Promise<Response> {
         {
           error: {
             code: "rate_limited",
-            message: `Too many failed sign-ins for this account from this address: try again in ${wait} s`,
+            message: `Too many failed sign-ins: try again in ${wait} s`,
             details: { retryAfterSeconds: wait },
           },
         },
