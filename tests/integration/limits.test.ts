@@ -125,7 +125,7 @@ describe("API rate limits", () => {
           from(address, {
             method: "POST",
             headers: { "Content-Type": "application/json" },
-            body: JSON.stringify({ token: "inv_unknown", password: "whatever it is" }),
+            body: JSON.stringify({ token: "inv_unknown", name: "Someone", password: "whatever it is" }),
           }),
         ),
         ctx,
