@@ -17,6 +17,7 @@ import path from "node:path";
 import next from "next";
 import { env } from "@/lib/env";
 import { logger } from "@/lib/log";
+import { followParent } from "@/lib/parent";
 import { directRouteFor } from "@/lib/http/sse-direct-routes";
 import { shutdownTracing } from "@/lib/tracing";
 
@@ -77,6 +78,8 @@ async function main(): Promise<void> {
   };
   process.on("SIGTERM", stop);
   process.on("SIGINT", stop);
+  // Started by npm start's supervisor with an IPC channel: stops with it, however it ends.
+  followParent(stop);
 }
 
 main().catch((err: Error) => {

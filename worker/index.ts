@@ -4,7 +4,8 @@
  * The pool serves the named queues (they share its slots). It registers in the
  * worker registry and heartbeats, runs the reaper and an admitter, and on
  * SIGTERM/SIGINT stops taking work, lets running jobs finish within
- * WORKER_SHUTDOWN_GRACE_MS, then aborts them (handed back at once).
+ * WORKER_SHUTDOWN_GRACE_MS, then aborts them (handed back at once). Started with an
+ * IPC channel (npm start, the harnesses), it does the same when its parent is gone.
  */
 import { EventEmitter } from "node:events";
 import { parseArgs } from "node:util";
@@ -13,6 +14,7 @@ import { Admitter, describeQueueSeed, seedQueueSettings } from "@/lib/admission/
 import { closeDb } from "@/lib/db";
 import { directDatabaseUrl, env, resetEnvCache } from "@/lib/env";
 import { logger } from "@/lib/log";
+import { followParent } from "@/lib/parent";
 import { reap } from "@/lib/jobs/reaper";
 import { periodicTasks } from "@/lib/jobs/registry";
 import { QUEUES, type PeriodicTask, type QueueName } from "@/lib/jobs/task";
@@ -37,6 +39,14 @@ for (const event of ["uncaughtException", "unhandledRejection"] as const) {
     process.exit(1);
   });
 }
+
+/** Whether the parent is gone; before the runner is up, noted only (main stops once it is). */
+let parentGone = false;
+let onParentGone = () => {};
+followParent(() => {
+  parentGone = true;
+  onParentGone();
+});
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { concurrency: { type: "string" }, queues: { type: "string" } } });
@@ -208,6 +218,10 @@ async function main(): Promise<void> {
   };
   process.on("SIGTERM", () => stop("SIGTERM"));
   process.on("SIGINT", () => stop("SIGINT"));
+  // Started by npm start's supervisor (or a harness) with an IPC channel: its death, however it
+  // happens, stops this worker as a SIGTERM would (the reaper covers what the grace cannot finish).
+  onParentGone = () => stop("parent gone");
+  if (parentGone) onParentGone();
   await runner.promise;
 }
 

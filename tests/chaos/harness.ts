@@ -67,7 +67,7 @@ let workerLog: WriteStream | null = null;
 function startWorker(opts: ChaosOptions): Running {
   const child = spawn(process.execPath, workerArgs("--concurrency", String(opts.concurrency)), {
     env: { ...process.env, ...WORKER_ENV, DATABASE_URL: opts.databaseUrl },
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: ["ignore", "pipe", "pipe", "ipc"],
   });
   let err = "";
   const stamp = (d: Buffer) => d.toString().replace(/^(?=.)/gm, `${new Date().toISOString()} [${child.pid}] `);

@@ -42,7 +42,7 @@ test("a worker seen to exit has its 30 s-lease export run again at once; a stall
         REAPER_INTERVAL_MS: "250",
         WORKER_SHUTDOWN_GRACE_MS: "1000",
       },
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: ["ignore", "pipe", "pipe", "ipc"],
     });
     child.stdout?.on("data", (d: Buffer) => (output += d.toString()));
     child.stderr?.on("data", (d: Buffer) => (output += d.toString()));
