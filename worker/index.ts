@@ -111,19 +111,20 @@ async function main(): Promise<void> {
   const heartbeat = setInterval(beatNow, env().WORKER_HEARTBEAT_MS);
   // Periodic upkeep: the engine's reaper, the console's statistics rollup, the pruner, and each
   // workload's own (export expiry…). Each takes a maintenance lock: one process works a tick.
-  const periodic: PeriodicTask[] = [
-    {
-      name: "reaper",
-      everyMs: () => env().REAPER_INTERVAL_MS,
-      async run() {
-        const r = await reap({ deadAfterMs: env().WORKER_DEAD_AFTER_MS, selfId: id });
-        return [
-          ...(r.deadWorkers.length ? [`declared dead: ${r.deadWorkers.join(", ")}`] : []),
-          ...r.reapedJobs.map((j) => `job ${j.id} (lease of ${j.previousOwner}) → ${j.status}`),
-          ...r.redispatched.map((j) => `job ${j} had lost its dispatch; dispatched again`),
-        ];
-      },
+  const reaperTask: PeriodicTask = {
+    name: "reaper",
+    everyMs: () => env().REAPER_INTERVAL_MS,
+    async run() {
+      const r = await reap({ deadAfterMs: env().WORKER_DEAD_AFTER_MS, selfId: id });
+      return [
+        ...(r.deadWorkers.length ? [`declared dead: ${r.deadWorkers.join(", ")}`] : []),
+        ...r.reapedJobs.map((j) => `job ${j.id} (lease of ${j.previousOwner}) → ${j.status}`),
+        ...r.redispatched.map((j) => `job ${j} had lost its dispatch; dispatched again`),
+      ];
     },
+  };
+  const periodic: PeriodicTask[] = [
+    reaperTask,
     {
       // The console overview's counts and per-minute statistics.
       name: "stats",
@@ -146,14 +147,12 @@ async function main(): Promise<void> {
     },
     ...periodicTasks(),
   ];
-  const timers = periodic.map((task) =>
-    setInterval(() => {
-      task
-        .run()
-        .then((lines) => lines.forEach((line) => log.info({ task: task.name }, `[${task.name}] ${line}`)))
-        .catch((e: Error) => log.error({ err: e, task: task.name }, `[${task.name}] failed: ${e.message}`));
-    }, task.everyMs()),
-  );
+  const runTask = (task: PeriodicTask) =>
+    task
+      .run()
+      .then((lines) => lines.forEach((line) => log.info({ task: task.name }, `[${task.name}] ${line}`)))
+      .catch((e: Error) => log.error({ err: e, task: task.name }, `[${task.name}] failed: ${e.message}`));
+  const timers = periodic.map((task) => setInterval(() => void runTask(task), task.everyMs()));
 
   const runner = await run({
     // graphile-worker LISTENs for new jobs: a direct connection (docs/DEPLOY.md, PgBouncer).
@@ -175,6 +174,9 @@ async function main(): Promise<void> {
     preset: { worker: { localQueue: { size: concurrency }, completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
   });
   await beat();
+  // A worker started in place of one that died (npm start's restart) reaps at once rather than a
+  // tick later: the jobs of a worker seen to exit are runnable as soon as someone reaps.
+  void runTask(reaperTask);
   log.info(
     { queues, concurrency, restarts },
     `[worker] ${id} started: queues ${queues.join(", ")}, concurrency ${concurrency}, tasks ${Object.keys(taskList).join(", ")}` +
