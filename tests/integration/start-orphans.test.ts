@@ -19,7 +19,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { freePort, waitFor } from "../helpers/net";
+import { freePort, isRunning, waitFor } from "../helpers/net";
 
 type Proc = { pid: number; ppid: number; args: string };
 
@@ -37,15 +37,6 @@ function tree(root: number): Proc[] {
   const found = all.filter((p) => p.pid === root);
   for (let i = 0; i < found.length; i++) found.push(...all.filter((p) => p.ppid === found[i]!.pid));
   return found;
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Nothing listens on `port` (on any address): it can be bound again. */
