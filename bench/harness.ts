@@ -29,7 +29,7 @@ export function startProcess(
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...through, ...args], {
       env: { ...process.env, ...env },
-      stdio: ["ignore", "pipe", "inherit"],
+      stdio: ["ignore", "pipe", "inherit", "ipc"],
     });
     let out = "";
     let ready = false;
@@ -65,7 +65,7 @@ export async function startProduct(
   const port = await freePort();
   const child = spawn(process.execPath, ["--import", "tsx", "scripts/supervisor.ts"], {
     env: { ...process.env, DATABASE_URL: url, PORT: String(port), ...env },
-    stdio: ["ignore", "ignore", "inherit"],
+    stdio: ["ignore", "ignore", "inherit", "ipc"],
     detached: true,
   });
   const base = `http://127.0.0.1:${port}`;

@@ -730,6 +730,8 @@ CREATE TABLE workers (
   stopped_at timestamp(3) with time zone,
   restarts integer DEFAULT 0 NOT NULL,
   previous_exit text,
+  exited_at timestamp(3) with time zone,
+  exit text,
   CONSTRAINT workers_pkey PRIMARY KEY (id)
 );
 

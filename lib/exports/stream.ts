@@ -3,7 +3,7 @@
  * `COPY (SELECT …) TO STDOUT` (rows counted from its messages) through optional gzip into
  * storage: the work of the `export` task and of each `export_part`.
  */
-import { Transform } from "node:stream";
+import { Transform, type Readable } from "node:stream";
 import { createGzip } from "node:zlib";
 import type pg from "pg";
 import { pool } from "../db";
@@ -143,6 +143,7 @@ export function streamExport(opts: StreamExportOptions): Promise<{ rows: number;
 async function copyToStorage(opts: StreamExportOptions): Promise<{ rows: number; size: number; sha256: string }> {
   const client = await pool().connect();
   let broken: Error | undefined;
+  let copyStream: Readable | undefined;
   try {
     await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
     // Stable, zone-independent timestamps in the file.
@@ -152,6 +153,12 @@ async function copyToStorage(opts: StreamExportOptions): Promise<{ rows: number;
     opts.onRows?.(0, estimate);
 
     const copy = countingCopyTo(buildCopyStatement(select, opts.request.format));
+    // pg hands its connection's errors to the COPY stream as an 'error' event, even once the
+    // stream is destroyed and nothing reads it: when a failed write gives the connection up
+    // below, its "Connection terminated" must land here, not as an uncaught exception that
+    // kills the worker (and with it every attempt it runs, before their failures are written).
+    copyStream = copy.stream;
+    copy.stream.on("error", () => {});
     // CSV's header is one message more than its rows.
     const header = opts.request.format === "csv" ? 1 : 0;
     if (copy.counted) copy.onPush((messages) => opts.onRows?.(Math.max(messages - header, 0), estimate));
@@ -163,8 +170,10 @@ async function copyToStorage(opts: StreamExportOptions): Promise<{ rows: number;
     const exact = copy.stream.rowCount || (copy.counted ? Math.max(copy.messages() - header, 0) : rows());
     return { rows: exact, ...stored };
   } catch (err) {
-    // A connection mid-COPY cannot be reused: destroy it.
+    // A connection mid-COPY cannot be reused: destroy it (the COPY's stream first, should the
+    // storage write have failed before reading it).
     broken = err instanceof Error ? err : new Error(String(err));
+    if (copyStream && !copyStream.destroyed) copyStream.destroy(broken);
     throw err;
   } finally {
     client.release(broken);

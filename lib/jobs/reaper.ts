@@ -1,10 +1,12 @@
 /**
  * Crash recovery. graphile-worker alone would hold a dead worker's job for
- * 4 hours; the reaper makes it runnable again within about one lease:
- *  - a worker whose heartbeat stopped for `deadAfterMs` is declared dead, its
+ * 4 hours; the reaper makes it runnable again within about one lease, or at
+ * once when the worker's process is known to be gone:
+ *  - a worker whose heartbeat stopped for `deadAfterMs`, or whose process exited
+ *    (its parent recorded it: lib/jobs/workers.ts recordWorkerExit), is declared dead, its
  *    graphile locks are released (`force_unlock_workers`) and the dispatch rows
  *    they held, now spent, are cleared (`complete_jobs`);
- *  - a running job whose lease expired gets its
+ *  - a running job whose lease expired, or whose worker exited, gets its
  *    attempt recorded as lost, a new fencing token (so the old holder's writes
  *    are refused) and goes back to wait for admission — or, out of budget, the
  *    dead-letter queue.
@@ -32,6 +34,8 @@ type Expired = {
   fencingToken: bigint;
   leaseOwner: string | null;
   cancelRequested: boolean;
+  /** How the lease owner's process exited, when it is known to be gone (null: merely silent). */
+  ownerExit: string | null;
 };
 
 /** One pass of the reaper. Safe to call from any number of processes at once. */
@@ -45,7 +49,8 @@ export async function reap(opts: {
       const dead = await tx.$queryRaw<{ id: string; graphileWorkerIds: string[] }[]>`
         UPDATE workers SET state = 'dead', stopped_at = now()
         WHERE state IN ('running', 'stopping') AND id <> ${opts.selfId ?? ""}
-          AND heartbeat_at < now() - make_interval(secs => ${opts.deadAfterMs / 1000}::float8)
+          AND (heartbeat_at < now() - make_interval(secs => ${opts.deadAfterMs / 1000}::float8)
+               OR exited_at IS NOT NULL)
         RETURNING id, graphile_worker_ids AS "graphileWorkerIds"`;
       const graphileIds = dead.flatMap((d) => d.graphileWorkerIds);
       if (graphileIds.length) {
@@ -72,20 +77,25 @@ export async function reap(opts: {
       const expired = await tx.$queryRaw<Expired[]>`
         SELECT j.id, j.run_at AS "runAt", j.type, j.priority, j.attempts, j.max_attempts AS "maxAttempts",
                j.fencing_token AS "fencingToken", j.lease_owner AS "leaseOwner",
-               j.cancel_requested_at IS NOT NULL AS "cancelRequested"
+               j.cancel_requested_at IS NOT NULL AS "cancelRequested", w.exit AS "ownerExit"
         FROM jobs j
-        -- Only expired leases: a worker declared dead may merely have stalled, and
-        -- stops its own attempts before their lease runs out; reaping earlier could
-        -- let two attempts run at once.
-        WHERE j.status = 'running' AND j.lease_expires_at < now()
+        LEFT JOIN workers w ON w.id = j.lease_owner AND w.exited_at IS NOT NULL
+        -- Expired leases; and the attempts of a worker whose process is known to have exited
+        -- (recordWorkerExit), at once. A worker merely silent, declared dead, may only have
+        -- stalled, and stops its own attempts before their lease runs out: reaping those
+        -- earlier could let two attempts run at once.
+        WHERE j.status = 'running' AND (j.lease_expires_at < now() OR w.id IS NOT NULL)
         ORDER BY j.lease_expires_at
         LIMIT ${BATCH}
-        FOR UPDATE SKIP LOCKED`;
+        FOR UPDATE OF j SKIP LOCKED`;
 
       const reapedJobs: ReapResult["reapedJobs"] = [];
       for (const job of expired) {
         const owner = job.leaseOwner ?? "unknown";
-        const message = `The attempt was lost: worker ${owner} stopped renewing its lease`;
+        const message =
+          job.ownerExit !== null
+            ? `The attempt was lost: worker ${owner} exited (${job.ownerExit})`
+            : `The attempt was lost: worker ${owner} stopped renewing its lease`;
         const next = job.cancelRequested
           ? { status: "cancelled" as const }
           : nextStateAfterFailure(getTaskDefinition(job.type), job.attempts, job.maxAttempts, {

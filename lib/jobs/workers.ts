@@ -1,10 +1,13 @@
 /**
  * The worker registry: every worker process registers, heartbeats, and is
- * declared dead when its heartbeat stops; its jobs are then reaped at once.
+ * declared dead when its heartbeat stops (its jobs are reaped when their leases
+ * run out: it may only be stalled), or at once when the process that started it
+ * saw it exit (`recordWorkerExit`: its jobs are reaped at once).
  */
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import { db } from "../db";
+import { db, pool } from "../db";
+import { recordWorkerExited } from "./sql/worker-exited";
 
 export const WORKER_VERSION = "0.1.0";
 
@@ -56,4 +59,14 @@ export async function heartbeatWorker(
 /** Marks this process stopped (graceful shutdown completed). */
 export async function markWorkerStopped(id: string): Promise<void> {
   await db().$executeRaw`UPDATE workers SET state = 'stopped', stopped_at = now() WHERE id = ${id}`;
+}
+
+/**
+ * Records that the worker process `pid` of this host is gone, for its parent
+ * (npm start's supervisor, a harness) that saw it exit; `exit` says how
+ * (`SIGKILL`, `code 1`: restart-backoff's describeExit). Returns the ids of the
+ * registry rows marked (none when it had stopped cleanly or never registered).
+ */
+export async function recordWorkerExit(pid: number, exit: string): Promise<string[]> {
+  return recordWorkerExited(pool(), { host: hostname(), pid, exit });
 }

@@ -12,7 +12,12 @@ export type StoredObject = { size: number; sha256: string };
 export type ByteRange = { start: number; end: number };
 
 export interface StorageDriver {
-  /** Streams `source` (through optional transforms) to `key`; resolves with its size and sha256. */
+  /**
+   * Streams `source` (through optional transforms) to `key`; resolves with its size and sha256.
+   * The write owns `source`: when it fails, at any point (a directory it cannot make, a full
+   * disk, an S3 5xx), `source` is destroyed with the error, so whatever feeds it (a COPY, a
+   * file) is released rather than left paused, and the promise rejects with the cause.
+   */
   write(key: string, source: Readable, transforms: Transform[], signal?: AbortSignal): Promise<StoredObject>;
   /**
    * Opens a stored object for reading, or null if it is gone; with `range`,
@@ -34,4 +39,13 @@ export function createDigestStream(): { stream: Transform; result(): StoredObjec
     },
   });
   return { stream, result: () => ({ size, sha256: hash.digest("hex") }) };
+}
+
+/**
+ * A driver's failed write: `source` is destroyed with the cause (see StorageDriver.write),
+ * and the cause is returned to be thrown.
+ */
+export function abandonSource(source: Readable, err: unknown): unknown {
+  if (!source.destroyed) source.destroy(err instanceof Error ? err : new Error(String(err)));
+  return err;
 }

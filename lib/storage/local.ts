@@ -8,7 +8,7 @@ import { mkdir, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import type { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { createDigestStream, type ByteRange, type StorageDriver, type StoredObject } from "./driver";
+import { abandonSource, createDigestStream, type ByteRange, type StorageDriver, type StoredObject } from "./driver";
 
 export class LocalDiskStorage implements StorageDriver {
   constructor(private readonly root: string) {}
@@ -21,17 +21,19 @@ export class LocalDiskStorage implements StorageDriver {
   }
 
   async write(key: string, source: Readable, transforms: Transform[], signal?: AbortSignal): Promise<StoredObject> {
-    const target = this.resolve(key);
-    await mkdir(path.dirname(target), { recursive: true });
-    const temp = `${target}.partial-${process.pid}-${Date.now()}`;
-    const digest = createDigestStream();
+    let temp: string | null = null;
     try {
+      const target = this.resolve(key);
+      // (ENOTDIR, EACCES… here: the source is not read at all, and is destroyed below.)
+      await mkdir(path.dirname(target), { recursive: true });
+      temp = `${target}.partial-${process.pid}-${Date.now()}`;
+      const digest = createDigestStream();
       await pipeline([source, ...transforms, digest.stream, createWriteStream(temp)], { signal });
       await rename(temp, target);
       return digest.result();
     } catch (err) {
-      await rm(temp, { force: true });
-      throw err;
+      if (temp) await rm(temp, { force: true }).catch(() => {});
+      throw abandonSource(source, err);
     }
   }
 

@@ -14,7 +14,7 @@ import {
   type S3ClientConfig,
 } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
-import { createDigestStream, type ByteRange, type StorageDriver, type StoredObject } from "./driver";
+import { abandonSource, createDigestStream, type ByteRange, type StorageDriver, type StoredObject } from "./driver";
 
 export type S3StorageOptions = {
   bucket: string;
@@ -67,7 +67,7 @@ export class S3Storage implements StorageDriver {
     } catch (err) {
       abort();
       body.destroy();
-      throw err;
+      throw abandonSource(source, err);
     } finally {
       signal?.removeEventListener("abort", abort);
     }

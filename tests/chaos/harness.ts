@@ -12,7 +12,9 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { pool } from "@/lib/db";
 import { enqueueJob } from "@/lib/jobs/enqueue";
+import { recordWorkerExit } from "@/lib/jobs/workers";
 import "@/lib/workloads";
+import { describeExit } from "../../scripts/restart-backoff";
 import { workerArgs } from "../helpers/worker";
 
 export type ChaosOptions = {
@@ -65,7 +67,7 @@ let workerLog: WriteStream | null = null;
 function startWorker(opts: ChaosOptions): Running {
   const child = spawn(process.execPath, workerArgs("--concurrency", String(opts.concurrency)), {
     env: { ...process.env, ...WORKER_ENV, DATABASE_URL: opts.databaseUrl },
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: ["ignore", "pipe", "pipe", "ipc"],
   });
   let err = "";
   const stamp = (d: Buffer) => d.toString().replace(/^(?=.)/gm, `${new Date().toISOString()} [${child.pid}] `);
@@ -77,6 +79,13 @@ function startWorker(opts: ChaosOptions): Running {
   child.on("exit", (code, signal) => {
     if (signal !== "SIGKILL" && code !== 0 && code !== null)
       opts.log(`[chaos] worker ${child.pid} exited ${code}: ${err.trim().split("\n").slice(-3).join(" | ")}`);
+    // As npm start's supervisor does: a worker seen to exit is known to be gone, and its running
+    // attempts are taken back at once (the no-overlap check below holds that to account).
+    if (code !== 0 && child.pid !== undefined) {
+      recordWorkerExit(child.pid, describeExit(code, signal)).catch((e: Error) =>
+        opts.log(`[chaos] could not record worker ${child.pid}'s exit: ${e.message}`),
+      );
+    }
   });
   return { child, pid: child.pid! };
 }
@@ -272,7 +281,7 @@ export function formatReport(r: ChaosReport): string {
           : ""),
     ),
     runnable.length
-      ? `recovery (kill → runnable again): max ${Math.max(...runnable)} ms, median ${median(runnable)} ms; goal ≤ 2 × lease = 6000 ms`
+      ? `recovery (kill → runnable again): max ${Math.max(...runnable)} ms, median ${median(runnable)} ms; goal ≤ 2 × lease = 6000 ms (a worker seen to exit: at once)`
       : "recovery: no kill caught a job in flight",
     r.ok ? "RESULT: all checks passed" : "RESULT: FAILED",
   ].join("\n");

@@ -97,7 +97,7 @@ export async function runImportChaos(o: ImportChaosOptions): Promise<ImportChaos
   const spawnWorker = (i: number) => {
     procs[i] = spawn(process.execPath, workerArgs("--concurrency", "4"), {
       env,
-      stdio: "ignore",
+      stdio: ["ignore", "ignore", "ignore", "ipc"],
     });
   };
   const kills = { load: 0, commit: 0 };

@@ -169,7 +169,7 @@ export async function runScheduleChaos(opts: ScheduleChaosOptions): Promise<Sche
   const spawnWorker = (slot: number): Proc => {
     const child = spawn(process.execPath, workerArgs("--concurrency", String(opts.concurrency)), {
       env: { ...process.env, ...env },
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: ["ignore", "pipe", "pipe", "ipc"],
     });
     const p: Proc = {
       child,

@@ -65,7 +65,7 @@ export async function runWebhookChaos(o: WebhookChaosOptions): Promise<WebhookCh
   const spawnWorker = (i: number) => {
     procs[i] = spawn(process.execPath, workerArgs("--concurrency", String(o.concurrency)), {
       env,
-      stdio: "ignore",
+      stdio: ["ignore", "ignore", "ignore", "ipc"],
     });
   };
   let kills = 0;

@@ -30,3 +30,13 @@ export async function waitFor<T>(
   }
   throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}${await explain()}`);
 }
+
+/** Whether process `pid` still exists (a zombie counts until its parent reaps it). */
+export function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

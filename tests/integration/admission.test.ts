@@ -479,7 +479,7 @@ describe("worker processes", () => {
         ADMISSION_SWEEP_MS: "200",
         WORKER_SHUTDOWN_GRACE_MS: "2000",
       },
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: ["ignore", "pipe", "pipe", "ipc"],
     });
     let out = "";
     child.stdout!.on("data", (d: Buffer) => (out += d.toString()));

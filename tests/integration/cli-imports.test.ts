@@ -62,7 +62,7 @@ const fx = useTestDatabase({
         IMPORT_CHUNK_ROWS: "100",
         ADMISSION_SWEEP_MS: "100",
       },
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: ["ignore", "pipe", "pipe", "ipc"],
     });
     worker.stdout!.on("data", (d: Buffer) => (workerLog += d.toString()));
     worker.stderr!.on("data", (d: Buffer) => (workerLog += d.toString()));

@@ -308,7 +308,7 @@ describe("split exports", () => {
           REAPER_INTERVAL_MS: "200",
           WORKER_DEAD_AFTER_MS: "1000",
         },
-        stdio: ["ignore", "pipe", "pipe"],
+        stdio: ["ignore", "pipe", "pipe", "ipc"],
       });
       let out = "";
       child.stdout!.on("data", (d: Buffer) => (out += d.toString()));

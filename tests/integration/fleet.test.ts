@@ -41,7 +41,7 @@ type Proc = ChildProcess & { name: string; output: () => string };
 
 /** `args` are node's: the app servers run scripts/serve.ts through tsx, the workers the bundle (as `npm start` runs both). */
 function startProcess(name: string, args: string[], env: NodeJS.ProcessEnv): Proc {
-  const child = spawn(process.execPath, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, args, { env, stdio: ["ignore", "pipe", "pipe", "ipc"] });
   let out = "";
   child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
   child.stderr!.on("data", (d: Buffer) => (out += d.toString()));

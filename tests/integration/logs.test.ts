@@ -209,12 +209,12 @@ describe("logs", () => {
 test("a worker process writes JSON lines with its workerId, graphile-worker's own lines included", async () => {
   const worker = spawn(process.execPath, workerArgs("--concurrency", "1"), {
     env: { ...process.env, DATABASE_URL: fx.database.url, LOG_FORMAT: "json", LOG_LEVEL: "info" },
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: ["ignore", "pipe", "pipe", "ipc"],
   });
   let out = "";
   let err = "";
-  worker.stdout.on("data", (d: Buffer) => (out += d.toString()));
-  worker.stderr.on("data", (d: Buffer) => (err += d.toString()));
+  worker.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+  worker.stderr!.on("data", (d: Buffer) => (err += d.toString()));
   try {
     const deadline = Date.now() + 60_000;
     // Its own "started" line, and graphile-worker's first (it connects and says so after `run` resolves).

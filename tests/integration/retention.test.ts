@@ -338,7 +338,7 @@ describe("retention", () => {
     const start = (): ChildProcess =>
       spawn(process.execPath, workerArgs("--concurrency", "1", "--queues", "bulk"), {
         env: { ...process.env, DATABASE_URL: fx.database.url, PRUNE_INTERVAL_MS: "1000", PRUNE_BATCH_SIZE: "2" },
-        stdio: ["ignore", "pipe", "pipe"],
+        stdio: ["ignore", "pipe", "pipe", "ipc"],
       });
     const workers = [start(), start()];
     let output = "";

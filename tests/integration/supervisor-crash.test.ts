@@ -23,18 +23,9 @@ import { pool } from "@/lib/db";
 import { enqueueJob } from "@/lib/jobs/enqueue";
 import type { WorkerDto, WorkerPoolDto } from "@/lib/ops/workers";
 import { useTestDatabase } from "../helpers/db";
-import { freePort, waitFor } from "../helpers/net";
+import { freePort, isRunning, waitFor } from "../helpers/net";
 
 const fx = useTestDatabase({ seed: 0.001 });
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 const POISON_JOBS = 2;
 /**

@@ -346,11 +346,11 @@ describe("tracing", () => {
         OTEL_EXPORTER_OTLP_HEADERS: "authorization=Bearer%20collector-key",
         OTEL_SERVICE_NAME: "conveyor-worker-test",
       },
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: ["ignore", "pipe", "pipe", "ipc"],
     });
     let output = "";
-    worker.stdout.on("data", (d: Buffer) => (output += d.toString()));
-    worker.stderr.on("data", (d: Buffer) => (output += d.toString()));
+    worker.stdout!.on("data", (d: Buffer) => (output += d.toString()));
+    worker.stderr!.on("data", (d: Buffer) => (output += d.toString()));
     try {
       const deadline = Date.now() + 60_000;
       while ((await db().job.findUniqueOrThrow({ where: { id: job.id } })).status !== "succeeded") {

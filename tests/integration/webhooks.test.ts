@@ -47,7 +47,7 @@ const fx = useTestDatabase({
   setup: async () => {
     worker = spawn(process.execPath, workerArgs("--concurrency", "8"), {
       env: { ...process.env, DATABASE_URL: fx.database.url, ADMISSION_SWEEP_MS: "100" },
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: ["ignore", "pipe", "pipe", "ipc"],
     });
     worker.stdout!.on("data", (d: Buffer) => (workerLog += d.toString()));
     worker.stderr!.on("data", (d: Buffer) => (workerLog += d.toString()));

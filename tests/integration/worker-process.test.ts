@@ -24,11 +24,11 @@ async function waitFor<T>(fn: () => Promise<T | null | undefined | false>, timeo
 test("npm run worker runs queued exports and SIGTERM lets the running one finish before a clean exit", async () => {
   const worker = spawn(process.execPath, workerArgs("--concurrency", "2"), {
     env: { ...process.env, DATABASE_URL: fx.database.url, WORKER_SHUTDOWN_GRACE_MS: "20000" },
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: ["ignore", "pipe", "pipe", "ipc"],
   });
   let output = "";
-  worker.stdout.on("data", (d: Buffer) => (output += d.toString()));
-  worker.stderr.on("data", (d: Buffer) => (output += d.toString()));
+  worker.stdout!.on("data", (d: Buffer) => (output += d.toString()));
+  worker.stderr!.on("data", (d: Buffer) => (output += d.toString()));
   try {
     const { job } = await requestExport(fx.p.ada, { dataset: "events", format: "jsonl", compression: "gzip" });
     await waitFor(async () => (await db().job.findUnique({ where: { id: job.id } }))?.status === "running");
@@ -48,10 +48,10 @@ test("npm run worker runs queued exports and SIGTERM lets the running one finish
 test("a worker given a bad --concurrency refuses to start", async () => {
   const worker = spawn(process.execPath, workerArgs("--concurrency", "zero"), {
     env: { ...process.env, DATABASE_URL: fx.database.url },
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: ["ignore", "pipe", "pipe", "ipc"],
   });
   let output = "";
-  worker.stderr.on("data", (d: Buffer) => (output += d.toString()));
+  worker.stderr!.on("data", (d: Buffer) => (output += d.toString()));
   const [code] = (await once(worker, "exit")) as [number | null];
   assert.equal(code, 1);
   assert.match(output, /--concurrency must be an integer from 1 to 64/);
@@ -60,11 +60,11 @@ test("a worker given a bad --concurrency refuses to start", async () => {
 test("past its grace period a shutdown hands the running job back at once, without spending its budget", async () => {
   const worker = spawn(process.execPath, workerArgs("--concurrency", "1"), {
     env: { ...process.env, DATABASE_URL: fx.database.url, WORKER_SHUTDOWN_GRACE_MS: "300" },
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: ["ignore", "pipe", "pipe", "ipc"],
   });
   let output = "";
-  worker.stdout.on("data", (d: Buffer) => (output += d.toString()));
-  worker.stderr.on("data", (d: Buffer) => (output += d.toString()));
+  worker.stdout!.on("data", (d: Buffer) => (output += d.toString()));
+  worker.stderr!.on("data", (d: Buffer) => (output += d.toString()));
   try {
     const { job } = await enqueueJob({ tenantId: fx.p.acmeId, type: "probe", input: { sleepMs: 30_000 } });
     await waitFor(async () => (await db().job.findUnique({ where: { id: job.id } }))?.status === "running");
