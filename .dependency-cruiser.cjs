@@ -5,7 +5,7 @@
  * The folders of lib/ form layers; a folder may import its own layer and those
  * below it, never above:
  *   base       lib/*.ts (env, log, db, errors, ids, validation, audit, maintenance, health), lib/generated
- *   below the engine: lib/auth, lib/tenants, lib/storage, lib/files (stored files: records, links, downloads), lib/events, then lib/uploads (it uses auth, tenants)
+ *   below the engine: lib/runtime (services, the notifier), lib/auth, lib/tenants, lib/storage, lib/files (stored files: records, links, downloads), lib/events, then lib/uploads (it uses auth, tenants)
  *   engine     lib/jobs (lib/jobs/sql below it), then lib/admission
  *   views      lib/sse, lib/ops
  *   workloads  lib/exports, lib/probe (later lib/schedules, lib/webhooks, lib/imports)
@@ -61,7 +61,7 @@ module.exports = {
       severity: "error",
       comment:
         "auth, tenants, storage, files, events and uploads serve the engine and everything above; they import none of it.",
-      from: { path: "^lib/(auth|tenants|storage|files|events|uploads)/" },
+      from: { path: "^lib/(runtime|auth|tenants|storage|files|events|uploads)/" },
       to: { path: "^lib/(jobs|admission|sse|ops|exports|probe|schedules|webhooks|imports|workloads|http|client)/" },
     },
     {
