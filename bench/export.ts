@@ -24,7 +24,7 @@ import { parseArgs, promisify } from "node:util";
 import { createGzip } from "node:zlib";
 import { createApiTokenForEmail } from "@/lib/auth/tokens";
 import { db, pool } from "@/lib/db";
-import { env } from "@/lib/env";
+import { exportSettings } from "@/lib/exports/settings";
 import { buildCopyStatement, buildExportQuery } from "@/lib/exports/datasets";
 import { createExportTransforms } from "@/lib/exports/stream";
 import { resetStorage, storage } from "@/lib/storage";
@@ -163,7 +163,7 @@ async function main(): Promise<void> {
     await rm(dir, { recursive: true, force: true });
   }
   console.log(
-    `\nExport benchmark: Acme's events through the API (npm start, default settings), gzip level ${env().EXPORT_GZIP_LEVEL}; ratio = baseline seconds ÷ ours (1.0: as fast)\n`,
+    `\nExport benchmark: Acme's events through the API (npm start, default settings), gzip level ${exportSettings().EXPORT_GZIP_LEVEL}; ratio = baseline seconds ÷ ours (1.0: as fast)\n`,
   );
   console.log(
     "| rows | runs | CSV vs psql \\copy | JSONL vs psql \\copy | CSV+gzip vs psql \\| gzip -1 | JSONL+gzip vs psql \\| gzip -1 | gzip stage vs Node gzip -1 | worker peak RSS (VmHWM) | CSV / JSONL vs psql \\copy to a file |",

@@ -7,7 +7,9 @@ import path from "node:path";
 import { z } from "zod";
 import { parseTrustProxy } from "./net";
 
-const intFrom = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
+/** A whole number variable: its default, and the range it must be in. */
+export const intFrom = (def: number, min: number, max: number) =>
+  z.coerce.number().int().min(min).max(max).default(def);
 
 const envSchema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
@@ -36,8 +38,6 @@ const envSchema = z.object({
   EXPORT_STORAGE_DIR: z.string().optional(),
   /** Days an export's files are kept before they expire (a tenant may override). */
   EXPORT_RETENTION_DAYS: intFrom(7, 1, 3650),
-  /** gzip level for compressed exports: 1 is fastest, 9 smallest. */
-  EXPORT_GZIP_LEVEL: intFrom(1, 1, 9),
   /** Where export files and uploads go: `local` (EXPORT_STORAGE_DIR, <CONVEYOR_DATA_DIR>/uploads) or `s3` (an S3-compatible bucket, S3_*). */
   STORAGE_DRIVER: z.enum(["local", "s3"]).default("local"),
   S3_BUCKET: z.string().min(3).optional(),
@@ -52,19 +52,12 @@ const envSchema = z.object({
   S3_ACCESS_KEY_ID: z.string().min(1).optional(),
   S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
   S3_PREFIX: z.string().optional(),
-  /** Target rows per part of an export; one estimated larger is split into parts run in parallel. */
-  EXPORT_PART_ROWS: intFrom(250_000, 1_000, 100_000_000),
-  /**
-   * Parts of one export worth running at once; an export is split by default only when at least two
-   * can run now (idle bulk slots). 0: half this worker host's cores.
-   */
-  EXPORT_PARALLEL_PARTS: intFrom(0, 0, 1_000),
   /** Minimum interval between two progress writes of one job, in ms. */
   PROGRESS_INTERVAL_MS: intFrom(250, 50, 10_000),
   /** Jobs one worker process runs at once (`npm run worker -- --concurrency N` overrides it). */
   WORKER_CONCURRENCY: intFrom(4, 1, 64),
-  /** Queues a worker process serves, comma-separated (`--queues` overrides it); they share its slots. */
-  WORKER_QUEUES: z.string().default("interactive,bulk,webhooks"),
+  /** Queues a worker process serves, comma-separated (`--queues` overrides it); they share its slots. Unset: every queue. */
+  WORKER_QUEUES: z.string().optional(),
   /** Default cap: jobs of one tenant admitted or running at once in the interactive queue. */
   QUEUE_INTERACTIVE_TENANT_CAP: intFrom(4, 0, 100_000),
   /** Jobs of all tenants admitted or running at once in the interactive queue (graphile's runnable set). */
@@ -73,32 +66,8 @@ const envSchema = z.object({
   QUEUE_BULK_TENANT_CAP: intFrom(8, 0, 100_000),
   /** Jobs of all tenants admitted or running at once in the bulk queue. */
   QUEUE_BULK_WINDOW: intFrom(64, 1, 100_000),
-  /** Default cap: webhook deliveries of one tenant admitted or running at once (each endpoint also limits itself). */
-  QUEUE_WEBHOOKS_TENANT_CAP: intFrom(32, 0, 100_000),
-  /** Webhook deliveries of all tenants admitted or running at once. */
-  QUEUE_WEBHOOKS_WINDOW: intFrom(64, 1, 100_000),
-  /** Deliveries the webhooks worker pool sends at once. */
-  WEBHOOK_CONCURRENCY: intFrom(16, 1, 64),
-  /** Requests in flight to one endpoint at once. */
-  WEBHOOK_ENDPOINT_CONCURRENCY: intFrom(8, 1, 256),
-  /** A delivery not answered within this long failed, in ms. */
-  WEBHOOK_TIMEOUT_MS: intFrom(15_000, 100, 120_000),
-  /** Multiplies the retry schedule (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h): 0.001 makes it milliseconds, for tests. */
-  WEBHOOK_RETRY_SCALE: z.coerce.number().min(0).max(100).default(1),
-  /** How long an endpoint's circuit stays open before one probe, in ms. */
-  WEBHOOK_CIRCUIT_OPEN_MS: intFrom(30_000, 10, 3_600_000),
-  /** `1`: endpoints may be loopback or private addresses, over plain http too (development, tests). Link-local and metadata addresses stay refused. */
-  WEBHOOK_ALLOW_PRIVATE: z.enum(["0", "1"]).default("0"),
   /** How often each worker's admitter sweeps every queue (due retries and schedules, missed wake-ups), in ms. */
   ADMISSION_SWEEP_MS: intFrom(1_000, 50, 60_000),
-  /** An occurrence no scheduler reached within this long of its time was missed (its missed-run policy applies). */
-  SCHEDULE_MISSED_AFTER_MS: intFrom(5_000, 500, 3_600_000),
-  /** The longest a scheduler sleeps between looks (it also wakes when told, and when something is due). */
-  SCHEDULER_MAX_SLEEP_MS: intFrom(1_000, 50, 60_000),
-  /** The shortest interval a schedule's cron may run at, in seconds (a 6-field cron can say every second). */
-  SCHEDULE_MIN_INTERVAL_SECONDS: intFrom(60, 1, 86_400),
-  /** Schedules one tenant may have. */
-  QUOTA_SCHEDULES_PER_TENANT: intFrom(100, 1, 1_000_000),
   /** On SIGTERM, how long running jobs may finish before they are aborted and handed back, in ms. */
   WORKER_SHUTDOWN_GRACE_MS: intFrom(10_000, 0, 600_000),
   /** How often a worker process records that it is alive, in ms. */
@@ -115,14 +84,6 @@ const envSchema = z.object({
   CONVEYOR_WORKER_RESTARTS: intFrom(0, 0, 1_000_000_000),
   /** Set by `npm start` for a worker it restarted: how the previous one ended (`SIGKILL`, `code 1`, `declared dead`). */
   CONVEYOR_WORKER_LAST_EXIT: z.string().min(1).max(100).optional(),
-  /** How often each worker runs the export expiry cleanup (one at a time across the fleet), in ms. */
-  EXPORT_CLEANUP_MS: intFrom(60_000, 1_000, 3_600_000),
-  /** Rows per chunk of an import: each chunk is one load job (COPY into the staging table). */
-  IMPORT_CHUNK_ROWS: intFrom(100_000, 100, 10_000_000),
-  /** The longest record (a CSV record, quoted newlines included, or a JSON line) an import accepts, in bytes: scan refuses a longer one, naming its line. */
-  IMPORT_MAX_RECORD_BYTES: intFrom(1024 * 1024, 1_024, 1024 * 1024 * 1024),
-  /** How often each worker removes what ended imports leave (staging tables, their files, their uploads), in ms. */
-  IMPORT_CLEANUP_MS: intFrom(5_000, 500, 3_600_000),
   /** How often each worker runs the console's statistics rollup (one at a time across the fleet), in ms. */
   STATS_ROLLUP_MS: intFrom(10_000, 1_000, 600_000),
   /** Days a finished job (succeeded, cancelled, expired, or failed and discarded) is kept with its attempts and transitions; a tenant's own value wins. */
@@ -261,6 +222,8 @@ export type Env = z.infer<typeof envSchema>;
 export const envKeys: readonly string[] = Object.keys(envSchema.shape);
 
 let cached: Env | undefined;
+/** Bumped by resetEnvCache: every settings reader reads again after it. */
+let generation = 0;
 
 /** The parsed configuration; throws with the offending variable's name on bad input. */
 export function env(): Env {
@@ -343,4 +306,34 @@ export function uploadStorageDir(): string {
 /** For tests and scripts that change process.env after the first read. */
 export function resetEnvCache(): void {
   cached = undefined;
+  generation++;
+}
+
+/**
+ * A part of the configuration that a workload declares in its own folder (its EXPORT_*,
+ * IMPORT_*, WEBHOOK_* … variables): calling it reads and validates them, cached like env().
+ * The manifest lists it (`settings`), so the registry knows every variable (settingKeys) and
+ * a process validates all of them at start (checkSettings).
+ */
+export type Settings<T> = (() => T) & { readonly keys: readonly string[] };
+
+/** Declares a workload's variables; `check` adds rules across them. This module stays the only reader of process.env. */
+export function defineSettings<S extends z.ZodRawShape>(
+  shape: S,
+  check?: (v: z.infer<z.ZodObject<S>>, ctx: z.RefinementCtx) => void,
+): Settings<z.infer<z.ZodObject<S>>> {
+  const schema = z.object(shape);
+  const checked = check ? schema.superRefine(check) : schema;
+  let value: { generation: number; data: z.infer<z.ZodObject<S>> } | undefined;
+  const read = () => {
+    if (value?.generation === generation) return value.data;
+    const parsed = checked.safeParse(process.env);
+    if (!parsed.success) {
+      const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
+      throw new Error(`Invalid configuration:\n${lines.join("\n")}`);
+    }
+    value = { generation, data: parsed.data as z.infer<z.ZodObject<S>> };
+    return value.data;
+  };
+  return Object.assign(read, { keys: Object.keys(shape) });
 }

@@ -1,24 +1,27 @@
 /**
  * Maintenance that every worker process starts on a timer but only one should
- * do at a time (the reaper, the statistics rollup, the export and upload cleanups, the pruner): it runs
+ * do at a time (the reaper, the statistics rollup, the upload cleanup, the pruner,
+ * a workload's service such as the export cleanup): it runs
  * in a transaction holding a named, transaction-scoped advisory lock, and a
  * process that finds the lock taken skips its tick. The lock ends with the
  * transaction, so a process that dies mid-tick frees it at once.
  */
 import { db, type Prisma } from "./db";
 
-/** Every maintenance lock, by name (the advisory lock key is derived from it). */
+/**
+ * The engine's maintenance locks, by name (the advisory lock key is derived from it).
+ * A workload's service names its own lock (`<workload>_…`, e.g. `export_cleanup`) in its folder.
+ */
 export const maintenanceLocks = {
   reaper: "reaper",
   statsRollup: "stats_rollup",
-  exportCleanup: "export_cleanup",
-  importCleanup: "import_cleanup",
   uploadCleanup: "upload_cleanup",
   /** The retention pruner (lib/retention): one batch at a time, fleet-wide. */
   prune: "prune",
 } as const;
 
-export type MaintenanceLock = (typeof maintenanceLocks)[keyof typeof maintenanceLocks];
+/** A lock's name: one of the engine's, or one a workload's service names. */
+export type MaintenanceLock = string;
 
 export type LockedRun<T> = { ran: true; value: T } | { ran: false };
 

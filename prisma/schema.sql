@@ -434,6 +434,7 @@ CREATE TABLE probe_effects (
   executions integer DEFAULT 1 NOT NULL,
   first_at timestamp(3) with time zone DEFAULT clock_timestamp() NOT NULL,
   last_at timestamp(3) with time zone DEFAULT clock_timestamp() NOT NULL,
+  CONSTRAINT probe_effects_job_id_fkey FOREIGN KEY (job_id) REFERENCES jobs(id) ON UPDATE CASCADE ON DELETE CASCADE,
   CONSTRAINT probe_effects_pkey PRIMARY KEY (job_id)
 );
 
@@ -673,6 +674,7 @@ CREATE TABLE webhook_deliveries (
   delivered_at timestamp(3) with time zone,
   created_at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
   CONSTRAINT webhook_deliveries_endpoint_id_fkey FOREIGN KEY (endpoint_id) REFERENCES webhook_endpoints(id) ON DELETE CASCADE,
+  CONSTRAINT webhook_deliveries_job_id_fkey FOREIGN KEY (job_id) REFERENCES jobs(id) ON UPDATE CASCADE ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED,
   CONSTRAINT webhook_deliveries_message_endpoint_key UNIQUE (message_id, endpoint_id),
   CONSTRAINT webhook_deliveries_message_id_fkey FOREIGN KEY (message_id) REFERENCES webhook_messages(id) ON DELETE CASCADE,
   CONSTRAINT webhook_deliveries_pkey PRIMARY KEY (id)

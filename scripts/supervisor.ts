@@ -4,7 +4,7 @@
  *  - DATABASE_URL unset: an embedded Postgres under .data/pg (port EMBEDDED_PG_PORT)
  *  - migrations (Prisma + graphile-worker), demo seed when the database is empty
  *  - `next build` when the build is missing or older than the sources
- *  - the Next.js server and three worker processes (interactive, bulk and webhooks pools); a worker
+ *  - the Next.js server and a worker process per queue (interactive, bulk, and each workload's: webhooks); a worker
  *    that exits is restarted with backoff, however often it dies; Ctrl-C stops everything
  * `npm run dev` does the same with `next dev` (no build).
  */
@@ -35,6 +35,7 @@ import {
 } from "../prisma/seed";
 import { WORKER_NODE_FLAGS } from "../worker/node-flags";
 import { buildWorker } from "./worker-build";
+import { workerPools, type WorkerPool } from "./worker-pools";
 import { migrate, openDatabase } from "./database";
 import { needsBuild } from "./next-build";
 import { startOrphanGuard, type OrphanGuard } from "./orphan-guard";
@@ -52,22 +53,6 @@ const require = createRequire(__filename);
 const isDev = process.argv.includes("--dev");
 /** `npm start -- --demo`: demo data in a given database too (as CONVEYOR_DEMO=1 does). */
 const askedForDemo = process.argv.includes("--demo");
-type WorkerPool = { queues: string; concurrency: number };
-
-/**
- * The default fleet: one pool per queue, so a flood of bulk work never takes
- * the slots of a user who is waiting, and a slow webhook endpoint never takes
- * an export's. WORKER_CONCURRENCY sizes the first two, WEBHOOK_CONCURRENCY the third.
- */
-function workerPools(): WorkerPool[] {
-  const concurrency = env().WORKER_CONCURRENCY;
-  return [
-    { queues: "interactive", concurrency },
-    { queues: "bulk", concurrency },
-    // Deliveries mostly wait on the network: a pool of their own, wider.
-    { queues: "webhooks", concurrency: env().WEBHOOK_CONCURRENCY },
-  ];
-}
 
 /** A worker that stayed up this long died of something new: its pool's restart delay starts over. */
 const WORKER_STABLE_AFTER_MS = 60_000;

@@ -16,16 +16,18 @@ import { directDatabaseUrl, env, resetEnvCache } from "@/lib/env";
 import { logger } from "@/lib/log";
 import { followParent } from "@/lib/parent";
 import { reap } from "@/lib/jobs/reaper";
-import { periodicTasks } from "@/lib/jobs/registry";
-import { QUEUES, type PeriodicTask, type QueueName } from "@/lib/jobs/task";
+import { checkSettings, queueNames, workloadServices } from "@/lib/jobs/registry";
 import { heartbeatWorker, markWorkerStopped, registerWorker } from "@/lib/jobs/workers";
 import { rollupStats } from "@/lib/ops/stats";
 import { pruneOnce, rowsOf } from "@/lib/retention/prune";
-import { Scheduler } from "@/lib/schedules/scheduler";
+import { serviceContext, type Service } from "@/lib/runtime/service";
 import { initTracing, shutdownTracing } from "@/lib/tracing";
 import { graphileLogger } from "./graphile-logger";
 import { workerIdentity } from "./identity";
 import { taskListFor } from "./task-list";
+
+/** The engine's upkeep on a timer (lib/runtime's services take it over). */
+type PeriodicTask = { name: string; everyMs(): number; run(): Promise<string[]> };
 
 /** This process's lines (not its jobs': the runner logs those with the job's fields). */
 const log = logger.child({ workerId: workerIdentity.id });
@@ -59,17 +61,21 @@ async function main(): Promise<void> {
     process.env.WORKER_CONCURRENCY = String(concurrency);
     resetEnvCache();
   }
-  const queues = (values.queues ?? env().WORKER_QUEUES)
+  // Every workload's settings, validated before anything starts: a bad variable is named now.
+  checkSettings();
+  const queues = (values.queues ?? env().WORKER_QUEUES ?? queueNames().join(","))
     .split(",")
     .map((q) => q.trim())
     .filter(Boolean);
-  const unknown = queues.filter((q) => !(QUEUES as readonly string[]).includes(q));
+  const unknown = queues.filter((q) => !queueNames().includes(q));
   if (!queues.length || unknown.length) {
-    throw new Error(`--queues must name some of: ${QUEUES.join(", ")} (got ${values.queues ?? env().WORKER_QUEUES})`);
+    throw new Error(
+      `--queues must name some of: ${queueNames().join(", ")} (got ${values.queues ?? env().WORKER_QUEUES})`,
+    );
   }
   // Before any job runs: each attempt's span continues the trace stored with its job (OTEL_EXPORTER_OTLP_ENDPOINT).
   if (await initTracing({ serviceName: "conveyor-worker" })) log.info("[worker] tracing: exporting spans over OTLP");
-  const taskList = taskListFor(queues as QueueName[]);
+  const taskList = taskListFor(queues);
   const id = workerIdentity.id;
   // A worker that `npm start` restarted says so in the registry (and so on the console's Workers page).
   const restarts = env().CONVEYOR_WORKER_RESTARTS;
@@ -80,9 +86,9 @@ async function main(): Promise<void> {
   // Every worker admits for every queue: admission only hands jobs to graphile.
   const admitter = new Admitter((line) => log.warn(line));
   await admitter.start();
-  // Every worker runs the scheduler too: schedules' runs and delayed jobs (no leader to lose).
-  const scheduler = new Scheduler((line, level = "info") => log[level](line));
-  await scheduler.start();
+  // Every registered workload's services (the schedules' scheduler: no leader to lose; cleanups…).
+  const services: Service[] = workloadServices();
+  for (const s of services) await s.start(serviceContext(id, s.name));
 
   // graphile's own worker ids, so the reaper can release their locks if this process dies.
   const graphileIds = new Set<string>();
@@ -145,7 +151,6 @@ async function main(): Promise<void> {
         return rows ? [`pruned ${trees} job trees, ${rows} rows in ${r.batches.length} batches`] : [];
       },
     },
-    ...periodicTasks(),
   ];
   const runTask = (task: PeriodicTask) =>
     task
@@ -193,7 +198,7 @@ async function main(): Promise<void> {
     state = "stopping";
     timers.forEach(clearInterval);
     void admitter.stop();
-    void scheduler.stop();
+    for (const s of [...services].reverse()) void s.stop();
     log.info(`[worker] ${signal}: finishing running jobs (grace ${env().WORKER_SHUTDOWN_GRACE_MS} ms)`);
     // The cleanup below waits on the database (the last attempts' writes, the pool's end). A stuck
     // connection must not keep a stopping worker alive for ever: what it held is taken back by the

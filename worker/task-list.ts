@@ -4,13 +4,13 @@
  * under that identifier), each a call into the runner. No file per task type.
  */
 import type { TaskList } from "graphile-worker";
-import { taskDefinitions } from "@/lib/jobs/registry";
-import { QUEUES, type QueueName } from "@/lib/jobs/task";
+import { queueNames, taskDefinitions } from "@/lib/jobs/registry";
+import type { QueueName } from "@/lib/jobs/task";
 import "@/lib/workloads";
 import { dispatchToRunner } from "./dispatch";
 
 /** The task list of a pool serving `queues`: it fetches only its queues' jobs. */
-export function taskListFor(queues: readonly QueueName[] = QUEUES): TaskList {
+export function taskListFor(queues: readonly QueueName[] = queueNames()): TaskList {
   const list: TaskList = {};
   for (const queue of queues) {
     for (const def of taskDefinitions()) list[`${queue}:${def.type}`] = dispatchToRunner(def.type);

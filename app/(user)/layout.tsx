@@ -4,6 +4,8 @@ import { signOut } from "@/lib/http/auth";
 import { isOperator } from "@/lib/auth/authorize";
 import { sessionPrincipal } from "@/lib/http/principal";
 import { MainNav } from "@/components/main-nav";
+import { queueNames } from "@/lib/jobs/registry";
+import { QueueNamesProvider } from "@/lib/client/queues";
 
 async function logout() {
   "use server";
@@ -66,7 +68,7 @@ export default async function UserLayout({ children }: { children: ReactNode }) 
         />
       </header>
       <main id="main" tabIndex={-1} className="mx-auto max-w-6xl px-4 py-6 sm:px-6 sm:py-8">
-        {children}
+        <QueueNamesProvider names={queueNames()}>{children}</QueueNamesProvider>
       </main>
     </div>
   );

@@ -1,5 +1,5 @@
 import type { SelectHTMLAttributes } from "react";
-import { QUEUES } from "@/lib/jobs/task";
+import { useQueueNames } from "@/lib/client/queues";
 
 export const fieldClass = "mt-1 block w-full rounded border border-slate-300 px-2 py-1.5";
 
@@ -33,7 +33,7 @@ export function Select({
   );
 }
 
-/** The queues, from the one list the engine has (lib/jobs/task.ts). */
+/** The queues, from the engine's registry (handed down by the signed-in layout). */
 export function QueueSelect(props: Omit<Parameters<typeof Select>[0], "options">) {
-  return <Select {...props} options={QUEUES} />;
+  return <Select {...props} options={useQueueNames()} />;
 }

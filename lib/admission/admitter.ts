@@ -15,7 +15,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { pool } from "../db";
 import { directDatabaseUrl, env } from "../env";
-import { QUEUES, type QueueName } from "../jobs/task";
+import { queueNames, queues } from "../jobs/registry";
+import type { QueueName } from "../jobs/task";
 import { logger } from "../log";
 
 export const ADMIT_CHANNEL = "conveyor_admit";
@@ -53,7 +54,7 @@ export async function admitQueue(queue: string, max = BATCH, waitMs = 5_000): Pr
 /** Admits in every queue until nothing more fits; returns how many. */
 export async function admitAll(): Promise<number> {
   let total = 0;
-  for (const queue of QUEUES) {
+  for (const queue of queueNames()) {
     for (;;) {
       const n = await admitQueue(queue);
       total += n;
@@ -63,14 +64,12 @@ export async function admitAll(): Promise<number> {
   return total;
 }
 
-/** The environment's first values of each queue (QUEUE_*), as `queues` rows: they only seed a database. */
+/**
+ * Each queue's first values (the engine's and the manifests' queues, from their settings:
+ * QUEUE_*), as `queues` rows: they only seed a database.
+ */
 export function configuredQueues(): { name: QueueName; tenantCap: number; window: number }[] {
-  const e = env();
-  return [
-    { name: "interactive", tenantCap: e.QUEUE_INTERACTIVE_TENANT_CAP, window: e.QUEUE_INTERACTIVE_WINDOW },
-    { name: "bulk", tenantCap: e.QUEUE_BULK_TENANT_CAP, window: e.QUEUE_BULK_WINDOW },
-    { name: "webhooks", tenantCap: e.QUEUE_WEBHOOKS_TENANT_CAP, window: e.QUEUE_WEBHOOKS_WINDOW },
-  ];
+  return queues().map((q) => ({ name: q.name, tenantCap: q.tenantCap(), window: q.window() }));
 }
 
 export type QueueSeedResult = {
@@ -178,7 +177,7 @@ export class Admitter {
   }
 
   private sweep(): void {
-    for (const q of QUEUES) this.wake(q);
+    for (const q of queueNames()) this.wake(q);
   }
 
   private async listen(): Promise<void> {

@@ -13,8 +13,7 @@ import type { Principal } from "../auth/principal";
 import { db, Prisma } from "../db";
 import { AppError, notFound, parseOrThrow } from "../errors";
 import { parseIdOr404 } from "../ids";
-import { getTaskDefinition } from "../jobs/registry";
-import { QUEUES } from "../jobs/task";
+import { getTaskDefinition, queueNameSchema, queueNames } from "../jobs/registry";
 import { admitQueue } from "./admitter";
 
 export type PauseDto = {
@@ -64,8 +63,7 @@ const optionalName = (max: number) =>
 
 export const pauseBodySchema = z
   .object({
-    queue: z
-      .enum(QUEUES, { error: `must be one of: ${QUEUES.join(", ")}` })
+    queue: queueNameSchema("must be one of: ")
       .nullish()
       .transform((v) => v ?? undefined),
     type: optionalName(100).refine((t) => t === undefined || getTaskDefinition(t) !== undefined, "unknown job type"),
@@ -226,6 +224,6 @@ export async function resumePause(principal: Principal, rawId: string): Promise<
     return tx.queuePause.findUniqueOrThrow({ where: { id }, include: pauseInclude });
   });
   // Start the scope's waiting jobs now rather than at the next sweep.
-  for (const q of pause.queue ? [pause.queue] : QUEUES) await admitQueue(q);
+  for (const q of pause.queue ? [pause.queue] : queueNames()) await admitQueue(q);
   return toPauseDto(pause);
 }

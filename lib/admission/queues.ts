@@ -15,7 +15,8 @@ import { requireOperator, requirePlatformAdmin, resolveTenantFor } from "../auth
 import type { Principal } from "../auth/principal";
 import { db } from "../db";
 import { AppError, notFound, parseOrThrow } from "../errors";
-import { QUEUES, type QueueName } from "../jobs/task";
+import { queueNames } from "../jobs/registry";
+import type { QueueName } from "../jobs/task";
 import { admitQueue, configuredQueues } from "./admitter";
 import { listPauses, type PauseDto } from "./pauses";
 
@@ -94,7 +95,7 @@ export async function getQueues(principal: Principal): Promise<{ queues: QueueDt
     );
   }
 
-  const queues = QUEUES.map((name): QueueDto => {
+  const queues = queueNames().map((name): QueueDto => {
     const setting = settings.find((s) => s.name === name);
     const tenantCap = setting?.tenantCap ?? 0;
     const queuePauses = pauses.filter((p) => p.queue === null || p.queue === name);
@@ -163,7 +164,7 @@ export const tenantLimitSchema = z
   .strict();
 
 function parseQueue(raw: string): QueueName {
-  if (!(QUEUES as readonly string[]).includes(raw)) throw notFound("Queue not found");
+  if (!queueNames().includes(raw)) throw notFound("Queue not found");
   return raw as QueueName;
 }
 

@@ -11,7 +11,7 @@ import type { Principal } from "../auth/principal";
 import { db } from "../db";
 import { AppError, notFound, parseOrThrow } from "../errors";
 import { parseIdOr404 } from "../ids";
-import { maintenanceLocks, withMaintenanceLock } from "../maintenance";
+import { withMaintenanceLock } from "../maintenance";
 import { storage } from "../storage";
 import { hashLink, LINK_PREFIX } from "../files/link-token";
 import { createFileLink, createLinkSchema, toLinkDto, type ExportLinkDto } from "../files/links";
@@ -20,6 +20,9 @@ export { createLinkSchema, type ExportLinkDto } from "../files/links";
 import { sweepPartFiles } from "./parts";
 import { downloadableFile, findDownloadableExport, openAndCount, type ExportDownload } from "./service";
 import { logger } from "../log";
+
+/** The maintenance lock of this cleanup service: one process at a time, fleet-wide. */
+export const EXPORT_CLEANUP_LOCK = "export_cleanup";
 
 /** A new download link to an export's file, valid for `ttlSeconds` (never past the file's own expiry). */
 export async function createExportLink(principal: Principal, rawJobId: string, body: unknown): Promise<ExportLinkDto> {
@@ -131,7 +134,7 @@ export async function cleanupExpiredExports(
   limit = 500,
 ): Promise<{ ran: boolean; files: number; jobs: number; parts: number }> {
   const run = await withMaintenanceLock(
-    maintenanceLocks.exportCleanup,
+    EXPORT_CLEANUP_LOCK,
     (tx) => tx.$queryRaw<{ id: string; storageKey: string; jobId: string }[]>`
       UPDATE export_files SET deleted_at = now()
       WHERE id IN (SELECT id FROM export_files WHERE deleted_at IS NULL AND expires_at <= now() LIMIT ${limit})

@@ -18,7 +18,7 @@ import type { Readable } from "node:stream";
 import yazl from "yazl";
 import { z } from "zod";
 import { db, pool } from "../db";
-import { env } from "../env";
+import { exportSettings } from "./settings";
 import { PermanentError } from "../jobs/errors";
 import { defineTask, type JobContext } from "../jobs/task";
 import { storage } from "../storage";
@@ -85,7 +85,7 @@ export async function partsParallelism(): Promise<number> {
       (SELECT coalesce(sum(concurrency), 0) FROM workers WHERE state = 'running' AND 'bulk' = ANY(queues))::int AS slots,
       (SELECT count(*) FROM jobs WHERE status = 'running' AND queue = 'bulk' AND waiting_since IS NULL)::int AS busy`;
   const idle = Math.max(0, (row?.slots ?? 0) - (row?.busy ?? 0));
-  const cores = env().EXPORT_PARALLEL_PARTS || Math.floor(availableParallelism() / 2);
+  const cores = exportSettings().EXPORT_PARALLEL_PARTS || Math.floor(availableParallelism() / 2);
   return Math.min(idle, cores);
 }
 
@@ -101,7 +101,7 @@ export async function partsParallelism(): Promise<number> {
 export async function fanOutIfLarge(ctx: JobContext<ExportRequest>): Promise<void> {
   const { job, input } = ctx;
   const plan = await planExport(job.tenantId, input);
-  const partRows = input.partRows ?? env().EXPORT_PART_ROWS;
+  const partRows = input.partRows ?? exportSettings().EXPORT_PART_ROWS;
   if (plan.estimate <= partRows || plan.lo === null || plan.hi === null) return;
   if (input.partRows === undefined && (await partsParallelism()) < 2) return;
   // At most MAX_PARTS: beyond, parts grow instead (each part's end aggregates its siblings).

@@ -7,7 +7,7 @@ import { Transform, type Readable } from "node:stream";
 import { createGzip } from "node:zlib";
 import type pg from "pg";
 import { pool } from "../db";
-import { env } from "../env";
+import { exportSettings } from "./settings";
 import type { JobContext } from "../jobs/task";
 import { storage } from "../storage";
 import { withSpan } from "../tracing";
@@ -98,7 +98,7 @@ export function createExportTransforms(
   // Larger output chunks than zlib's 16 KiB default: fewer chunks through the
   // digest and file stages (measured ~20% faster on the gzip stage).
   if (request.compression === "gzip") {
-    transforms.push(createGzip({ level: env().EXPORT_GZIP_LEVEL, chunkSize: 256 * 1024 }));
+    transforms.push(createGzip({ level: exportSettings().EXPORT_GZIP_LEVEL, chunkSize: 256 * 1024 }));
   }
   return { transforms, rows: () => Math.max(rows, 0) };
 }

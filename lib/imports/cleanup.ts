@@ -6,10 +6,13 @@
  * it expires like an export's file.
  */
 import { inTransaction, pool } from "../db";
-import { maintenanceLocks, withMaintenanceLock } from "../maintenance";
+import { withMaintenanceLock } from "../maintenance";
 import { storage } from "../storage";
 import { removeUpload } from "../uploads/service";
 import { logger } from "../log";
+
+/** The maintenance lock of this cleanup service: one process at a time, fleet-wide. */
+export const IMPORT_CLEANUP_LOCK = "import_cleanup";
 
 const KEEP_FAILED_MS = 24 * 3_600_000;
 
@@ -24,7 +27,7 @@ type Ended = {
 
 export async function cleanupImports(limit = 50): Promise<{ ran: boolean; staging: number; imports: number }> {
   const run = await withMaintenanceLock(
-    maintenanceLocks.importCleanup,
+    IMPORT_CLEANUP_LOCK,
     (tx) =>
       tx.$queryRaw<Ended[]>`
       SELECT i.id::text, i.upload_id, i.staging_table, i.files, j.status::text AS status, j.finished_at

@@ -1,13 +1,16 @@
 /**
  * The imports workload: a tenant's CSV or JSON Lines file (uploaded over tus,
  * lib/uploads) into its customers, orders or events, as a pipeline of stages
- * (./stages.ts, ./task.ts). Its task types, and the upkeep its workers run:
- * what ended imports leave, and uploads nobody used for a day.
+ * (./stages.ts, ./task.ts). Its manifest: task types, settings, its table, and
+ * the upkeep its workers run: what ended imports leave, and uploads nobody used
+ * for a day. Its CLI (`npm run cli -- imports`) goes over the HTTP API
+ * (scripts/cli/imports/), not through the database.
  */
-import { env } from "../env";
 import { defineWorkload } from "../jobs/task";
+import { loop } from "../runtime/service";
 import { cleanupUploads } from "../uploads/service";
 import { cleanupImports } from "./cleanup";
+import { importSettings } from "./settings";
 import {
   importChunkTask,
   importCommitTask,
@@ -29,10 +32,11 @@ export const importsWorkload = defineWorkload({
     importLoadChunkTask,
     importCommitTask,
   ],
-  periodic: [
-    {
+  settings: importSettings,
+  services: [
+    loop({
       name: "imports",
-      everyMs: () => env().IMPORT_CLEANUP_MS,
+      everyMs: () => importSettings().IMPORT_CLEANUP_MS,
       async run() {
         const r = await cleanupImports();
         const u = await cleanupUploads();
@@ -42,6 +46,8 @@ export const importsWorkload = defineWorkload({
           ...(u.removed ? [`removed ${u.removed} uploads`] : []),
         ];
       },
-    },
+    }),
   ],
+  // An import's job stays until the cleanup dropped its staging table and files.
+  tables: [{ name: "imports", keepsJobWhile: "t.cleaned_at IS NULL" }],
 });

@@ -22,7 +22,7 @@ import Papa from "papaparse";
 import { from as copyFrom } from "pg-copy-streams";
 import { z } from "zod";
 import { cancelOnAbort, inTransaction, pool, type SqlClient } from "../db";
-import { env } from "../env";
+import { importSettings } from "./settings";
 import { datasetNames } from "../tenants/datasets";
 import { attemptRun, recordFile } from "../files/record";
 import { PermanentError } from "../jobs/errors";
@@ -222,7 +222,7 @@ export const importScanTask = defineTask({
     const file = await upload(req.uploadId);
     const hash = createHash("sha256");
     const decoder = new TextDecoder("utf-8", { fatal: true });
-    const maxRecord = env().IMPORT_MAX_RECORD_BYTES;
+    const maxRecord = importSettings().IMPORT_MAX_RECORD_BYTES;
     const csv = req.format === "csv" ? new CsvShape(maxRecord) : null;
     let size = 0;
     let lines = 0;
@@ -611,7 +611,7 @@ export const importChunkTask = defineTask({
     const { input } = ctx;
     await follow(input);
     const parse = input.outputs.parse as ParseOutput;
-    const perChunk = env().IMPORT_CHUNK_ROWS;
+    const perChunk = importSettings().IMPORT_CHUNK_ROWS;
     const opened = await storage().open(parse.cleanKey);
     if (!opened) throw new PermanentError("The parsed file is gone; replay the import");
     // A chunk is a byte range of the clean file (its rows end at a newline): nothing is copied,

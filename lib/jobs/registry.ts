@@ -1,10 +1,16 @@
 /**
- * The registry of task types. Workloads register their definitions once per
- * process (lib/workloads does it for every workload); the engine looks them up
- * by type — to validate an enqueue, to run an attempt, to choose a retry, to
- * redact what a task marks sensitive — and never imports a workload itself.
+ * The registry of workloads and their task types. Workloads register their
+ * manifests once per process (lib/workloads does it for every workload); the
+ * engine looks task types up by type — to validate an enqueue, to run an
+ * attempt, to choose a retry, to redact what a task marks sensitive — and reads
+ * the rest of the manifests from here (queues, services, settings, tables, CLI
+ * commands), never importing a workload itself.
  */
-import type { PeriodicTask, TaskDefinition, Workload } from "./task";
+import { z } from "zod";
+import { envKeys } from "../env";
+import type { Service } from "../runtime/service";
+import { engineQueues } from "./queues";
+import type { CliCommands, HistoryTable, QueueSpec, TaskDefinition, Workload, WorkloadTable } from "./task";
 
 // `any`: the registry holds definitions of different input and result types.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -45,8 +51,21 @@ export function unregisterTask(type: string): void {
 /** Registers workloads and their task types (idempotent). */
 export function registerWorkloads(workloads: readonly Workload[]): void {
   for (const w of workloads) {
+    const owner = [...registry().workloads.values()].find(
+      (other) => other.name !== w.name && other.queues?.some((q) => w.queues?.some((mine) => mine.name === q.name)),
+    );
+    if (owner || w.queues?.some((q) => engineQueues.some((e) => e.name === q.name))) {
+      throw new Error(`Workload ${w.name} brings a queue another workload or the engine already has`);
+    }
     registry().workloads.set(w.name, w);
     for (const def of w.tasks) claim(def, w.name);
+  }
+  const known = new Set(queueNames());
+  for (const w of workloads) {
+    for (const def of w.tasks) {
+      if (!known.has(def.queue))
+        throw new Error(`Task type ${def.type} runs on queue ${def.queue}, which nobody brings`);
+    }
   }
 }
 
@@ -68,9 +87,69 @@ export function taskDefinitions(): TaskDefinition<unknown, unknown>[] {
   return [...requireRegistered().tasks.values()].map((e) => e.def);
 }
 
-/** Every registered workload's periodic work. */
-export function periodicTasks(): PeriodicTask[] {
-  return [...requireRegistered().workloads.values()].flatMap((w) => w.periodic ?? []);
+function manifests(): Workload[] {
+  return [...requireRegistered().workloads.values()];
+}
+
+/** Every registered workload's manifest. */
+export function registeredWorkloads(): readonly Workload[] {
+  return manifests();
+}
+
+/** Every queue: the engine's (interactive, bulk), then those the workloads bring. */
+export function queues(): QueueSpec[] {
+  return [...engineQueues, ...manifests().flatMap((w) => w.queues ?? [])];
+}
+
+/** Every queue's name. */
+export function queueNames(): string[] {
+  return queues().map((q) => q.name);
+}
+
+/**
+ * A request's queue field: a string naming a registered queue, checked when parsed (the
+ * list is the registry's, known once the workloads are registered).
+ */
+export function queueNameSchema(lead = "must be one of "): z.ZodType<string> {
+  return z.string().superRefine((v, ctx) => {
+    const names = queueNames();
+    if (!names.includes(v)) ctx.addIssue({ code: "custom", message: `${lead}${names.join(", ")}` });
+  });
+}
+
+/** A queue by name, or undefined for one nobody brings. */
+export function queueSpec(name: string): QueueSpec | undefined {
+  return queues().find((q) => q.name === name);
+}
+
+/** Every registered workload's long-running services (a worker process starts them). */
+export function workloadServices(): Service[] {
+  return manifests().flatMap((w) => w.services ?? []);
+}
+
+/** Every variable the configuration reads: lib/env.ts's and each workload's settings. */
+export function settingKeys(): string[] {
+  return [...envKeys, ...manifests().flatMap((w) => w.settings?.keys ?? [])];
+}
+
+/** Reads every workload's settings once: a bad variable fails the process at start, naming it. */
+export function checkSettings(): void {
+  for (const w of manifests()) w.settings?.();
+}
+
+/** The job-keyed tables the workloads own (pruned with their job by cascade). */
+export function workloadTables(): (WorkloadTable & { workload: string })[] {
+  return manifests().flatMap((w) => (w.tables ?? []).map((t) => ({ ...t, workload: w.name })));
+}
+
+/** The history tables the workloads own (pruned after the tenant's job retention). */
+export function historyTables(): (HistoryTable & { workload: string })[] {
+  return manifests().flatMap((w) => (w.history ?? []).map((t) => ({ ...t, workload: w.name })));
+}
+
+/** Every workload's CLI commands. */
+export function cliCommands(): CliCommands[] {
+  return manifests().flatMap((w) => (w.cli ? [w.cli] : []));
 }
 
 /** Every input field any task marks sensitive (for searches, which must not look inside them). */

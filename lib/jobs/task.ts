@@ -4,19 +4,45 @@
  * `defineTask` and is registered once in lib/workloads; the engine finds the
  * definitions by type through lib/jobs/registry.ts and never imports a workload.
  */
+import type { Command } from "commander";
 import type { z } from "zod";
-import type { SqlClient } from "../db";
+import type { Prisma, SqlClient } from "../db";
 import type { DownstreamLimits, Permit } from "../downstream";
+import type { Settings } from "../env";
+import type { Service } from "../runtime/service";
+import type { CliKit } from "./cli-kit";
 
 export type { SqlClient } from "../db";
 
 /**
- * interactive: somebody is waiting (their own export request); bulk: export
- * parts, schedules, replays; webhooks: deliveries to tenants' endpoints (their
- * own pool, so a slow endpoint never takes an export's slot).
+ * A queue's name: the engine's (interactive, bulk: lib/jobs/queues.ts) or one a
+ * workload brings in its manifest (webhooks). The registry knows them all
+ * (`queueNames()`); there is no fixed list.
  */
-export const QUEUES = ["interactive", "bulk", "webhooks"] as const;
-export type QueueName = (typeof QUEUES)[number];
+export type QueueName = string;
+
+/** At or above `warning` a health signal warns; at or above `behind` its queue (or tenant) is falling behind. */
+export type Threshold = { warning: number; behind: number };
+
+/**
+ * A queue a manifest brings: the engine seeds its `queues` row from `tenantCap` and
+ * `window` (only where the database holds none), `npm start` runs a worker pool for it,
+ * and the console's health reads it against `health`.
+ */
+export type QueueSpec = {
+  /** snake_case or a plain word; jobs name it in `queue`. */
+  name: string;
+  /** One line for the help and the docs: what waits in it. */
+  description: string;
+  /** The first per-tenant cap (jobs of one tenant admitted or running at once). */
+  tenantCap(): number;
+  /** The first window (jobs of all tenants admitted or running at once). */
+  window(): number;
+  /** Seconds: how old the oldest ready job, and the 95th percentile start latency, may get. */
+  health: { oldestReadyAge: Threshold; startLatencyP95: Threshold };
+  /** Slots of its worker pool under `npm start` (default WORKER_CONCURRENCY). */
+  concurrency?(): number;
+};
 
 export type RetryPolicy = {
   maxAttempts: number;
@@ -148,23 +174,58 @@ export type TaskDefinition<I = unknown, R = unknown> = {
 /** The occurrence a schedule's run is for, and the one of the run before it (null: its first). */
 export type ScheduledRun = { scheduledFor: Date; previousScheduledFor: Date | null };
 
-/** Work a workload's workers do on a timer (cleanups, schedulers); one process at a time if it takes a maintenance lock. */
-export type PeriodicTask = {
-  /** For log lines: `[name] …`. */
+/**
+ * A table of a workload whose rows belong to one job (`job_id`, a foreign key ON DELETE
+ * CASCADE): they go when the job goes (lib/retention prunes jobs and never names it).
+ */
+export type WorkloadTable = {
   name: string;
-  /** How often each worker process runs it, in ms (read at start). */
-  everyMs(): number;
-  /** One tick; returns lines worth logging. A throw is logged, never fatal. */
-  run(): Promise<string[]>;
+  /** Its column naming the job (default `job_id`); `id` on `jobs` itself: what a job's own row holds (its result). */
+  jobColumn?: string;
+  /**
+   * A condition on one of its rows (as `t`, its job as `j`) under which the job may not be
+   * pruned yet (an import whose staging table the cleanup has not dropped).
+   */
+  keepsJobWhile?: string;
+  /** A storage key (an expression on `t`) to remove once the row is gone, where not null. */
+  storedKey?: string;
 };
 
-/** A folder of lib/ that brings task types (and their periodic upkeep) to the engine. */
+/**
+ * Rows a workload keeps beside its jobs but not keyed by one (webhook messages, schedule
+ * events): the pruner calls `prune` with the tenant's job retention cutoff; it deletes at
+ * most `limit` rows and returns how many.
+ */
+export type HistoryTable = {
+  name: string;
+  prune(tx: Prisma.TransactionClient, tenantId: string, cutoff: Date, limit: number): Promise<number>;
+};
+
+/** A workload's commands in the CLI program (scripts/cli), given the program and its helpers. */
+export type CliCommands = (program: Command, kit: CliKit) => void;
+
+/**
+ * A folder of lib/ that brings work to the engine: the manifest says everything the engine,
+ * the worker, `npm start`, the pruner and the CLI need to know of it, so adding one is one
+ * line in lib/workloads.
+ */
 export type Workload = {
   name: string;
   // `any`: a workload holds definitions of different input and result types.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   tasks: readonly TaskDefinition<any, any>[];
-  periodic?: readonly PeriodicTask[];
+  /** Queues it brings (its tasks may also run on the engine's: interactive, bulk). */
+  queues?: readonly QueueSpec[];
+  /** Its long-running parts (cleanups, schedulers): every worker process starts them. */
+  services?: readonly Service[];
+  /** Its configuration (lib/env.ts `defineSettings`): validated with the rest at start. */
+  settings?: Settings<object>;
+  /** Its job-keyed tables (pruned with their job by cascade). */
+  tables?: readonly WorkloadTable[];
+  /** Its history tables, pruned after the tenant's job retention. */
+  history?: readonly HistoryTable[];
+  /** Its commands in `npm run cli`. */
+  cli?: CliCommands;
 };
 
 /** Identity helper that keeps the input and result types of a definition. */

@@ -364,7 +364,7 @@ export const createdPauseSchema = pauseSchema.extend({
   cancelled: z.number().int().meta({ description: "Running jobs asked to stop (cancelRunning)" }),
 });
 
-const queueName = z.enum(["interactive", "bulk", "webhooks"]);
+const queueName = z.string().meta({ description: "interactive, bulk, or a queue a workload brings (webhooks)" });
 const counts = {
   waiting: z.number().int(),
   scheduled: z.number().int(),

@@ -26,7 +26,8 @@ import type { Principal } from "../auth/principal";
 import { db } from "../db";
 import { env } from "../env";
 import { parseOrThrow } from "../errors";
-import { QUEUES, type QueueName } from "../jobs/task";
+import { queueNames, queueSpec } from "../jobs/registry";
+import type { Threshold } from "../jobs/task";
 import { consoleTenant } from "./console";
 import { histogramSum, quantileOf } from "./stats";
 
@@ -53,8 +54,7 @@ export const SIGNAL_METRIC: Record<HealthSignal, string> = {
   deadLettersPerHour: "dead_letters_last_hour",
 };
 
-/** At or above `warning` a signal warns; at or above `behind` its queue (or tenant) is falling behind. */
-export type Threshold = { warning: number; behind: number };
+export type { Threshold };
 
 const shared = {
   utilisation: { warning: 0.8, behind: 0.95 },
@@ -63,20 +63,21 @@ const shared = {
 };
 
 /**
- * Thresholds per queue (seconds, ratios, dead letters per hour): a user waits
- * on interactive work, bulk work may queue for minutes.
+ * Thresholds per queue (seconds, ratios, dead letters per hour): the waiting-time ones
+ * are the queue's own (its manifest's `health`: a user waits on interactive work, bulk
+ * work may queue for minutes), the rest shared.
  */
-export const HEALTH_THRESHOLDS: Record<QueueName, Record<HealthSignal, Threshold>> = {
-  interactive: { oldestReadyAge: { warning: 10, behind: 60 }, startLatencyP95: { warning: 5, behind: 30 }, ...shared },
-  bulk: { oldestReadyAge: { warning: 300, behind: 1800 }, startLatencyP95: { warning: 120, behind: 900 }, ...shared },
-  webhooks: { oldestReadyAge: { warning: 60, behind: 600 }, startLatencyP95: { warning: 30, behind: 300 }, ...shared },
-};
+export function healthThresholds(): Record<string, Record<HealthSignal, Threshold>> {
+  return Object.fromEntries(queueNames().map((name) => [name, thresholdsOf(name)]));
+}
 
 /** A tenant's utilisation is of its cap: warning when nearly at it, behind at it. */
 export const TENANT_UTILISATION: Threshold = { warning: 0.75, behind: 1 };
 
 export function thresholdsOf(queue: string): Record<HealthSignal, Threshold> {
-  return HEALTH_THRESHOLDS[queue as QueueName] ?? HEALTH_THRESHOLDS.bulk;
+  // A queue nobody brings any more (its jobs are still on record): judged as bulk work.
+  const spec = queueSpec(queue) ?? queueSpec("bulk")!;
+  return { ...spec.health, ...shared };
 }
 
 export type HealthState = "ok" | "warning" | "behind";
@@ -258,7 +259,7 @@ export async function computeHealth(
     if (!r) raws.set(key, (r = { queue, tenantId: tenant, raw: emptyRaw() }));
     return r.raw;
   };
-  if (tenantId) for (const q of QUEUES) rawOf(q, tenantId);
+  if (tenantId) for (const q of queueNames()) rawOf(q, tenantId);
   for (const s of scopes) {
     if (s.paused) continue;
     const r = rawOf(s.queue, s.tenantId);
@@ -287,9 +288,9 @@ export async function computeHealth(
   );
 
   // Fleet rows: every known queue, and any other a job or a worker names.
-  const queueNames = new Set<string>([...QUEUES, ...[...raws.values()].map((r) => r.queue)]);
+  const names = new Set<string>([...queueNames(), ...[...raws.values()].map((r) => r.queue)]);
   const runningOf = new Map(running.map((r) => [r.owner, Number(r.n)]));
-  const queues = [...queueNames].map((queue) => {
+  const queues = [...names].map((queue) => {
     const serving = workers.filter((w) => !w.queues?.length || w.queues.includes(queue));
     const fleet = emptyRaw();
     fleet.capacity = serving.reduce((n, w) => n + w.concurrency, 0);

@@ -14,11 +14,10 @@ import { admitQueue } from "../admission/admitter";
 import { cancelJob, replayJob } from "../jobs/actions";
 import { historyInclude, historyOf } from "../jobs/history";
 import { pauseScopesFor } from "../jobs/pause-scopes";
-import { sensitiveFields } from "../jobs/registry";
+import { queueNameSchema, sensitiveFields } from "../jobs/registry";
 import { jobView } from "../jobs/view";
 import type { JobDto } from "../jobs/dto";
 import { decodeCursor, encodeCursor, jobStatuses } from "../jobs/queries";
-import { QUEUES } from "../jobs/task";
 import { isoInstant } from "../validation";
 import { consoleTenant } from "./console";
 
@@ -31,7 +30,7 @@ const opsJobFilterFields = z
   .object({
     status: z.enum(jobStatuses, { error: `must be one of ${jobStatuses.join(", ")}` }).optional(),
     type: z.string().trim().min(1).max(100).optional(),
-    queue: z.enum(QUEUES, { error: `must be one of ${QUEUES.join(", ")}` }).optional(),
+    queue: queueNameSchema().optional(),
     /** Platform admins: a tenant's id or slug. */
     tenant: z.string().trim().min(1).max(100).optional(),
     /** Searched in the input (as JSON text) and the error message. */

@@ -14,7 +14,7 @@ import type { Principal } from "../auth/principal";
 import { db } from "../db";
 import { env } from "../env";
 import { AppError } from "../errors";
-import { QUEUES } from "../jobs/task";
+import { queueNames } from "../jobs/registry";
 import {
   HEALTH_SIGNALS,
   SIGNAL_METRIC,
@@ -192,7 +192,7 @@ function build(snap: () => Snapshot): Registry {
     registers: [registry],
     collect() {
       this.reset();
-      for (const queue of new Set([...QUEUES, ...snap().health.queues.map((r) => r.queue)])) {
+      for (const queue of new Set([...queueNames(), ...snap().health.queues.map((r) => r.queue)])) {
         const t = thresholdsOf(queue);
         for (const signal of HEALTH_SIGNALS)
           for (const level of ["warning", "behind"] as const)

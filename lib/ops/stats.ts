@@ -17,9 +17,9 @@ import { z } from "zod";
 import type { Principal } from "../auth/principal";
 import { db, Prisma } from "../db";
 import { parseOrThrow } from "../errors";
-import { QUEUES } from "../jobs/task";
 import { maintenanceLocks, withMaintenanceLock } from "../maintenance";
 import { consoleTenant } from "./console";
+import { queueNameSchema } from "../jobs/registry";
 /** Minute rows older than this are deleted by the rollup. */
 const KEEP = "8 days";
 
@@ -197,7 +197,7 @@ export const overviewSchema = z
   .object({
     /** Platform admins: a tenant's id or slug. */
     tenant: z.string().trim().min(1).max(100).optional(),
-    queue: z.enum(QUEUES, { error: `must be one of ${QUEUES.join(", ")}` }).optional(),
+    queue: queueNameSchema().optional(),
     type: z.string().trim().min(1).max(100).optional(),
   })
   .strict();

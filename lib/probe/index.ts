@@ -6,4 +6,8 @@
 import { defineWorkload } from "../jobs/task";
 import { probeTask } from "./task";
 
-export const probeWorkload = defineWorkload({ name: "probe", tasks: [probeTask] });
+export const probeWorkload = defineWorkload({
+  name: "probe",
+  tasks: [probeTask],
+  tables: [{ name: "probe_effects" }],
+});

@@ -9,13 +9,16 @@
  *   expired, or failed and discarded (replayed or dismissed) JOB_RETENTION_DAYS after it
  *   ended — or was discarded, whichever came later; a dead letter (failed, neither
  *   replayed nor discarded) DEAD_LETTER_RETENTION_DAYS after it failed. A tree with one
- *   job still open, or too young, or an import not yet cleaned up, stays whole. With each
- *   job go its attempts, transitions, export files (their bytes too, unless the export
- *   expiry already removed them) and links, its import row, webhook deliveries and probe
- *   effects; jobs that merely point at it (a replay's `replay_of_id`, an upload's
- *   `import_job_id`) forget it.
- * - webhook messages with no delivery left (their delivery jobs went, above), and schedule
- *   events, after the tenant's job retention;
+ *   job still open, or too young, or held by a workload (a row of a table its manifest lists
+ *   whose `keepsJobWhile` holds: an import not yet cleaned up), stays whole. With each job go
+ *   its attempts, transitions, stored files (their bytes too, unless the export expiry already
+ *   removed them) and links, and — by their foreign keys' ON DELETE CASCADE — every row of
+ *   the workloads' job-keyed tables (imports, webhook deliveries, probe effects…): this file
+ *   names none of them, the registry lists them (a manifest's `tables`, with the bytes a row
+ *   still holds: `storedKey`). Jobs that merely point at it (a replay's `replay_of_id`, an
+ *   upload's `import_job_id`) forget it.
+ * - the workloads' history tables (a manifest's `history`: webhook messages with no delivery
+ *   left, schedule events), after the tenant's job retention;
  * - audit entries after AUDIT_RETENTION_DAYS (the platform's own entries: the default);
  * - worker rows that stopped or were declared dead more than a day ago.
  *
@@ -25,11 +28,10 @@
 import { db, Prisma } from "../db";
 import { env } from "../env";
 import { logger } from "../log";
+import { historyTables, workloadTables } from "../jobs/registry";
 import { maintenanceLocks, withMaintenanceLock } from "../maintenance";
 import { storage } from "../storage";
 import { effectiveRetention, type RetentionDays } from "../tenants/retention";
-import { pruneScheduleEvents } from "./sql/prune-schedule-events";
-import { pruneWebhookMessages } from "./sql/prune-webhook-messages";
 
 const DAY_MS = 86_400_000;
 /** Stopped or dead worker rows are kept this long (the console's Workers page shows them). */
@@ -52,8 +54,8 @@ export type PruneBatch = {
     attempts: number;
     transitions: number;
     files: number;
-    webhookMessages: number;
-    scheduleEvents: number;
+    /** Rows of the workloads' history tables. */
+    history: number;
     audit: number;
     workers: number;
   };
@@ -90,8 +92,7 @@ const emptyRows = () => ({
   attempts: 0,
   transitions: 0,
   files: 0,
-  webhookMessages: 0,
-  scheduleEvents: 0,
+  history: 0,
   audit: 0,
   workers: 0,
 });
@@ -99,7 +100,7 @@ const emptyRows = () => ({
 /** Rows a batch deleted, all tables together. */
 export function rowsOf(batch: PruneBatch): number {
   const r = batch.rows;
-  return r.jobs + r.attempts + r.transitions + r.files + r.webhookMessages + r.scheduleEvents + r.audit + r.workers;
+  return r.jobs + r.attempts + r.transitions + r.files + r.history + r.audit + r.workers;
 }
 
 /**
@@ -164,19 +165,24 @@ export async function pruneOnce(opts: PruneOptions = {}): Promise<PruneResult> {
     }
   }
 
-  // History kept beside the jobs, by the tenant's job retention: webhook messages whose
-  // deliveries are gone, and schedule events.
+  // History the workloads keep beside the jobs, by the tenant's job retention (their manifests'
+  // `history`: webhook messages whose deliveries are gone, schedule events).
+  const history = historyTables();
   for (const tenant of tenants) {
     for (;;) {
       if (Date.now() >= deadline) return result(true, true);
       const limit = batchSize * ROWS_PER_ROOT;
+      let full = false;
       const batch = await step("history", tenant.id, async (tx, b) => {
-        b.rows.webhookMessages = await pruneWebhookMessages(tx, tenant.id, cutoff(tenant.jobs), limit);
-        b.rows.scheduleEvents = await pruneScheduleEvents(tx, tenant.id, cutoff(tenant.jobs), limit);
+        for (const h of history) {
+          const n = await h.prune(tx, tenant.id, cutoff(tenant.jobs), limit);
+          b.rows.history += n;
+          if (n >= limit) full = true;
+        }
         return [];
       });
       if (!batch) return result(batches.length > 0);
-      if (batch.rows.webhookMessages < limit && batch.rows.scheduleEvents < limit) break;
+      if (!full) break;
     }
   }
 
@@ -260,14 +266,14 @@ async function pruneJobTrees(
     for (const k of kids) rootOf.set(k.id, rootOf.get(k.parent)!);
     level = kids.map((k) => k.id);
   }
-  // Whether each may go: ended, old enough by its own kind, and no import of it still waiting
-  // for the import cleanup (its staging table, its files).
+  // Whether each may go: ended, old enough by its own kind, and held by no workload's row (an
+  // import still waiting for its cleanup: its staging table, its files).
   const states = await tx.$queryRaw<{ id: string; ok: boolean }[]>`
     SELECT j.id::text, coalesce(
              j.status::text = ANY(${FINISHED}::text[])
              AND CASE WHEN j.status = 'failed' AND j.discarded_at IS NULL THEN j.finished_at < ${deadCutoff}
                       ELSE greatest(j.finished_at, j.discarded_at) < ${jobCutoff} END
-             AND NOT EXISTS (SELECT 1 FROM imports i WHERE i.job_id = j.id AND i.cleaned_at IS NULL),
+             ${holds()},
            false) AS ok
       FROM jobs j WHERE j.id = ANY(${[...rootOf.keys()]}::uuid[])`;
   const nodes: TreeNode[] = states.map((r) => ({ id: r.id, root: rootOf.get(r.id)!, ok: r.ok }));
@@ -304,22 +310,50 @@ async function pruneJobTrees(
   batch.trees = roots.length - blocked.size;
   if (!ids.length) return [];
 
-  // The stored bytes still there: export files the expiry has not removed, and split exports'
-  // part files not yet swept.
-  const keys = await tx.$queryRaw<{ key: string }[]>`
+  // The stored bytes still there: stored files (lib/files) the expiry has not removed, and what
+  // the workloads' rows still hold (a split export's part files not yet swept).
+  const keys = await tx.$queryRaw<{ key: string | null }[]>`
     SELECT storage_key AS key FROM export_files WHERE job_id = ANY(${ids}::uuid[]) AND deleted_at IS NULL
-    UNION ALL
-    SELECT result->>'key' FROM jobs
-     WHERE id = ANY(${ids}::uuid[]) AND type = 'export_part' AND result ? 'key' AND NOT (result ? 'fileDeleted')`;
+    ${storedKeys(ids)}`;
 
-  // Tables that name a job without a foreign key: their rows go with it.
-  await tx.$executeRaw`DELETE FROM webhook_deliveries WHERE job_id = ANY(${ids}::uuid[])`;
-  await tx.$executeRaw`DELETE FROM probe_effects WHERE job_id = ANY(${ids}::uuid[])`;
+  // The workloads' job-keyed tables go by their foreign keys' ON DELETE CASCADE with the jobs below.
   // The cascades would do these row by row; one statement each is cheaper, and counts them.
   batch.rows.transitions = await tx.$executeRaw`DELETE FROM job_transitions WHERE job_id = ANY(${ids}::uuid[])`;
   batch.rows.attempts = await tx.$executeRaw`DELETE FROM job_attempts WHERE job_id = ANY(${ids}::uuid[])`;
   batch.rows.files = await tx.$executeRaw`DELETE FROM export_files WHERE job_id = ANY(${ids}::uuid[])`;
   // Children and parents in one statement: parent_id's SET NULL then finds nothing left to set.
   batch.rows.jobs = await tx.$executeRaw`DELETE FROM jobs WHERE id = ANY(${ids}::uuid[])`;
-  return keys.map((k) => k.key).filter(Boolean);
+  return keys.map((k) => k.key).filter((k): k is string => Boolean(k));
+}
+
+const IDENT = /^[a-z_][a-z0-9_]*$/;
+
+/** A workload table's name and job column, checked as identifiers (they come from manifests, never from a request). */
+function tableOf(t: { name: string; jobColumn?: string }): { table: Prisma.Sql; column: Prisma.Sql } {
+  const column = t.jobColumn ?? "job_id";
+  if (!IDENT.test(t.name) || !IDENT.test(column)) throw new Error(`Bad workload table ${t.name}.${column}`);
+  return { table: Prisma.raw(t.name), column: Prisma.raw(column) };
+}
+
+/** `AND NOT EXISTS …` for each workload table whose rows may hold their job back (`keepsJobWhile`). */
+function holds(): Prisma.Sql {
+  const parts = workloadTables()
+    .filter((t) => t.keepsJobWhile)
+    .map((t) => {
+      const { table, column } = tableOf(t);
+      return Prisma.sql`AND NOT EXISTS (SELECT 1 FROM ${table} t WHERE t.${column} = j.id AND (${Prisma.raw(t.keepsJobWhile!)}))`;
+    });
+  return parts.length ? Prisma.join(parts, " ") : Prisma.empty;
+}
+
+/** `UNION ALL SELECT …` for each workload table with a stored key (`storedKey`). */
+function storedKeys(ids: string[]): Prisma.Sql {
+  const parts = workloadTables()
+    .filter((t) => t.storedKey)
+    .map((t) => {
+      const { table, column } = tableOf(t);
+      const key = Prisma.raw(`(${t.storedKey})`);
+      return Prisma.sql`UNION ALL SELECT ${key} FROM ${table} t WHERE t.${column} = ANY(${ids}::uuid[]) AND ${key} IS NOT NULL`;
+    });
+  return parts.length ? Prisma.join(parts, " ") : Prisma.empty;
 }

@@ -18,7 +18,7 @@
  */
 import type pg from "pg";
 import { inTransaction, pool } from "../db";
-import { env } from "../env";
+import { scheduleSettings } from "./settings";
 import { insertScheduledRuns, type RefusedRun, type ScheduledRunRow } from "../jobs/enqueue";
 import type { RunRefusal } from "../jobs/sql/gate-scheduled-runs";
 import { getTaskDefinition } from "../jobs/registry";
@@ -124,7 +124,7 @@ async function materializeBatch(tx: pg.PoolClient): Promise<Omit<TickResult, "pr
     tx,
     rows.map((r) => r.id),
   );
-  const missedAfter = env().SCHEDULE_MISSED_AFTER_MS;
+  const missedAfter = scheduleSettings().SCHEDULE_MISSED_AFTER_MS;
 
   const inserts: ScheduledRunRow[] = [];
   const events: Event[] = [];

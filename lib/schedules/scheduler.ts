@@ -8,7 +8,8 @@
  * other rows (SKIP LOCKED); the database's unique key is the last word.
  */
 import pg from "pg";
-import { directDatabaseUrl, env } from "../env";
+import { directDatabaseUrl } from "../env";
+import { scheduleSettings } from "./settings";
 import { materializeDue, msUntilNextDue, promoteDelayedJobs, SCHEDULER_CHANNEL, type TickResult } from "./materialize";
 import { logger } from "../log";
 
@@ -45,7 +46,7 @@ export class Scheduler {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.running = (async () => {
-      let sleepMs = env().SCHEDULER_MAX_SLEEP_MS;
+      let sleepMs = scheduleSettings().SCHEDULER_MAX_SLEEP_MS;
       do {
         this.again = false;
         try {
@@ -59,7 +60,7 @@ export class Scheduler {
             );
           }
           const due = await msUntilNextDue();
-          sleepMs = Math.min(env().SCHEDULER_MAX_SLEEP_MS, due ?? Infinity);
+          sleepMs = Math.min(scheduleSettings().SCHEDULER_MAX_SLEEP_MS, due ?? Infinity);
         } catch (e) {
           this.log(`[scheduler] tick failed: ${(e as Error).message}`, "warn");
         }

@@ -1,7 +1,7 @@
 /** The bodies of the schedule routes. */
 import { z } from "zod";
 import { isoInstant } from "../validation";
-import { env } from "../env";
+import { scheduleSettings } from "./settings";
 import { cronProblem, intervalProblem, zoneProblem } from "./cron";
 
 export const missedRunPolicies = ["skip", "once", "all"] as const;
@@ -17,7 +17,7 @@ const cron = z
   .superRefine((v, ctx) => {
     // Runs closer than SCHEDULE_MIN_INTERVAL_SECONDS are refused: a 6-field cron could make a run a second.
     // (Measured in UTC: a zone's DST changes move a day's runs, not the gaps of the pattern.)
-    const problem = cronProblem(v) || intervalProblem(v, "UTC", env().SCHEDULE_MIN_INTERVAL_SECONDS);
+    const problem = cronProblem(v) || intervalProblem(v, "UTC", scheduleSettings().SCHEDULE_MIN_INTERVAL_SECONDS);
     if (problem) ctx.addIssue({ code: "custom", message: problem });
   });
 const timezone = z

@@ -19,7 +19,7 @@ import { requestCancel } from "../jobs/sql/cancel";
 import type { JobDto } from "../jobs/dto";
 import { pauseScopesFor } from "../jobs/pause-scopes";
 import { jobView } from "../jobs/view";
-import { env } from "../env";
+import { scheduleSettings } from "./settings";
 import type { RunRefusal } from "../jobs/sql/gate-scheduled-runs";
 import { refusalError } from "../tenants/quotas";
 import { isoInZone, nextOccurrence, nextOccurrences, occurrencesBetween } from "./cron";
@@ -204,7 +204,7 @@ export async function createSchedule(
   const created = await db()
     .$transaction(async (tx) => {
       await lockTenantSchedules(tx, tenantId);
-      const limit = env().QUOTA_SCHEDULES_PER_TENANT;
+      const limit = scheduleSettings().QUOTA_SCHEDULES_PER_TENANT;
       const used = await countTenantSchedules(tx, tenantId);
       if (used >= limit) {
         throw new AppError(

@@ -1,7 +1,7 @@
 /** What the webhook API accepts. */
 import { isIP } from "node:net";
 import { z } from "zod";
-import { env } from "../env";
+import { webhookSettings } from "./settings";
 import { judgeAddress } from "./address";
 
 /** Events an endpoint may subscribe to (`ping` is only ever sent by "Send test event"). */
@@ -9,7 +9,7 @@ export const WEBHOOK_EVENTS = ["export.ready", "job.succeeded", "job.failed", "j
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 /** Why a URL may not be an endpoint, or null. https only (plain http and private hosts with WEBHOOK_ALLOW_PRIVATE=1). */
-export function urlProblem(raw: string, allowPrivate = env().WEBHOOK_ALLOW_PRIVATE === "1"): string | null {
+export function urlProblem(raw: string, allowPrivate = webhookSettings().WEBHOOK_ALLOW_PRIVATE === "1"): string | null {
   let url: URL;
   try {
     url = new URL(raw);

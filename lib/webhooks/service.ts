@@ -22,7 +22,7 @@ import {
 } from "./schema";
 import { newSecret } from "./signing";
 import { endpointKey } from "./task";
-import { env } from "../env";
+import { webhookSettings } from "./settings";
 
 /** How long a rotated-out secret keeps signing. */
 export const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
@@ -198,7 +198,7 @@ export async function getEndpoint(principal: Principal, rawId: string): Promise<
 async function checkResolves(url: string): Promise<void> {
   const host = new URL(url).hostname;
   try {
-    await resolvePublic(host, env().WEBHOOK_ALLOW_PRIVATE === "1");
+    await resolvePublic(host, webhookSettings().WEBHOOK_ALLOW_PRIVATE === "1");
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === "ENOTFOUND" || (e as NodeJS.ErrnoException).code === "EAI_AGAIN") return;
     const message = (e as Error).message;

@@ -10,7 +10,7 @@
 import { z } from "zod";
 import { pool } from "../db";
 import type { CallOutcome } from "../downstream";
-import { env } from "../env";
+import { webhookSettings } from "./settings";
 import { parseRetryAfter, PermanentError, RetryableError } from "../jobs/errors";
 import { defineTask, type JobContext } from "../jobs/task";
 import { send, type SendResult } from "./http";
@@ -110,7 +110,7 @@ async function deliver(ctx: JobContext<z.infer<typeof inputSchema>>) {
     throw new PermanentError(`The endpoint is disabled: ${reason}`);
   }
 
-  const e = env();
+  const e = webhookSettings();
   const permit = await ctx.downstream(endpointKey(d.endpoint_id), {
     ratePerSecond: d.rate_limit_per_second,
     concurrency: e.WEBHOOK_ENDPOINT_CONCURRENCY,

@@ -1,19 +1,24 @@
 /**
  * The CLI's commands as one commander program: the help at every level
  * (`--help`, `jobs --help`, `jobs list --help`) is made from these definitions.
- * A workload adds its commands in a file of ./commands and one line below.
+ * The engine's commands are files of ./commands; a workload's are in its own folder, listed by
+ * its manifest (`cli`), and come from the registry with the helpers below (lib/jobs/cli-kit.ts).
  */
 import { Command } from "commander";
+import type { CliKit } from "@/lib/jobs/cli-kit";
+import { cliCommands } from "@/lib/jobs/registry";
 import { deadLettersCommands } from "./commands/dead-letters";
 import { jobsCommands } from "./commands/jobs";
 import { pausesCommands } from "./commands/pauses";
 import { queuesCommands } from "./commands/queues";
-import { schedulesCommands } from "./commands/schedules";
 import { tenantsCommands } from "./commands/tenants";
 import { tokensCommands } from "./commands/tokens";
 import { usersCommands } from "./commands/users";
-import { webhooksCommands } from "./commands/webhooks";
-import { exitCodesHelp } from "./run";
+import { actingAs, actingOptions, cut, exitCodesHelp, handler, jsonOption, when, wholeNumber } from "./run";
+import { table } from "./table";
+
+/** What a workload's commands get from the program. */
+const kit: CliKit = { actingAs, actingOptions, cut, handler, jsonOption, table, when, wholeNumber };
 
 export function buildProgram(): Command {
   const program = new Command("npm run cli --")
@@ -36,8 +41,7 @@ export function buildProgram(): Command {
   tokensCommands(program);
   tenantsCommands(program);
   usersCommands(program);
-  schedulesCommands(program);
-  webhooksCommands(program);
+  for (const add of cliCommands()) add(program, kit);
   // Over the HTTP API with a token, not the database: scripts/cli.ts hands it to ./imports before commander.
   program
     .command("imports")

@@ -4,7 +4,8 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { parse } from "yaml";
 import { metricNames } from "@/lib/ops/metrics";
-import { HEALTH_THRESHOLDS, SIGNAL_METRIC } from "@/lib/ops/health";
+import "@/lib/workloads";
+import { healthThresholds, SIGNAL_METRIC } from "@/lib/ops/health";
 
 type Rule = {
   alert?: string;
@@ -52,7 +53,7 @@ test("the alert rules cover each way of falling behind, each with a severity, su
     assert.ok(r.annotations?.summary && r.annotations.description, `${r.alert}: summary and description`);
   }
   // Thresholds come from the exported gauge, not from numbers in the rules.
-  const interactive = HEALTH_THRESHOLDS.interactive.oldestReadyAge.behind;
+  const interactive = healthThresholds().interactive!.oldestReadyAge.behind;
   assert.ok(!byName.get("ConveyorOldestReadyJobTooOld")!.expr.includes(String(interactive)));
 });
 

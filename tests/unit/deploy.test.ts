@@ -1,7 +1,7 @@
 /**
  * The deploy files (Dockerfile, compose.yaml), checked by reading: no image can
  * be built where the tests run. Every environment variable they set is one
- * lib/env.ts reads (or one the named third-party image or tool reads), the
+ * lib/env.ts or a workload's settings read (or one the named third-party image or tool reads), the
  * values they give parse, every queue has a worker pool, the entry points
  * and files they name exist, and nothing the image runs needs a devDependency.
  */
@@ -10,8 +10,9 @@ import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { parse } from "yaml";
-import { env, envKeys, resetEnvCache } from "@/lib/env";
-import { QUEUES } from "@/lib/jobs/task";
+import { env, resetEnvCache } from "@/lib/env";
+import { checkSettings, queueNames, settingKeys } from "@/lib/jobs/registry";
+import "@/lib/workloads";
 
 const root = path.resolve(__dirname, "../..");
 const read = (file: string) => readFileSync(path.join(root, file), "utf8");
@@ -23,7 +24,7 @@ const THIRD_PARTY: { pattern: RegExp; reader: string }[] = [
   { pattern: /^MINIO_ROOT_(USER|PASSWORD)$/, reader: "the minio image" },
   { pattern: /^MC_HOST_\w+$/, reader: "the mc client (minio/mc image)" },
 ];
-const known = (key: string) => envKeys.includes(key) || THIRD_PARTY.some((t) => t.pattern.test(key));
+const known = (key: string) => settingKeys().includes(key) || THIRD_PARTY.some((t) => t.pattern.test(key));
 
 type Service = {
   image?: string;
@@ -106,6 +107,7 @@ test("the values compose.yaml gives each Conveyor service pass lib/env.ts's chec
       for (const [k, v] of Object.entries(environment(service))) process.env[k] = interpolate(v);
       resetEnvCache();
       assert.doesNotThrow(() => env(), `${name}'s configuration`);
+      assert.doesNotThrow(() => checkSettings(), `${name}'s workloads' configuration`);
       if (name !== "migrate") {
         assert.equal(env().STORAGE_DRIVER, "s3", `${name} keeps files in MinIO, not on its own disk`);
         assert.ok(env().AUTH_SECRET && env().METRICS_TOKEN, `${name} gets the secrets`);
@@ -131,7 +133,7 @@ test("compose.yaml: two app servers, a pool for every queue, and nothing starts 
 
   const workers = conveyor.filter(([, s]) => s.command?.includes("dist/worker.js"));
   const served = workers.flatMap(([, s]) => environment(s).WORKER_QUEUES!.split(","));
-  assert.deepEqual([...served].sort(), [...QUEUES].sort(), "each queue served by exactly one pool");
+  assert.deepEqual([...served].sort(), [...queueNames()].sort(), "each queue served by exactly one pool");
   assert.ok(workers.some(([, s]) => environment(s).WORKER_QUEUES === "interactive"));
   assert.ok(workers.some(([, s]) => environment(s).WORKER_QUEUES === "bulk"));
 

@@ -6,7 +6,7 @@
  */
 import type { Command } from "commander";
 import { createPause, listPauses, resumePause, type PauseDto } from "@/lib/admission/pauses";
-import { QUEUES } from "@/lib/jobs/task";
+import { queueNames } from "@/lib/jobs/registry";
 import { actingAs, actingOptions, cut, handler, jsonOption, when, type ActingOpts } from "../run";
 import { table } from "../table";
 
@@ -59,7 +59,7 @@ export function pausesCommands(program: Command): void {
         .description(
           "pause a scope: no job of it starts until it is resumed (give at least one of --queue, --type, --tenant)",
         )
-        .option("--queue <queue>", `the queue: ${QUEUES.join(", ")}`)
+        .option("--queue <queue>", `the queue: ${queueNames().join(", ")}`)
         .option("--type <type>", "the job type")
         .option("--reason <text>", "why (shown to the tenant's people and kept in the audit log)")
         .option("--cancel-running", "also cancel the scope's running jobs (otherwise they finish)"),

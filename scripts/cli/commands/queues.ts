@@ -7,7 +7,7 @@
  */
 import type { Command } from "commander";
 import { clearTenantLimit, getQueues, setTenantLimit, updateQueueSettings } from "@/lib/admission/queues";
-import { QUEUES } from "@/lib/jobs/task";
+import { queueNames } from "@/lib/jobs/registry";
 import { actingAs, actingOptions, handler, jsonOption, UsageError, wholeNumber, type ActingOpts } from "../run";
 import { table } from "../table";
 
@@ -74,7 +74,7 @@ export function queuesCommands(program: Command): void {
         .description(
           "a tenant's own cap in a queue (with --tenant), or the queue's default cap for every tenant (platform admins)",
         )
-        .argument("<queue>", `the queue: ${QUEUES.join(", ")}`)
+        .argument("<queue>", `the queue: ${queueNames().join(", ")}`)
         .argument("<cap>", "a whole number, or `default` for the queue's default cap (with --tenant)", capArgument)
         .option(
           "--weight <n>",

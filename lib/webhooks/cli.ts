@@ -1,17 +1,17 @@
 /**
  * `webhooks list|test|enable|disable|recover`: webhook endpoints as
  * /api/v1/webhooks/endpoints… serves them, through the same lib/ functions.
+ * The webhooks workload's commands (its manifest's `cli`): the CLI program gives them its helpers.
  */
 import type { Command } from "commander";
-import { listEndpoints, recoverEndpoint, sendTestEvent, updateEndpoint } from "@/lib/webhooks/service";
-import { actingAs, actingOptions, handler, jsonOption, type ActingOpts } from "../run";
-import { table } from "../table";
+import type { ActingOpts } from "../jobs/cli-kit";
+import type { CliCommands } from "../jobs/task";
+import { listEndpoints, recoverEndpoint, sendTestEvent, updateEndpoint } from "./service";
 
 type Opts = ActingOpts & { json?: boolean };
 
-const withId = (cmd: Command) => actingOptions(cmd.argument("<id>", "the endpoint's id"), { emailAlias: true });
-
-export function webhooksCommands(program: Command): void {
+export const webhooksCommands: CliCommands = (program, { actingAs, actingOptions, handler, jsonOption, table }) => {
+  const withId = (cmd: Command) => actingOptions(cmd.argument("<id>", "the endpoint's id"), { emailAlias: true });
   const webhooks = program.command("webhooks").description("webhook endpoints: list, test, enable, disable, recover");
 
   jsonOption(
@@ -81,4 +81,4 @@ export function webhooksCommands(program: Command): void {
       print(out, () => `${out.replayed} failed deliveries replayed`);
     }),
   );
-}
+};

@@ -1,6 +1,6 @@
 /**
  * Webhook messages a tenant no longer needs: older than its job retention, with
- * no delivery left (each delivery goes with its job, lib/retention/prune.ts, or
+ * no delivery left (each delivery goes with its job, the job, by cascade, or
  * with its endpoint). A message with a delivery still on record stays, so a
  * dead delivery can still be replayed.
  */

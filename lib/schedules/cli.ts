@@ -1,18 +1,18 @@
 /**
  * `schedules list|pause|resume|trigger`: as GET /api/v1/schedules and POST
  * /api/v1/schedules/{id}/pause|resume|trigger do, through the same lib/ functions.
+ * The schedules workload's commands (its manifest's `cli`): the CLI program gives them its helpers.
  */
-import type { Command } from "commander";
-import { listSchedules, pauseSchedule, triggerSchedule, type ScheduleDto } from "@/lib/schedules/service";
-import { actingAs, actingOptions, handler, jsonOption, type ActingOpts } from "../run";
-import { table } from "../table";
+import type { ActingOpts } from "../jobs/cli-kit";
+import type { CliCommands } from "../jobs/task";
+import { listSchedules, pauseSchedule, triggerSchedule, type ScheduleDto } from "./service";
 
 const scheduleLine = (s: ScheduleDto) =>
   `${s.id}  ${s.name}: ${s.paused ? "paused" : `active, next run ${s.nextRunAt ?? "none"}`} (${s.cron}, ${s.timezone})`;
 
 type Opts = ActingOpts & { json?: boolean };
 
-export function schedulesCommands(program: Command): void {
+export const schedulesCommands: CliCommands = (program, { actingAs, actingOptions, handler, jsonOption, table }) => {
   const schedules = program
     .command("schedules")
     .description("recurring jobs (exports on a cron): list, pause, resume, trigger");
@@ -84,4 +84,4 @@ export function schedulesCommands(program: Command): void {
       );
     }),
   );
-}
+};
