@@ -1,23 +1,13 @@
 /**
- * The one list of workloads. Importing this module registers every workload's
- * manifest with the engine (lib/jobs/registry.ts); each entry point imports it
- * once: the worker, the app (through lib/http), the scripts and the tests.
- * A new workload is one line here (see docs/ARCHITECTURE.md, "Adding a workload").
+ * Registers every workload's manifest (./list.ts) with the engine (lib/jobs/registry.ts).
+ * Each entry point imports this module once: the worker, the app (through lib/http), the
+ * scripts and the tests.
  */
 import { registerWorkloads } from "../jobs/registry";
 import type { Workload } from "../jobs/task";
-import { exportsWorkload } from "../exports";
-import { importsWorkload } from "../imports";
-import { probeWorkload } from "../probe";
-import { schedulesWorkload } from "../schedules";
-import { webhooksWorkload } from "../webhooks";
+import * as list from "./list";
 
-export const workloads: readonly Workload[] = [
-  exportsWorkload,
-  importsWorkload,
-  probeWorkload,
-  schedulesWorkload,
-  webhooksWorkload,
-];
+/** In the order of their names (a module's exports are sorted). */
+export const workloads: readonly Workload[] = Object.values(list);
 
 registerWorkloads(workloads);

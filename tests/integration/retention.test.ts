@@ -238,6 +238,8 @@ describe("retention", () => {
        VALUES (gen_random_uuid(), $1, 'https://hooks.example.com/r', '{job.failed}', 'whsec_x') RETURNING id`,
       [fx.p.acmeId],
     );
+    // A delivery names its job (a foreign key): a young one, which the pruner keeps.
+    const [deliveryJob] = await finishedProbes(1);
     const message = async (id: string, daysAgo: number, delivered: boolean) => {
       await pool().query(
         `INSERT INTO webhook_messages (id, tenant_id, event_type, body, created_at)
@@ -247,8 +249,8 @@ describe("retention", () => {
       if (delivered) {
         await pool().query(
           `INSERT INTO webhook_deliveries (id, tenant_id, message_id, endpoint_id, job_id)
-           VALUES (gen_random_uuid(), $1, $2, $3, gen_random_uuid())`,
-          [fx.p.acmeId, id, ep[0]!.id],
+           VALUES (gen_random_uuid(), $1, $2, $3, $4)`,
+          [fx.p.acmeId, id, ep[0]!.id, deliveryJob],
         );
       }
     };
