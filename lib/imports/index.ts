@@ -10,6 +10,7 @@ import { defineWorkload } from "../jobs/task";
 import { loop } from "../runtime/service";
 import { cleanupUploads } from "../uploads/service";
 import { cleanupImports } from "./cleanup";
+import { importsCommands } from "./cli";
 import { importSettings } from "./settings";
 import {
   importChunkTask,
@@ -50,4 +51,5 @@ export const importsWorkload = defineWorkload({
   ],
   // An import's job stays until the cleanup dropped its staging table and files.
   tables: [{ name: "imports", keepsJobWhile: "t.cleaned_at IS NULL" }],
+  cli: importsCommands,
 });

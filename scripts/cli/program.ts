@@ -42,13 +42,6 @@ export function buildProgram(): Command {
   tenantsCommands(program);
   usersCommands(program);
   for (const add of cliCommands()) add(program, kit);
-  // Over the HTTP API with a token, not the database: scripts/cli.ts hands it to ./imports before commander.
-  program
-    .command("imports")
-    .description("imports over the HTTP API with a token: create, get, list, errors (imports --help)")
-    .helpOption(false)
-    .allowUnknownOption()
-    .allowExcessArguments();
   // `jobs help list` would be a second way to say `jobs list --help`.
   for (const group of program.commands) group.helpCommand(false);
   return program;
