@@ -17,7 +17,8 @@ function schedulerService(): Service {
   return {
     name: "scheduler",
     async start(ctx: ServiceContext) {
-      scheduler = new Scheduler((line, level = "info") => ctx.log(line, level));
+      // Its lines say `[scheduler] …` already; the context tags them with the service's name.
+      scheduler = new Scheduler((line, level = "info") => ctx.log(line.replace(/^\[scheduler\] /, ""), level));
       await scheduler.start();
     },
     async stop() {
