@@ -35,6 +35,12 @@ export type ApiOperation<M extends HttpMethod = HttpMethod, P extends string = s
   direct?: DirectServing;
 };
 
+type ParamNames<P extends string> = P extends `${string}{${infer N}}${infer Rest}` ? N | ParamNames<Rest> : never;
+/** A path template's parameters: `/api/v1/jobs/{id}` → `{ id: string }` (none: a route's empty params). */
+export type PathParams<P extends string> = [ParamNames<P>] extends [never]
+  ? Record<string, never>
+  : { [K in ParamNames<P>]: string };
+
 /** What a workload (or the engine) adds to the API's description: its tags and its operations. */
 export type ApiDescription = {
   tags: readonly { name: string; description?: string }[];
