@@ -122,6 +122,13 @@ export const noContent: Answer = { description: "Done; no body" };
 const errorOf = (description: string): Answer => jsonOf(errorBodySchema, description);
 
 export const locationHeader = z.object({ Location: z.string().meta({ description: "The URL of what was made" }) });
+/** An answer to a request that took an `Idempotency-Key`: the job's URL, and whether an earlier request made it. */
+export const replayableHeaders = locationHeader.extend({
+  "Idempotent-Replayed": z
+    .literal("true")
+    .optional()
+    .meta({ description: "Present when an earlier request with the same Idempotency-Key made the job" }),
+});
 /** An answer that made something: its URL in `Location`. */
 export const created = (schema: z.ZodType, description: string): Answer => ({
   ...jsonOf(schema, description),

@@ -10,9 +10,9 @@ import {
   fileDownload,
   idPath,
   jsonOf,
-  locationHeader,
   noContent,
   operation,
+  replayableHeaders,
   uuid,
   type ApiDescription,
   type Out,
@@ -59,12 +59,7 @@ export const exportOperations = {
         {
           "202": {
             ...jsonOf(jobSchema, "The queued export job"),
-            headers: locationHeader.extend({
-              "Idempotent-Replayed": z
-                .literal("true")
-                .optional()
-                .meta({ description: "Present when an earlier request with the same Idempotency-Key made the job" }),
-            }),
+            headers: replayableHeaders,
           },
         },
         400,

@@ -7,7 +7,6 @@ import { z } from "zod";
 import {
   authed,
   body,
-  created,
   fileDownload,
   id,
   idPath,
@@ -15,6 +14,7 @@ import {
   jsonOf,
   nullableInstant,
   operation,
+  replayableHeaders,
   type ApiDescription,
   type Out,
   type Ret,
@@ -91,7 +91,16 @@ export const importOperations = {
       }),
     },
     requestBody: body(importRequestSchema),
-    responses: authed({ "202": created(jobSchema, "The queued import job (Location: the import's URL)") }, 400, 413),
+    responses: authed(
+      {
+        "202": {
+          ...jsonOf(jobSchema, "The queued import job (Location: the import's URL)"),
+          headers: replayableHeaders,
+        },
+      },
+      400,
+      413,
+    ),
   }),
   get: operation("get", "/api/v1/imports/{id}", {
     tags: ["Imports"],
