@@ -5,12 +5,14 @@
  */
 import { env } from "../env";
 import { defineWorkload } from "../jobs/task";
+import { exportsApi } from "./openapi";
 import { cleanupExpiredExports } from "./links";
 import { exportPartTask } from "./parts";
 import { exportTask } from "./task";
 
 export const exportsWorkload = defineWorkload({
   name: "exports",
+  openapi: exportsApi,
   tasks: [exportTask, exportPartTask],
   periodic: [
     {

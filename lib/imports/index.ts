@@ -6,6 +6,7 @@
  */
 import { env } from "../env";
 import { defineWorkload } from "../jobs/task";
+import { importsApi } from "./openapi";
 import { cleanupUploads } from "../uploads/service";
 import { cleanupImports } from "./cleanup";
 import {
@@ -20,6 +21,7 @@ import { importTask } from "./task";
 
 export const importsWorkload = defineWorkload({
   name: "imports",
+  openapi: importsApi,
   tasks: [
     importTask,
     importScanTask,

@@ -5,6 +5,7 @@
  * definitions by type through lib/jobs/registry.ts and never imports a workload.
  */
 import type { z } from "zod";
+import type { ApiDescription } from "../api-doc";
 import type { SqlClient } from "../db";
 import type { DownstreamLimits, Permit } from "../downstream";
 
@@ -165,6 +166,8 @@ export type Workload = {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   tasks: readonly TaskDefinition<any, any>[];
   periodic?: readonly PeriodicTask[];
+  /** Its routes, described for the OpenAPI document (its folder's openapi.ts; lib/api-doc.ts). */
+  openapi?: ApiDescription;
 };
 
 /** Identity helper that keeps the input and result types of a definition. */

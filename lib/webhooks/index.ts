@@ -5,10 +5,12 @@
  */
 import { sweepWaiters } from "../downstream";
 import { defineWorkload } from "../jobs/task";
+import { webhooksApi } from "./openapi";
 import { deliveryTask } from "./task";
 
 export const webhooksWorkload = defineWorkload({
   name: "webhooks",
+  openapi: webhooksApi,
   tasks: [deliveryTask],
   periodic: [
     {
