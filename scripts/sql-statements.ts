@@ -27,7 +27,6 @@ type Described = {
 function describe(client: pg.Client, text: string): Promise<Described> {
   return new Promise((resolve, reject) => {
     const out: Described = { params: [], fields: [] };
-    let error: Error | null = null;
     const submittable = {
       submit(connection: {
         once(event: string, fn: (m: { dataTypeIDs: number[] }) => void): void;
@@ -47,13 +46,14 @@ function describe(client: pg.Client, text: string): Promise<Described> {
       handleRowDescription(m: { fields: Described["fields"] }) {
         out.fields = m.fields.map((f) => ({ ...f }));
       },
+      // node-postgres drops a query once it errs: the ReadyForQuery that follows is not passed on.
       handleError(err: Error) {
-        error = err;
+        this.cleanup();
+        reject(err);
       },
       handleReadyForQuery() {
         this.cleanup();
-        if (error) reject(error);
-        else resolve(out);
+        resolve(out);
       },
       handleDataRow() {},
       handleCommandComplete() {},

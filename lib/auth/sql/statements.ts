@@ -25,6 +25,67 @@ export const forgetSignIns: Statement<[], Record<string, never>, "any"> = {
 };
 
 /**
+ * User $1 joins tenant $2 as $3 (or takes that role there).
+ */
+export const grantMembership: Statement<
+  [string | null, string | null, "member" | "operator" | null],
+  Record<string, never>,
+  "any"
+> = {
+  name: "grant-membership",
+  text: "INSERT INTO memberships (user_id, tenant_id, role) VALUES ($1::uuid, $2::uuid, $3::membership_role)\nON CONFLICT (user_id, tenant_id) DO UPDATE SET role = EXCLUDED.role",
+  prepare: false,
+  returnsRows: false,
+  client: "any",
+};
+
+/**
+ * An invitation: $1 e-mail, $2 tenant (null: a platform admin's), $3 role, $4 platform admin,
+ * $5 the sha256 of its token, $6 days it lasts, $7 who invites (null: the command line).
+ */
+export const insertInvite: Statement<
+  [
+    string | null,
+    string | null,
+    "member" | "operator" | null,
+    boolean | null,
+    string | null,
+    number | null,
+    string | null,
+  ],
+  { id: string },
+  "any"
+> = {
+  name: "insert-invite",
+  text: "INSERT INTO invites (id, email, tenant_id, role, platform_admin, token_hash, expires_at, created_by_id)\nVALUES (gen_random_uuid(), $1::text, $2::uuid, $3::membership_role, $4::boolean, $5::text,\n        now() + make_interval(days => $6::int), $7::uuid)\nRETURNING id",
+  prepare: false,
+  returnsRows: true,
+  client: "any",
+};
+
+/**
+ * A new account ($1 e-mail, $2 name, $3 password hash); none when the e-mail has one already.
+ */
+export const insertInvitedUser: Statement<[string | null, string | null, string | null], { id: string }, "any"> = {
+  name: "insert-invited-user",
+  text: "INSERT INTO users (id, email, name, password_hash, is_platform_admin)\nVALUES (gen_random_uuid(), $1::text, $2::text, $3::text, false)\nON CONFLICT (email) DO NOTHING\nRETURNING id",
+  prepare: false,
+  returnsRows: true,
+  client: "any",
+};
+
+/**
+ * Whether $1 is still to come by the database's clock.
+ */
+export const isFuture: Statement<[Date | string | null], { fresh: boolean }, "any"> = {
+  name: "is-future",
+  text: 'SELECT $1::timestamptz > now() AS "fresh"',
+  prepare: false,
+  returnsRows: true,
+  client: "any",
+};
+
+/**
  * Serialises the creation of one user's API tokens until the transaction ends.
  */
 export const lockUserTokens: Statement<[string | null], { locked: boolean }, "any"> = {
@@ -32,6 +93,17 @@ export const lockUserTokens: Statement<[string | null], { locked: boolean }, "an
   text: "SELECT true AS \"locked\" FROM pg_advisory_xact_lock(hashtext('conveyor_tokens'), hashtext($1::text))",
   prepare: false,
   returnsRows: true,
+  client: "any",
+};
+
+/**
+ * Makes user $1 a platform admin.
+ */
+export const makePlatformAdmin: Statement<[string | null], Record<string, never>, "any"> = {
+  name: "make-platform-admin",
+  text: "UPDATE users SET is_platform_admin = true WHERE id = $1::uuid",
+  prepare: false,
+  returnsRows: false,
   client: "any",
 };
 
@@ -62,6 +134,50 @@ export const reserveSignIn: Statement<
 };
 
 /**
+ * Revokes the invitation $1 unless it was accepted or revoked already.
+ */
+export const revokeInvite: Statement<[string | null], Record<string, never>, "any"> = {
+  name: "revoke-invite",
+  text: "UPDATE invites SET revoked_at = now() WHERE id = $1::uuid AND accepted_at IS NULL AND revoked_at IS NULL",
+  prepare: false,
+  returnsRows: false,
+  client: "any",
+};
+
+/**
+ * Revokes the pending invitations user $1 sent to tenant $2.
+ */
+export const revokeInvitesBy: Statement<[string | null, string | null], Record<string, never>, "any"> = {
+  name: "revoke-invites-by",
+  text: "UPDATE invites SET revoked_at = now()\n WHERE created_by_id = $1::uuid AND tenant_id = $2::uuid AND accepted_at IS NULL AND revoked_at IS NULL",
+  prepare: false,
+  returnsRows: false,
+  client: "any",
+};
+
+/**
+ * Revokes user $1's live API tokens for tenant $2.
+ */
+export const revokeMemberTokens: Statement<[string | null, string | null], Record<string, never>, "any"> = {
+  name: "revoke-member-tokens",
+  text: "UPDATE api_tokens SET revoked_at = now()\n WHERE user_id = $1::uuid AND tenant_id = $2::uuid AND revoked_at IS NULL",
+  prepare: false,
+  returnsRows: false,
+  client: "any",
+};
+
+/**
+ * User $1's new password hash $2; sessions older than now are refused.
+ */
+export const setPassword: Statement<[string | null, string | null], Record<string, never>, "any"> = {
+  name: "set-password",
+  text: "UPDATE users SET password_hash = $2::text, password_changed_at = now() WHERE id = $1::uuid",
+  prepare: false,
+  returnsRows: false,
+  client: "any",
+};
+
+/**
  * Seconds until the longest wait among the throttle keys $1 ends (null: none in force).
  */
 export const signInWait: Statement<[string[] | null], { wait: number | null }, "any"> = {
@@ -69,5 +185,16 @@ export const signInWait: Statement<[string[] | null], { wait: number | null }, "
   text: "SELECT ceil(max(extract(epoch FROM locked_until - now())))::int AS wait FROM sign_in_throttle\n WHERE key = ANY($1::text[]) AND locked_until > now()",
   prepare: true,
   returnsRows: true,
+  client: "any",
+};
+
+/**
+ * Marks the invitation $1 used, once: the first transaction to mark it wins.
+ */
+export const takeInvite: Statement<[string | null], Record<string, never>, "any"> = {
+  name: "take-invite",
+  text: "UPDATE invites SET accepted_at = now()\n WHERE id = $1::uuid AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > now()",
+  prepare: false,
+  returnsRows: false,
   client: "any",
 };
