@@ -69,10 +69,10 @@ module.exports = {
       severity: "error",
       comment:
         "A sql/ folder (lib/<module>/sql: one statement a .sql file, its generated statements.ts, the functions that run them) imports the database client, lib/sql.ts and types, never its module.",
-      from: { path: "^lib/(.+/)?sql/" },
+      from: { path: "^lib/([^/]+)/sql/" },
       to: {
         path: "^lib/",
-        pathNot: ["^lib/db\\.ts$", "^lib/sql\\.ts$", "^lib/jobs/task\\.ts$", "^lib/generated/", "^lib/$1sql/"],
+        pathNot: ["^lib/db\\.ts$", "^lib/sql\\.ts$", "^lib/jobs/task\\.ts$", "^lib/generated/", "^lib/$1/sql/"],
       },
     },
     {
