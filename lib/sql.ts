@@ -65,6 +65,8 @@ export async function run<P extends readonly unknown[], R>(
     return { rows, rowCount: rows.length };
   }
   const values = params as unknown as unknown[];
-  const res = await on.query<R & object>(st.prepare ? { ...prepared(st.text), values } : { text: st.text, values });
+  const res = st.prepare
+    ? await on.query<R & object>({ ...prepared(st.text), values })
+    : await on.query<R & object>(st.text, values);
   return { rows: res.rows, rowCount: res.rowCount ?? 0 };
 }
