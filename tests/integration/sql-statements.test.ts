@@ -9,6 +9,8 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
 import { generateStatements } from "../../scripts/sql-statements";
+import { UPLOAD_LOCKS_CHANNEL } from "@/lib/uploads/locker";
+import { unlock } from "@/lib/uploads/sql/statements";
 import { useTestDatabase } from "../helpers/db";
 
 useTestDatabase({ seed: false });
@@ -70,4 +72,8 @@ test("the generator types a statement from the database, and names the file of o
     await client.end();
     await rm(root, { recursive: true, force: true });
   }
+});
+
+test("an upload's unlock notifies on the channel its waiters listen to", () => {
+  assert.match(unlock.text, new RegExp(`pg_notify\\('${UPLOAD_LOCKS_CHANNEL}'`));
 });
