@@ -11,7 +11,7 @@ import { downstreamStates, forgetDownstream } from "../downstream";
 import { AppError, notFound, parseOrThrow } from "../errors";
 import { parseIdOr404 } from "../ids";
 import { decodeCursor, encodeCursor } from "../jobs/queries";
-import { requestCancel } from "../jobs/sql/cancel";
+import { requestCancel } from "../jobs/transitions";
 import { resolvePublic } from "./http";
 import {
   createEndpointSchema,
