@@ -18,8 +18,8 @@
 import { randomUUID } from "node:crypto";
 import { ERRORS, type Lock, type Locker, type RequestRelease } from "@tus/server";
 import { pool } from "../db";
-import { eventHub } from "../events/hub";
 import { logger } from "../log";
+import { notifier } from "../runtime/notifier";
 
 /** An unlock's notification: its payload is the upload's id. */
 export const UPLOAD_LOCKS_CHANNEL = "conveyor_upload_locks";
@@ -66,8 +66,8 @@ class PostgresLock implements Lock {
     // Listening before the first try: an unlock between a failed try and the wait is not missed.
     let notified: boolean;
     let wake: (() => void) | null = null;
-    const unlisten = await eventHub()
-      .listen(UPLOAD_LOCKS_CHANNEL, (id) => {
+    const unlisten = await notifier()
+      .subscribe(UPLOAD_LOCKS_CHANNEL, (id) => {
         if (id !== this.id) return;
         notified = true;
         wake?.();

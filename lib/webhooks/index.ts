@@ -1,23 +1,12 @@
 /**
  * The webhooks workload: signed deliveries of tenants' events to their
- * endpoints (docs/WEBHOOKS.md). Its upkeep wakes deliveries a lost wake-up left
- * parked behind a busy endpoint (lib/downstream).
+ * endpoints (docs/WEBHOOKS.md). Deliveries parked behind a busy endpoint are
+ * woken by the engine's downstream sweeper (lib/downstream/sweeper.ts).
  */
-import { sweepWaiters } from "../downstream";
 import { defineWorkload } from "../jobs/task";
 import { deliveryTask } from "./task";
 
 export const webhooksWorkload = defineWorkload({
   name: "webhooks",
   tasks: [deliveryTask],
-  periodic: [
-    {
-      name: "downstream",
-      everyMs: () => 1_000,
-      async run() {
-        const n = await sweepWaiters();
-        return n ? [`woke ${n} parked deliveries`] : [];
-      },
-    },
-  ],
 });
