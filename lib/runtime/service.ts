@@ -92,7 +92,8 @@ export function loop(spec: LoopSpec): LoopService {
 
   const schedule = (ms: number) => {
     if (timer) clearTimeout(timer);
-    timer = setTimeout(() => trigger("timer"), Math.max(0, ms));
+    // A service never keeps its process alive by itself (the worker's pool, the web server do).
+    timer = setTimeout(() => trigger("timer"), Math.max(0, ms)).unref();
   };
 
   const runOne = async (tick: Tick): Promise<number | undefined> => {
@@ -133,11 +134,11 @@ export function loop(spec: LoopSpec): LoopService {
         pending = null;
         nextInMs = await runOne({ reason: r, sweep, payloads });
       }
-      return nextInMs;
-    })().then((nextInMs) => {
+      // In the same turn as the last look at `pending` (runOne always awaited first): a wake
+      // from now on starts a new run rather than counting on this one to see it.
       running = null;
       if (!stopped) schedule(nextInMs ?? spec.everyMs());
-    });
+    })();
   };
 
   return {
@@ -158,7 +159,7 @@ export function loop(spec: LoopSpec): LoopService {
       }
       if (spec.sweepEveryMs) {
         const every = spec.sweepEveryMs();
-        sweepTimer = setInterval(() => trigger("sweep"), every);
+        sweepTimer = setInterval(() => trigger("sweep"), every).unref();
       }
       if (spec.runAtStart) trigger("start");
       else schedule(spec.everyMs());
