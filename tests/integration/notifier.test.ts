@@ -11,6 +11,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { pool } from "@/lib/db";
 import { resetEnvCache } from "@/lib/env";
 import { Notifier } from "@/lib/runtime/notifier";
+import { loop, type Tick } from "@/lib/runtime/service";
 import { useTestDatabase } from "../helpers/db";
 
 const fx = useTestDatabase({ seed: false });
@@ -135,6 +136,28 @@ describe("notifier", () => {
       delete process.env.DATABASE_DIRECT_URL;
       resetEnvCache();
       await n.close();
+    }
+  });
+
+  test("a loop's wakeOn channel wakes a tick through the process's notifier, with the payload", async () => {
+    const ticks: Tick[] = [];
+    const service = loop({
+      name: "woken",
+      everyMs: () => 3_600_000,
+      wakeOn: ["conveyor_test_wake"],
+      async run(_ctx, tick) {
+        ticks.push(tick);
+        return [];
+      },
+    });
+    await service.start({ workerId: "test", log: () => {} });
+    try {
+      await notify("conveyor_test_wake", "queue-a");
+      await until("woken", () => ticks.length > 0);
+      assert.equal(ticks[0]!.reason, "wake");
+      assert.deepEqual(ticks[0]!.payloads, ["queue-a"]);
+    } finally {
+      await service.stop();
     }
   });
 });
