@@ -20,8 +20,8 @@ import { ERRORS, type Lock, type Locker, type RequestRelease } from "@tus/server
 import { pool } from "../db";
 import { run } from "../sql";
 import * as sql from "./sql/statements";
-import { eventHub } from "../events/hub";
 import { logger } from "../log";
+import { notifier } from "../runtime/notifier";
 
 /** An unlock's notification: its payload is the upload's id. */
 export const UPLOAD_LOCKS_CHANNEL = "conveyor_upload_locks";
@@ -68,8 +68,8 @@ class PostgresLock implements Lock {
     // Listening before the first try: an unlock between a failed try and the wait is not missed.
     let notified: boolean;
     let wake: (() => void) | null = null;
-    const unlisten = await eventHub()
-      .listen(UPLOAD_LOCKS_CHANNEL, (id) => {
+    const unlisten = await notifier()
+      .subscribe(UPLOAD_LOCKS_CHANNEL, (id) => {
         if (id !== this.id) return;
         notified = true;
         wake?.();

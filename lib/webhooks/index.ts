@@ -1,9 +1,8 @@
 /**
  * The webhooks workload: signed deliveries of tenants' events to their
- * endpoints (docs/WEBHOOKS.md). Its upkeep wakes deliveries a lost wake-up left
- * parked behind a busy endpoint (lib/downstream).
+ * endpoints (docs/WEBHOOKS.md). Deliveries parked behind a busy endpoint are
+ * woken by the engine's downstream sweeper (lib/downstream/sweeper.ts).
  */
-import { sweepWaiters } from "../downstream";
 import { defineWorkload } from "../jobs/task";
 import { webhooksApi } from "./openapi";
 import { deliveryTask } from "./task";
@@ -12,14 +11,4 @@ export const webhooksWorkload = defineWorkload({
   name: "webhooks",
   openapi: webhooksApi,
   tasks: [deliveryTask],
-  periodic: [
-    {
-      name: "downstream",
-      everyMs: () => 1_000,
-      async run() {
-        const n = await sweepWaiters();
-        return n ? [`woke ${n} parked deliveries`] : [];
-      },
-    },
-  ],
 });
