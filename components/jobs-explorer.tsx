@@ -17,6 +17,7 @@ import {
   type OpsJobFilters,
 } from "@/lib/client/api";
 import { formatCount, formatDuration, formatTime, localMidnight, localZone } from "@/lib/client/format";
+import { kindOf } from "@/lib/client/kinds/lookup";
 import { Alert } from "./ui/alert";
 import { Button } from "./ui/button";
 import { useConfirm } from "./ui/confirm-dialog";
@@ -103,17 +104,9 @@ const CHIPS: { key: keyof OpsJobFilters; label: (v: string) => string; shown?: (
 
 // ── A row ────────────────────────────────────────────────────────────────────
 
-/** "events · csv.gz": what an export (or an export's part) reads and writes, from its input. */
+/** "events · csv.gz": what a job reads and writes, as its kind says; null when it says nothing. */
 export function datasetOf(job: Pick<JobDto, "type" | "input">): string | null {
-  const input = job.input as Record<string, unknown> | null;
-  const request = job.type === "export_part" ? input?.request : input;
-  if (!request || typeof request !== "object") return null;
-  const { dataset, format, compression } = request as Record<string, unknown>;
-  if (typeof dataset !== "string") return null;
-  const file = typeof format === "string" ? `${format}${compression === "gzip" ? ".gz" : ""}` : null;
-  const part =
-    typeof input?.part === "number" && typeof input.parts === "number" ? `part ${input.part} of ${input.parts}` : null;
-  return [dataset, file, part].filter(Boolean).join(" · ");
+  return kindOf(job.type)?.entry.summary?.(job) ?? null;
 }
 
 /** How long it ran (finished − started), or has been running; null before it started. */

@@ -100,8 +100,6 @@ export type CommitOutput = { inserted: number; updated: number; duplicates: numb
 const filesOf = (tenantId: string, importId: string) => `${tenantId}/imports/${importId}`;
 
 const fmt = (n: number) => n.toLocaleString("en");
-/** "1 row", "2,500 rows". */
-const count = (n: number, noun: string) => `${fmt(n)} ${noun}${n === 1 ? "" : "s"}`;
 
 /** The unlogged table the load stage fills: `import_staging.i_<import id>`. */
 export function stagingTableOf(importId: string): string {
@@ -281,7 +279,7 @@ export const importScanTask = defineTask({
       }
       size += chunk.length;
       last = chunk[chunk.length - 1] ?? last;
-      ctx.progress({ done: size, total: file.size, unit: "bytes", stage: "scan", message: "Checking the file" });
+      ctx.progress({ done: size, total: file.size, unit: "bytes", stage: "scan" });
     }
     try {
       decoder.decode();
@@ -319,7 +317,7 @@ export const importScanTask = defineTask({
       total: size,
       unit: "bytes",
       stage: "scan",
-      message: `${count(rows, "row")}, ${count(columns.length, "column")}`,
+      detail: { rows, columns: columns.length },
     });
     return { size, sha256: hash.digest("hex"), encoding: "utf-8", format: req.format, columns, rows };
   },
@@ -549,7 +547,7 @@ export const importParseTask = defineTask({
           total: Math.max(scan.rows, rowsRead),
           unit: "rows",
           stage: "parse",
-          message: `${fmt(good)} good, ${fmt(rejected)} bad`,
+          detail: { good, bad: rejected },
         });
       });
       clean.flush();
@@ -587,7 +585,7 @@ export const importParseTask = defineTask({
       total: rowsRead,
       unit: "rows",
       stage: "parse",
-      message: `${fmt(good)} good, ${fmt(rejected)} bad`,
+      detail: { good, bad: rejected },
     });
     if (rejected > req.maxBadRows) {
       throw new PermanentError(
@@ -648,7 +646,7 @@ export const importChunkTask = defineTask({
           total: parse.good,
           unit: "rows",
           stage: "chunk",
-          message: count(chunks.length, "chunk"),
+          detail: { chunks: chunks.length },
         });
       }
     } catch (err) {
@@ -659,7 +657,7 @@ export const importChunkTask = defineTask({
     const total = chunks.reduce((n, c) => n + c.rows, 0);
     if (total !== parse.good)
       throw new PermanentError(`The parsed file holds ${total} rows, not ${parse.good}; replay the import`);
-    ctx.progress({ done: total, total, unit: "rows", stage: "chunk", message: count(chunks.length, "chunk") });
+    ctx.progress({ done: total, total, unit: "rows", stage: "chunk", detail: { chunks: chunks.length } });
     return { chunks, rows: total };
   },
 });
@@ -701,7 +699,7 @@ export const importLoadChunkTask = defineTask({
       total: chunk.rows,
       unit: "rows",
       stage: "load",
-      message: `Chunk ${chunk.n} of ${ctx.input.chunks}`,
+      detail: { chunk: chunk.n, chunks: ctx.input.chunks },
     });
     const load = () =>
       inTransaction(async (tx) => {
@@ -733,7 +731,7 @@ export const importLoadChunkTask = defineTask({
       total: rows,
       unit: "rows",
       stage: "load",
-      message: `Chunk ${chunk.n} of ${ctx.input.chunks}`,
+      detail: { chunk: chunk.n, chunks: ctx.input.chunks },
     });
     return { n: chunk.n, rows };
   },
@@ -764,7 +762,7 @@ export const importLoadTask = defineTask({
         total: chunked.rows,
         unit: "rows",
         stage: "load",
-        message: count(chunked.chunks.length, "chunk"),
+        detail: { chunks: chunked.chunks.length },
       });
       return ctx.waitForChildren(
         chunked.chunks.map((chunk) => ({
@@ -788,7 +786,7 @@ export const importLoadTask = defineTask({
       total: loaded,
       unit: "rows",
       stage: "load",
-      message: `${count(rows.length, "chunk")} loaded`,
+      detail: { loaded: rows.length },
     });
     return { stagingTable: table, rows: loaded, chunks: rows.length };
   },
@@ -916,7 +914,6 @@ export const importCommitTask = defineTask({
       total: parse.good,
       unit: "rows",
       stage: "commit",
-      message: `Moving ${count(parse.good, "row")} into ${req.dataset}`,
     });
     const out = await inTransaction(async (tx) => {
       // The import's row is the commit's lock: a second attempt waits, then finds it committed.
@@ -983,7 +980,7 @@ export const importCommitTask = defineTask({
       total: parse.good,
       unit: "rows",
       stage: "commit",
-      message: `${fmt(out.inserted)} inserted, ${fmt(out.updated)} updated`,
+      detail: { inserted: out.inserted, updated: out.updated },
     });
     return { inserted: out.inserted, updated: out.updated, duplicates, committedAt: out.committedAt };
   },
