@@ -66,6 +66,7 @@ const importSchema = z
           unit: z.string().nullable(),
           message: z.string().nullable(),
           stage: z.string().nullable(),
+          detail: z.record(z.string(), z.unknown()).nullable(),
         }),
       }),
     ),

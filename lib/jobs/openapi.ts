@@ -65,6 +65,7 @@ export const jobSchema = z
       unit: z.string().nullable(),
       stage: z.string().nullable(),
       message: z.string().nullable(),
+      detail: z.record(z.string(), z.unknown()).nullable(),
       bytes: z.number().nullable(),
       children: z.object({ total: z.number().int(), done: z.number().int(), failed: z.number().int() }).nullable(),
     }),

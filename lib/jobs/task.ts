@@ -32,8 +32,13 @@ export type ProgressUpdate = {
   done?: number;
   total?: number | null;
   unit?: string;
+  /** The stage's key ("parse", "exporting"): the job's kind words it (`lib/client/kinds`). */
   stage?: string;
-  message?: string;
+  /**
+   * The stage's own counts, a small flat object ({ good: 10, bad: 2 }): fields,
+   * never sentences. Replaces the detail written before; left out, it stays.
+   */
+  detail?: Record<string, number | string | boolean>;
   /** Bytes produced so far. */
   bytes?: number;
 };

@@ -24,7 +24,7 @@ export async function writeProgress(
     int8(u.total),
     u.unit ?? null,
     u.stage ?? null,
-    u.message ?? null,
+    u.detail === undefined ? null : JSON.stringify(u.detail),
     int8(u.bytes),
   ]);
   return rowCount === 1;
