@@ -300,14 +300,14 @@ export const writeProgress: Statement<
     string | number | bigint | null,
     string | null,
     string | null,
-    string | null,
+    unknown | null,
     string | number | bigint | null,
   ],
   Record<string, never>,
   "any"
 > = {
   name: "write-progress",
-  text: "UPDATE jobs SET\n   progress_done = GREATEST(progress_done, $3::bigint),\n   progress_total = CASE WHEN $4::boolean THEN $5::bigint ELSE progress_total END,\n   progress_unit = coalesce($6, progress_unit),\n   progress_stage = coalesce($7, progress_stage),\n   progress_message = coalesce($8, progress_message),\n   progress_bytes = coalesce($9::bigint, progress_bytes),\n   updated_at = now()\n WHERE id = $1 AND fencing_token = $2 AND status = 'running'",
+  text: "UPDATE jobs SET\n   progress_done = GREATEST(progress_done, $3::bigint),\n   progress_total = CASE WHEN $4::boolean THEN $5::bigint ELSE progress_total END,\n   progress_unit = coalesce($6, progress_unit),\n   progress_stage = coalesce($7, progress_stage),\n   progress_detail = coalesce($8::jsonb, progress_detail),\n   progress_bytes = coalesce($9::bigint, progress_bytes),\n   updated_at = now()\n WHERE id = $1 AND fencing_token = $2 AND status = 'running'",
   prepare: true,
   returnsRows: false,
   client: "any",
