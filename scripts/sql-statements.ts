@@ -12,11 +12,12 @@
  *   AS "name?"           the column may be null (a table column reached through an outer join)
  * A column straight from a table column is nullable when the column is; any other is nullable
  * unless marked. Parameters take null (SQL decides what it means).
+ * The files are written as they are (prettier leaves them alone: .prettierignore), so the
+ * generator needs nothing the production image lacks.
  */
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import type pg from "pg";
-import * as prettier from "prettier";
 
 type Described = {
   params: number[];
@@ -151,7 +152,6 @@ const camel = (file: string) =>
 export async function generateStatements(client: pg.Client, root: string): Promise<Map<string, string>> {
   const files = await findSqlFiles(root);
   const byFolder = new Map<string, string[]>();
-  const prettierOptions = (await prettier.resolveConfig(path.join(root, "lib", "sql.ts"))) ?? {};
   for (const f of files) {
     const where = `${f.folder}/${f.file}`;
     const driver = /^\s*--\s*@client\s+prisma\b/m.test(f.text) ? "prisma" : "pg";
@@ -201,7 +201,11 @@ export async function generateStatements(client: pg.Client, root: string): Promi
       .join("\n * ");
     const entry = [
       comment ? `/**\n * ${comment}\n */` : `/** ${f.file} */`,
-      `export const ${name}: Statement<[${params.join(", ")}], ${fields.length ? `{ ${fields.join(" ")} }` : "Record<string, never>"}, ${JSON.stringify(usedDriver)}> = {`,
+      `export const ${name}: Statement<`,
+      `  [${params.join(", ")}],`,
+      fields.length ? `  {\n${fields.map((x) => `    ${x}`).join("\n")}\n  },` : "  Record<string, never>,",
+      `  ${JSON.stringify(usedDriver)}`,
+      `> = {`,
       `  name: ${JSON.stringify(f.file.replace(/\.sql$/, ""))},`,
       `  text: ${JSON.stringify(text)},`,
       `  prepare: ${prepare},`,
@@ -226,8 +230,7 @@ export async function generateStatements(client: pg.Client, root: string): Promi
     ]
       .join("\n")
       .replace(/\n{3,}/g, "\n\n");
-    const file = path.join(folder, "statements.ts");
-    out.set(file, await prettier.format(src, { ...prettierOptions, filepath: path.join(root, file) }));
+    out.set(path.join(folder, "statements.ts"), src);
   }
   return out;
 }

@@ -61,7 +61,7 @@ test("the generator types a statement from the database, and names the file of o
     // Types from the database: the parameter a uuid (string), status its enum, both columns not null.
     assert.match(
       text,
-      /export const ok: Statement<\s*\[string \| null\],\s*\{\s*id: string;\s*status:\s*\|?\s*"scheduled"\s*\|\s*"queued"/,
+      /export const ok: Statement<\s*\[string \| null\],\s*\{\s*"id": string;\s*"status": "scheduled" \| "queued"/,
     );
     await writeFile(path.join(root, "lib", "x", "sql", "bad.sql"), "SELECT no_such_column FROM jobs\n");
     await assert.rejects(

@@ -5,9 +5,15 @@ import type { Statement } from "../../sql";
 /**
  * A user's live API tokens (neither revoked nor expired), in every tenant.
  */
-export const countUserTokens: Statement<[string | null], { n: number }, "any"> = {
+export const countUserTokens: Statement<
+  [string | null],
+  {
+    "n": number;
+  },
+  "any"
+> = {
   name: "count-user-tokens",
-  text: 'SELECT count(*)::int AS "n" FROM api_tokens\n WHERE user_id = $1::uuid AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())',
+  text: "SELECT count(*)::int AS \"n\" FROM api_tokens\n WHERE user_id = $1::uuid AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())",
   prepare: false,
   returnsRows: true,
   client: "any",
@@ -16,7 +22,11 @@ export const countUserTokens: Statement<[string | null], { n: number }, "any"> =
 /**
  * Throttle keys untouched for a day and with no wait in force.
  */
-export const forgetSignIns: Statement<[], Record<string, never>, "any"> = {
+export const forgetSignIns: Statement<
+  [],
+  Record<string, never>,
+  "any"
+> = {
   name: "forget-sign-ins",
   text: "DELETE FROM sign_in_throttle WHERE first_at < now() - interval '1 day'\n   AND (locked_until IS NULL OR locked_until < now())",
   prepare: true,
@@ -44,16 +54,10 @@ export const grantMembership: Statement<
  * $5 the sha256 of its token, $6 days it lasts, $7 who invites (null: the command line).
  */
 export const insertInvite: Statement<
-  [
-    string | null,
-    string | null,
-    "member" | "operator" | null,
-    boolean | null,
-    string | null,
-    number | null,
-    string | null,
-  ],
-  { id: string },
+  [string | null, string | null, "member" | "operator" | null, boolean | null, string | null, number | null, string | null],
+  {
+    "id": string;
+  },
   "any"
 > = {
   name: "insert-invite",
@@ -66,7 +70,13 @@ export const insertInvite: Statement<
 /**
  * A new account ($1 e-mail, $2 name, $3 password hash); none when the e-mail has one already.
  */
-export const insertInvitedUser: Statement<[string | null, string | null, string | null], { id: string }, "any"> = {
+export const insertInvitedUser: Statement<
+  [string | null, string | null, string | null],
+  {
+    "id": string;
+  },
+  "any"
+> = {
   name: "insert-invited-user",
   text: "INSERT INTO users (id, email, name, password_hash, is_platform_admin)\nVALUES (gen_random_uuid(), $1::text, $2::text, $3::text, false)\nON CONFLICT (email) DO NOTHING\nRETURNING id",
   prepare: false,
@@ -77,9 +87,15 @@ export const insertInvitedUser: Statement<[string | null, string | null, string 
 /**
  * Whether $1 is still to come by the database's clock.
  */
-export const isFuture: Statement<[Date | string | null], { fresh: boolean }, "any"> = {
+export const isFuture: Statement<
+  [Date | string | null],
+  {
+    "fresh": boolean;
+  },
+  "any"
+> = {
   name: "is-future",
-  text: 'SELECT $1::timestamptz > now() AS "fresh"',
+  text: "SELECT $1::timestamptz > now() AS \"fresh\"",
   prepare: false,
   returnsRows: true,
   client: "any",
@@ -88,7 +104,13 @@ export const isFuture: Statement<[Date | string | null], { fresh: boolean }, "an
 /**
  * Serialises the creation of one user's API tokens until the transaction ends.
  */
-export const lockUserTokens: Statement<[string | null], { locked: boolean }, "any"> = {
+export const lockUserTokens: Statement<
+  [string | null],
+  {
+    "locked": boolean;
+  },
+  "any"
+> = {
   name: "lock-user-tokens",
   text: "SELECT true AS \"locked\" FROM pg_advisory_xact_lock(hashtext('conveyor_tokens'), hashtext($1::text))",
   prepare: false,
@@ -99,7 +121,11 @@ export const lockUserTokens: Statement<[string | null], { locked: boolean }, "an
 /**
  * Makes user $1 a platform admin.
  */
-export const makePlatformAdmin: Statement<[string | null], Record<string, never>, "any"> = {
+export const makePlatformAdmin: Statement<
+  [string | null],
+  Record<string, never>,
+  "any"
+> = {
   name: "make-platform-admin",
   text: "UPDATE users SET is_platform_admin = true WHERE id = $1::uuid",
   prepare: false,
@@ -110,7 +136,11 @@ export const makePlatformAdmin: Statement<[string | null], Record<string, never>
 /**
  * Gives back a reserved try: $1 key, $2 threshold, $3 clear (forget the key).
  */
-export const releaseSignIn: Statement<[string | null, number | null, boolean | null], Record<string, never>, "any"> = {
+export const releaseSignIn: Statement<
+  [string | null, number | null, boolean | null],
+  Record<string, never>,
+  "any"
+> = {
   name: "release-sign-in",
   text: "UPDATE sign_in_throttle SET\n   failures = CASE WHEN $3::boolean THEN 0 ELSE greatest(failures - 1, 0) END,\n   locked_until = CASE WHEN $3::boolean OR failures - 1 < $2::int THEN NULL ELSE locked_until END\n WHERE key = $1",
   prepare: true,
@@ -123,11 +153,14 @@ export const releaseSignIn: Statement<[string | null, number | null, boolean | n
  */
 export const reserveSignIn: Statement<
   [string | null, number | null, number | null, number | null, number | null],
-  { failures: number; waitSeconds: number },
+  {
+    "failures": number;
+    "waitSeconds": number;
+  },
   "any"
 > = {
   name: "reserve-sign-in",
-  text: 'INSERT INTO sign_in_throttle AS t (key, failures, first_at, locked_until)\nVALUES ($1, 1, now(), CASE WHEN 1 >= $2::int THEN now() + make_interval(secs => least($5::float8, $4::float8)) END)\nON CONFLICT (key) DO UPDATE SET\n  failures = CASE WHEN t.first_at < now() - make_interval(secs => $3::int) THEN 1 ELSE t.failures + 1 END,\n  first_at = CASE WHEN t.first_at < now() - make_interval(secs => $3::int) THEN now() ELSE t.first_at END,\n  locked_until = CASE\n    WHEN (CASE WHEN t.first_at < now() - make_interval(secs => $3::int) THEN 1 ELSE t.failures + 1 END) >= $2::int\n    THEN now() + make_interval(secs => least($5::float8, $4::float8 * power(2::float8,\n      (CASE WHEN t.first_at < now() - make_interval(secs => $3::int) THEN 1 ELSE t.failures + 1 END) - $2::int)))\n    END\nWHERE t.locked_until IS NULL OR t.locked_until <= now()\nRETURNING failures, coalesce(ceil(extract(epoch FROM locked_until - now())), 0)::int AS "waitSeconds"',
+  text: "INSERT INTO sign_in_throttle AS t (key, failures, first_at, locked_until)\nVALUES ($1, 1, now(), CASE WHEN 1 >= $2::int THEN now() + make_interval(secs => least($5::float8, $4::float8)) END)\nON CONFLICT (key) DO UPDATE SET\n  failures = CASE WHEN t.first_at < now() - make_interval(secs => $3::int) THEN 1 ELSE t.failures + 1 END,\n  first_at = CASE WHEN t.first_at < now() - make_interval(secs => $3::int) THEN now() ELSE t.first_at END,\n  locked_until = CASE\n    WHEN (CASE WHEN t.first_at < now() - make_interval(secs => $3::int) THEN 1 ELSE t.failures + 1 END) >= $2::int\n    THEN now() + make_interval(secs => least($5::float8, $4::float8 * power(2::float8,\n      (CASE WHEN t.first_at < now() - make_interval(secs => $3::int) THEN 1 ELSE t.failures + 1 END) - $2::int)))\n    END\nWHERE t.locked_until IS NULL OR t.locked_until <= now()\nRETURNING failures, coalesce(ceil(extract(epoch FROM locked_until - now())), 0)::int AS \"waitSeconds\"",
   prepare: true,
   returnsRows: true,
   client: "any",
@@ -136,7 +169,11 @@ export const reserveSignIn: Statement<
 /**
  * Revokes the invitation $1 unless it was accepted or revoked already.
  */
-export const revokeInvite: Statement<[string | null], Record<string, never>, "any"> = {
+export const revokeInvite: Statement<
+  [string | null],
+  Record<string, never>,
+  "any"
+> = {
   name: "revoke-invite",
   text: "UPDATE invites SET revoked_at = now() WHERE id = $1::uuid AND accepted_at IS NULL AND revoked_at IS NULL",
   prepare: false,
@@ -147,7 +184,11 @@ export const revokeInvite: Statement<[string | null], Record<string, never>, "an
 /**
  * Revokes the pending invitations user $1 sent to tenant $2.
  */
-export const revokeInvitesBy: Statement<[string | null, string | null], Record<string, never>, "any"> = {
+export const revokeInvitesBy: Statement<
+  [string | null, string | null],
+  Record<string, never>,
+  "any"
+> = {
   name: "revoke-invites-by",
   text: "UPDATE invites SET revoked_at = now()\n WHERE created_by_id = $1::uuid AND tenant_id = $2::uuid AND accepted_at IS NULL AND revoked_at IS NULL",
   prepare: false,
@@ -158,7 +199,11 @@ export const revokeInvitesBy: Statement<[string | null, string | null], Record<s
 /**
  * Revokes user $1's live API tokens for tenant $2.
  */
-export const revokeMemberTokens: Statement<[string | null, string | null], Record<string, never>, "any"> = {
+export const revokeMemberTokens: Statement<
+  [string | null, string | null],
+  Record<string, never>,
+  "any"
+> = {
   name: "revoke-member-tokens",
   text: "UPDATE api_tokens SET revoked_at = now()\n WHERE user_id = $1::uuid AND tenant_id = $2::uuid AND revoked_at IS NULL",
   prepare: false,
@@ -169,7 +214,11 @@ export const revokeMemberTokens: Statement<[string | null, string | null], Recor
 /**
  * User $1's new password hash $2; sessions older than now are refused.
  */
-export const setPassword: Statement<[string | null, string | null], Record<string, never>, "any"> = {
+export const setPassword: Statement<
+  [string | null, string | null],
+  Record<string, never>,
+  "any"
+> = {
   name: "set-password",
   text: "UPDATE users SET password_hash = $2::text, password_changed_at = now() WHERE id = $1::uuid",
   prepare: false,
@@ -180,7 +229,13 @@ export const setPassword: Statement<[string | null, string | null], Record<strin
 /**
  * Seconds until the longest wait among the throttle keys $1 ends (null: none in force).
  */
-export const signInWait: Statement<[string[] | null], { wait: number | null }, "any"> = {
+export const signInWait: Statement<
+  [string[] | null],
+  {
+    "wait": number | null;
+  },
+  "any"
+> = {
   name: "sign-in-wait",
   text: "SELECT ceil(max(extract(epoch FROM locked_until - now())))::int AS wait FROM sign_in_throttle\n WHERE key = ANY($1::text[]) AND locked_until > now()",
   prepare: true,
@@ -191,7 +246,11 @@ export const signInWait: Statement<[string[] | null], { wait: number | null }, "
 /**
  * Marks the invitation $1 used, once: the first transaction to mark it wins.
  */
-export const takeInvite: Statement<[string | null], Record<string, never>, "any"> = {
+export const takeInvite: Statement<
+  [string | null],
+  Record<string, never>,
+  "any"
+> = {
   name: "take-invite",
   text: "UPDATE invites SET accepted_at = now()\n WHERE id = $1::uuid AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > now()",
   prepare: false,

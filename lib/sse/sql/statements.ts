@@ -5,9 +5,16 @@ import type { Statement } from "../../sql";
 /**
  * The open streams of the principal key $1 and of tenant $2.
  */
-export const countStreams: Statement<[string | null, string | null], { user: number; tenant: number }, "any"> = {
+export const countStreams: Statement<
+  [string | null, string | null],
+  {
+    "user": number;
+    "tenant": number;
+  },
+  "any"
+> = {
   name: "count-streams",
-  text: 'SELECT (SELECT count(*) FROM sse_streams WHERE principal_key = $1)::int AS "user",\n       (SELECT count(*) FROM sse_streams WHERE tenant_id = $2)::int AS "tenant"',
+  text: "SELECT (SELECT count(*) FROM sse_streams WHERE principal_key = $1)::int AS \"user\",\n       (SELECT count(*) FROM sse_streams WHERE tenant_id = $2)::int AS \"tenant\"",
   prepare: false,
   returnsRows: true,
   client: "any",
@@ -16,7 +23,11 @@ export const countStreams: Statement<[string | null, string | null], { user: num
 /**
  * A stream ended.
  */
-export const deleteStream: Statement<[string | null], Record<string, never>, "any"> = {
+export const deleteStream: Statement<
+  [string | null],
+  Record<string, never>,
+  "any"
+> = {
   name: "delete-stream",
   text: "DELETE FROM sse_streams WHERE id = $1",
   prepare: false,
@@ -42,7 +53,11 @@ export const forgetStaleStreams: Statement<
 /**
  * An open stream: $1 its id, $2 its principal key, $3 its tenant.
  */
-export const insertStream: Statement<[string | null, string | null, string | null], Record<string, never>, "any"> = {
+export const insertStream: Statement<
+  [string | null, string | null, string | null],
+  Record<string, never>,
+  "any"
+> = {
   name: "insert-stream",
   text: "INSERT INTO sse_streams (id, principal_key, tenant_id) VALUES ($1, $2, $3)",
   prepare: false,
@@ -53,7 +68,13 @@ export const insertStream: Statement<[string | null, string | null, string | nul
 /**
  * Serialises the opening of tenant $1's streams until the transaction ends (taken before the user's).
  */
-export const lockTenantStreams: Statement<[string | null], { pg_advisory_xact_lock: void | null }, "any"> = {
+export const lockTenantStreams: Statement<
+  [string | null],
+  {
+    "pg_advisory_xact_lock": void | null;
+  },
+  "any"
+> = {
   name: "lock-tenant-streams",
   text: "SELECT pg_advisory_xact_lock(hashtext('conveyor.sse.tenant'), hashtext($1::text))",
   prepare: false,
@@ -64,7 +85,13 @@ export const lockTenantStreams: Statement<[string | null], { pg_advisory_xact_lo
 /**
  * Serialises the opening of the streams of the principal key $1 until the transaction ends.
  */
-export const lockUserStreams: Statement<[string | null], { pg_advisory_xact_lock: void | null }, "any"> = {
+export const lockUserStreams: Statement<
+  [string | null],
+  {
+    "pg_advisory_xact_lock": void | null;
+  },
+  "any"
+> = {
   name: "lock-user-streams",
   text: "SELECT pg_advisory_xact_lock(hashtext('conveyor.sse'), hashtext($1::text))",
   prepare: false,
@@ -75,7 +102,11 @@ export const lockUserStreams: Statement<[string | null], { pg_advisory_xact_lock
 /**
  * Refreshes the rows of the open streams $1.
  */
-export const touchStreams: Statement<[string[] | null], Record<string, never>, "any"> = {
+export const touchStreams: Statement<
+  [string[] | null],
+  Record<string, never>,
+  "any"
+> = {
   name: "touch-streams",
   text: "UPDATE sse_streams SET seen_at = now() WHERE id = ANY($1::uuid[])",
   prepare: false,

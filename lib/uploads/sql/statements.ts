@@ -5,7 +5,11 @@ import type { Statement } from "../../sql";
 /**
  * Asks the holder of upload $1's lock to let go (it sees it at its next renewal).
  */
-export const askRelease: Statement<[string | null], Record<string, never>, "any"> = {
+export const askRelease: Statement<
+  [string | null],
+  Record<string, never>,
+  "any"
+> = {
   name: "ask-release",
   text: "UPDATE upload_locks SET release_requested_at = now() WHERE upload_id = $1",
   prepare: false,
@@ -16,9 +20,15 @@ export const askRelease: Statement<[string | null], Record<string, never>, "any"
 /**
  * Renews holder $2's lease on upload $1 for $3 seconds; `asked`: another request wants it.
  */
-export const renewLock: Statement<[string | null, string | null, number | null], { asked: boolean }, "any"> = {
+export const renewLock: Statement<
+  [string | null, string | null, number | null],
+  {
+    "asked": boolean;
+  },
+  "any"
+> = {
   name: "renew-lock",
-  text: 'UPDATE upload_locks SET expires_at = now() + make_interval(secs => $3)\n WHERE upload_id = $1 AND holder = $2 RETURNING release_requested_at IS NOT NULL AS "asked"',
+  text: "UPDATE upload_locks SET expires_at = now() + make_interval(secs => $3)\n WHERE upload_id = $1 AND holder = $2 RETURNING release_requested_at IS NOT NULL AS \"asked\"",
   prepare: false,
   returnsRows: true,
   client: "any",
@@ -30,11 +40,14 @@ export const renewLock: Statement<[string | null, string | null, number | null],
  */
 export const takeLock: Statement<
   [string | null, string | null, number | null],
-  { taken: boolean; leftMs: number | null },
+  {
+    "taken": boolean;
+    "leftMs": number | null;
+  },
   "any"
 > = {
   name: "take-lock",
-  text: 'WITH taken AS (\n  INSERT INTO upload_locks (upload_id, holder, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3))\n  ON CONFLICT (upload_id) DO UPDATE\n    SET holder = excluded.holder, expires_at = excluded.expires_at, release_requested_at = NULL\n  WHERE upload_locks.expires_at < now()\n  RETURNING 1)\nSELECT EXISTS (SELECT 1 FROM taken) AS "taken",\n       (SELECT extract(epoch FROM expires_at - now()) * 1000 FROM upload_locks WHERE upload_id = $1)::float8\n         AS "leftMs"',
+  text: "WITH taken AS (\n  INSERT INTO upload_locks (upload_id, holder, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3))\n  ON CONFLICT (upload_id) DO UPDATE\n    SET holder = excluded.holder, expires_at = excluded.expires_at, release_requested_at = NULL\n  WHERE upload_locks.expires_at < now()\n  RETURNING 1)\nSELECT EXISTS (SELECT 1 FROM taken) AS \"taken\",\n       (SELECT extract(epoch FROM expires_at - now()) * 1000 FROM upload_locks WHERE upload_id = $1)::float8\n         AS \"leftMs\"",
   prepare: false,
   returnsRows: true,
   client: "any",
@@ -44,7 +57,13 @@ export const takeLock: Statement<
  * Frees holder $2's lock on upload $1 and notifies the waiters (channel conveyor_upload_locks,
  * UPLOAD_LOCKS_CHANNEL), in one statement.
  */
-export const unlock: Statement<[string | null, string | null], { pg_notify: void | null }, "any"> = {
+export const unlock: Statement<
+  [string | null, string | null],
+  {
+    "pg_notify": void | null;
+  },
+  "any"
+> = {
   name: "unlock",
   text: "WITH freed AS (DELETE FROM upload_locks WHERE upload_id = $1 AND holder = $2 RETURNING upload_id)\nSELECT pg_notify('conveyor_upload_locks', upload_id) FROM freed",
   prepare: false,
