@@ -6,7 +6,13 @@ import type { Statement } from "../../sql";
  * Ends the jobs of $1 (null: all) that wait (queued or retrying, not admitted) while carrying a cancel
  * request: a request that raced the end of an attempt. Admission never starts them.
  */
-export const cancelWaiting: Statement<[string[] | null], { id: string }, "any"> = {
+export const cancelWaiting: Statement<
+  [string[] | null],
+  {
+    "id": string;
+  },
+  "any"
+> = {
   name: "cancel-waiting",
   text: "UPDATE jobs SET status = 'cancelled', finished_at = now(), error_class = 'cancelled',\n       error_message = coalesce(cancel_reason, 'Cancelled on request'), updated_at = now()\n WHERE ($1::uuid[] IS NULL OR id = ANY($1::uuid[])) AND status IN ('queued', 'retrying') AND cancel_requested_at IS NOT NULL\n   AND admitted_at IS NULL\nRETURNING id",
   prepare: false,
@@ -21,25 +27,25 @@ export const cancelWaiting: Statement<[string[] | null], { id: string }, "any"> 
 export const claim: Statement<
   [string[] | null, string[] | null, string[] | null, number[] | null],
   {
-    id: string;
-    tenantId: string;
-    type: string;
-    input: unknown;
-    attempt: number;
-    resume: number;
-    maxAttempts: number;
-    fencingToken: string;
-    createdById: string | null;
-    priority: number;
-    checkpoint: unknown | null;
-    attemptId: string;
-    queue: string;
-    traceContext: unknown | null;
+    "id": string;
+    "tenantId": string;
+    "type": string;
+    "input": unknown;
+    "attempt": number;
+    "resume": number;
+    "maxAttempts": number;
+    "fencingToken": string;
+    "createdById": string | null;
+    "priority": number;
+    "checkpoint": unknown | null;
+    "attemptId": string;
+    "queue": string;
+    "traceContext": unknown | null;
   },
   "pg"
 > = {
   name: "claim",
-  text: 'WITH req AS (\n  SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::float8[]) AS r(id, type, worker_id, lease_secs)\n), claimed AS (\n  UPDATE jobs SET\n    status = \'running\',\n    attempts = attempts + CASE WHEN resume_pending THEN 0 ELSE 1 END,\n    resumes = CASE WHEN resume_pending THEN resumes + 1 ELSE 0 END,\n    resume_pending = false,\n    fencing_token = fencing_token + 1,\n    lease_owner = req.worker_id,\n    lease_expires_at = now() + make_interval(secs => req.lease_secs),\n    heartbeat_at = now(),\n    started_at = coalesce(started_at, now()),\n    updated_at = now()\n  FROM req\n  WHERE jobs.id = ANY($1::uuid[]) AND jobs.id = req.id AND jobs.type = req.type\n    AND jobs.status::text IN (\'queued\', \'retrying\') AND jobs.cancel_requested_at IS NULL\n    AND jobs.run_at <= now() + interval \'1 second\'\n    -- Only an admitted job starts: a stale dispatch (the job was taken back by a\n    -- pause or the reaper since) is refused. The row\'s re-check after a concurrent\n    -- update sees admitted_at, which a pause clears in the same transaction.\n    AND jobs.admitted_at IS NOT NULL\n    -- A pause that came after admission: the dispatch was already fetched.\n    AND NOT conveyor_paused(jobs.queue, jobs.type, jobs.tenant_id)\n  RETURNING jobs.id, jobs.tenant_id, jobs.type, jobs.input, jobs.attempts, jobs.resumes, jobs.max_attempts,\n            jobs.fencing_token, jobs.created_by_id, jobs.priority, jobs.checkpoint, jobs.run_at, jobs.queue,\n            jobs.trace_context, req.worker_id\n), attempt AS (\n  -- ready_at: when the job became due, for the start latency the health signals report.\n  INSERT INTO job_attempts (job_id, attempt, resume, worker_id, fencing_token, started_at, ready_at)\n  SELECT id, attempts, resumes, worker_id, fencing_token, now(), run_at FROM claimed\n  RETURNING id, job_id\n)\nSELECT c.id, c.tenant_id AS "tenantId", c.type, c.input, c.attempts AS attempt, c.resumes AS resume,\n       c.max_attempts AS "maxAttempts", c.fencing_token AS "fencingToken", c.created_by_id AS "createdById",\n       c.priority, c.checkpoint, a.id AS "attemptId", c.queue, c.trace_context AS "traceContext"\nFROM claimed c JOIN attempt a ON a.job_id = c.id',
+  text: "WITH req AS (\n  SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::float8[]) AS r(id, type, worker_id, lease_secs)\n), claimed AS (\n  UPDATE jobs SET\n    status = 'running',\n    attempts = attempts + CASE WHEN resume_pending THEN 0 ELSE 1 END,\n    resumes = CASE WHEN resume_pending THEN resumes + 1 ELSE 0 END,\n    resume_pending = false,\n    fencing_token = fencing_token + 1,\n    lease_owner = req.worker_id,\n    lease_expires_at = now() + make_interval(secs => req.lease_secs),\n    heartbeat_at = now(),\n    started_at = coalesce(started_at, now()),\n    updated_at = now()\n  FROM req\n  WHERE jobs.id = ANY($1::uuid[]) AND jobs.id = req.id AND jobs.type = req.type\n    AND jobs.status::text IN ('queued', 'retrying') AND jobs.cancel_requested_at IS NULL\n    AND jobs.run_at <= now() + interval '1 second'\n    -- Only an admitted job starts: a stale dispatch (the job was taken back by a\n    -- pause or the reaper since) is refused. The row's re-check after a concurrent\n    -- update sees admitted_at, which a pause clears in the same transaction.\n    AND jobs.admitted_at IS NOT NULL\n    -- A pause that came after admission: the dispatch was already fetched.\n    AND NOT conveyor_paused(jobs.queue, jobs.type, jobs.tenant_id)\n  RETURNING jobs.id, jobs.tenant_id, jobs.type, jobs.input, jobs.attempts, jobs.resumes, jobs.max_attempts,\n            jobs.fencing_token, jobs.created_by_id, jobs.priority, jobs.checkpoint, jobs.run_at, jobs.queue,\n            jobs.trace_context, req.worker_id\n), attempt AS (\n  -- ready_at: when the job became due, for the start latency the health signals report.\n  INSERT INTO job_attempts (job_id, attempt, resume, worker_id, fencing_token, started_at, ready_at)\n  SELECT id, attempts, resumes, worker_id, fencing_token, now(), run_at FROM claimed\n  RETURNING id, job_id\n)\nSELECT c.id, c.tenant_id AS \"tenantId\", c.type, c.input, c.attempts AS attempt, c.resumes AS resume,\n       c.max_attempts AS \"maxAttempts\", c.fencing_token AS \"fencingToken\", c.created_by_id AS \"createdById\",\n       c.priority, c.checkpoint, a.id AS \"attemptId\", c.queue, c.trace_context AS \"traceContext\"\nFROM claimed c JOIN attempt a ON a.job_id = c.id",
   prepare: true,
   returnsRows: true,
   client: "pg",
@@ -48,7 +54,13 @@ export const claim: Statement<
 /**
  * Succeeded jobs of $1 whose output is gone: `expired`.
  */
-export const expire: Statement<[string[] | null], { id: string }, "any"> = {
+export const expire: Statement<
+  [string[] | null],
+  {
+    "id": string;
+  },
+  "any"
+> = {
   name: "expire",
   text: "UPDATE jobs SET status = 'expired', updated_at = now()\n WHERE id = ANY($1::uuid[]) AND status = 'succeeded'\nRETURNING id",
   prepare: false,
@@ -60,7 +72,13 @@ export const expire: Statement<[string[] | null], { id: string }, "any"> = {
  * Dead-letters waiting jobs of $1 that can never run (their type is registered nowhere, their
  * endpoint is disabled): `failed`, permanent, with message $2. $3: only the unadmitted ones.
  */
-export const failWaiting: Statement<[string[] | null, string | null, boolean | null], { id: string }, "any"> = {
+export const failWaiting: Statement<
+  [string[] | null, string | null, boolean | null],
+  {
+    "id": string;
+  },
+  "any"
+> = {
   name: "fail-waiting",
   text: "UPDATE jobs SET status = 'failed', error_class = 'permanent', error_message = $2::text, finished_at = now(),\n       updated_at = now()\n WHERE id = ANY($1::uuid[]) AND status IN ('queued', 'retrying') AND (NOT $3::boolean OR admitted_at IS NULL)\nRETURNING id",
   prepare: false,
@@ -73,18 +91,10 @@ export const failWaiting: Statement<[string[] | null, string | null, boolean | n
  * to, $4 delay (ms), $5 error class, $6 message, $7 stack, $8 attempt id, $9 interrupted.
  */
 export const fail: Statement<
-  [
-    string | null,
-    string | number | bigint | null,
-    string | null,
-    number | null,
-    string | null,
-    string | null,
-    string | null,
-    string | number | bigint | null,
-    boolean | null,
-  ],
-  { status: string | null },
+  [string | null, string | number | bigint | null, string | null, number | null, string | null, string | null, string | null, string | number | bigint | null, boolean | null],
+  {
+    "status": string | null;
+  },
   "any"
 > = {
   name: "fail",
@@ -99,7 +109,9 @@ export const fail: Statement<
  */
 export const heartbeat: Statement<
   [string | null, string | number | bigint | null, number | null],
-  { cancelRequested: boolean },
+  {
+    "cancelRequested": boolean;
+  },
   "any"
 > = {
   name: "heartbeat",
@@ -112,7 +124,13 @@ export const heartbeat: Statement<
 /**
  * Locks a running attempt's job row if the attempt (token $2) still holds it.
  */
-export const holdFence: Statement<[string | null, string | number | bigint | null], { held: number }, "any"> = {
+export const holdFence: Statement<
+  [string | null, string | number | bigint | null],
+  {
+    "held": number;
+  },
+  "any"
+> = {
   name: "hold-fence",
   text: "SELECT 1 AS \"held\" FROM jobs WHERE id = $1 AND fencing_token = $2 AND status = 'running' FOR UPDATE",
   prepare: false,
@@ -123,7 +141,13 @@ export const holdFence: Statement<[string | null, string | number | bigint | nul
 /**
  * A job's type.
  */
-export const jobType: Statement<[string | null], { type: string }, "any"> = {
+export const jobType: Statement<
+  [string | null],
+  {
+    "type": string;
+  },
+  "any"
+> = {
   name: "job-type",
   text: "SELECT type FROM jobs WHERE id = $1",
   prepare: false,
@@ -134,7 +158,11 @@ export const jobType: Statement<[string | null], { type: string }, "any"> = {
 /**
  * Delayed one-off jobs whose time came: `scheduled` → `queued` (admission takes them from there).
  */
-export const promoteDelayed: Statement<[], Record<string, never>, "any"> = {
+export const promoteDelayed: Statement<
+  [],
+  Record<string, never>,
+  "any"
+> = {
   name: "promote-delayed",
   text: "UPDATE jobs SET status = 'queued', updated_at = now()\n WHERE id IN (SELECT id FROM jobs WHERE status = 'scheduled' AND run_at <= now()\n               ORDER BY run_at LIMIT 1000 FOR UPDATE SKIP LOCKED)",
   prepare: false,
@@ -148,11 +176,7 @@ export const promoteDelayed: Statement<[], Record<string, never>, "any"> = {
  * admission at its old place in line, run_at kept; `failed` or `cancelled`: it ends).
  */
 export const reapAttempt: Statement<
-  [
-    string | null,
-    "scheduled" | "queued" | "running" | "retrying" | "succeeded" | "failed" | "cancelled" | "expired" | null,
-    string | null,
-  ],
+  [string | null, "scheduled" | "queued" | "running" | "retrying" | "succeeded" | "failed" | "cancelled" | "expired" | null, string | null],
   Record<string, never>,
   "any"
 > = {
@@ -168,7 +192,11 @@ export const reapAttempt: Statement<
  * request found no attempt to stop ends `cancelled`; one whose scope was paused after its
  * admission gives its slot back (its place in line is kept) and waits until the pause is lifted.
  */
-export const release: Statement<[string | null], Record<string, never>, "any"> = {
+export const release: Statement<
+  [string | null],
+  Record<string, never>,
+  "any"
+> = {
   name: "release",
   text: "UPDATE jobs SET\n   status = CASE WHEN cancel_requested_at IS NOT NULL THEN 'cancelled'::job_status ELSE status END,\n   finished_at = CASE WHEN cancel_requested_at IS NOT NULL THEN now() ELSE finished_at END,\n   error_class = CASE WHEN cancel_requested_at IS NOT NULL THEN 'cancelled' ELSE error_class END,\n   error_message = CASE WHEN cancel_requested_at IS NOT NULL\n                        THEN coalesce(cancel_reason, 'Cancelled on request') ELSE error_message END,\n   admitted_at = NULL,\n   updated_at = now()\n WHERE id = $1 AND status IN ('queued', 'retrying') AND admitted_at IS NOT NULL\n   AND (cancel_requested_at IS NOT NULL OR conveyor_paused(queue, type, tenant_id))",
   prepare: false,
@@ -180,9 +208,15 @@ export const release: Statement<[string | null], Record<string, never>, "any"> =
  * Removes the graphile-worker dispatch of each job of $1 that is not running (an unlocked one):
  * no worker wakes for a job that ended while it waited.
  */
-export const removeDispatches: Statement<[string[] | null], { removed: number }, "any"> = {
+export const removeDispatches: Statement<
+  [string[] | null],
+  {
+    "removed": number;
+  },
+  "any"
+> = {
   name: "remove-dispatches",
-  text: 'SELECT count(graphile_worker.remove_job(id::text))::int AS "removed" FROM unnest($1::uuid[]) AS id',
+  text: "SELECT count(graphile_worker.remove_job(id::text))::int AS \"removed\" FROM unnest($1::uuid[]) AS id",
   prepare: false,
   returnsRows: true,
   client: "any",
@@ -196,7 +230,10 @@ export const removeDispatches: Statement<[string[] | null], { removed: number },
  */
 export const requestCancel: Statement<
   [string[] | null, string | null, string | null, string | null],
-  { id: string; was: string },
+  {
+    "id": string;
+    "was": string;
+  },
   "any"
 > = {
   name: "request-cancel",
@@ -228,7 +265,9 @@ export const saveCheckpoint: Statement<
  */
 export const succeed: Statement<
   [string[] | null, (string | number | bigint)[] | null, unknown[] | null, (string | number | bigint)[] | null],
-  { id: string | null },
+  {
+    "id": string | null;
+  },
   "any"
 > = {
   name: "succeed",
@@ -244,17 +283,11 @@ export const succeed: Statement<
  * $8 trace context.
  */
 export const suspendForChildren: Statement<
-  [
-    string | null,
-    string | number | bigint | null,
-    unknown | null,
-    string | number | bigint | null,
-    number | null,
-    unknown | null,
-    boolean | null,
-    unknown | null,
-  ],
-  { held: boolean; made: string | null },
+  [string | null, string | number | bigint | null, unknown | null, string | number | bigint | null, number | null, unknown | null, boolean | null, unknown | null],
+  {
+    "held": boolean;
+    "made": string | null;
+  },
   "pg"
 > = {
   name: "suspend-for-children",
@@ -268,7 +301,11 @@ export const suspendForChildren: Statement<
  * A parent waiting for children that have all ended, that missed the trigger that wakes it (in the
  * last child's transaction): `retrying`, to resume its attempt when admitted again.
  */
-export const wakeWaitingParents: Statement<[], Record<string, never>, "any"> = {
+export const wakeWaitingParents: Statement<
+  [],
+  Record<string, never>,
+  "any"
+> = {
   name: "wake-waiting-parents",
   text: "UPDATE jobs p SET status = 'retrying', waiting_since = NULL, admitted_at = NULL, run_at = now(),\n       resume_pending = true, updated_at = now()\n WHERE p.waiting_since < now() - interval '5 seconds' AND p.status = 'running'\n   AND NOT EXISTS (SELECT 1 FROM jobs c WHERE c.parent_id = p.id\n                   AND c.status NOT IN ('succeeded', 'failed', 'cancelled', 'expired'))",
   prepare: false,
@@ -279,7 +316,13 @@ export const wakeWaitingParents: Statement<[], Record<string, never>, "any"> = {
 /**
  * Records that the worker process $2 on host $1 exited ($3), unless it stopped cleanly.
  */
-export const workerExited: Statement<[string | null, number | null, string | null], { id: string }, "any"> = {
+export const workerExited: Statement<
+  [string | null, number | null, string | null],
+  {
+    "id": string;
+  },
+  "any"
+> = {
   name: "worker-exited",
   text: "UPDATE workers SET exited_at = now(), exit = $3\n WHERE host = $1 AND pid = $2 AND exited_at IS NULL AND state IN ('running', 'stopping', 'dead')\nRETURNING id",
   prepare: false,
@@ -292,17 +335,7 @@ export const workerExited: Statement<[string | null, number | null, string | nul
  * fields left out ($4 false, nulls) keep their value.
  */
 export const writeProgress: Statement<
-  [
-    string | null,
-    string | number | bigint | null,
-    string | number | bigint | null,
-    boolean | null,
-    string | number | bigint | null,
-    string | null,
-    string | null,
-    unknown | null,
-    string | number | bigint | null,
-  ],
+  [string | null, string | number | bigint | null, string | number | bigint | null, boolean | null, string | number | bigint | null, string | null, string | null, unknown | null, string | number | bigint | null],
   Record<string, never>,
   "any"
 > = {
