@@ -37,7 +37,7 @@ export function committedChecksums(file: string = CHECKSUMS_FILE): Map<string, s
   const out = new Map<string, string>();
   for (const line of readFileSync(file, "utf8").split("\n")) {
     const m = /^([0-9a-f]{64}) {2}(\S+)$/.exec(line.trim());
-    if (m) out.set(m[2], m[1]);
+    if (m) out.set(m[2]!, m[1]!);
   }
   return out;
 }

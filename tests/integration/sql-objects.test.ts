@@ -1,5 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import type pg from "pg";
 import { pool } from "@/lib/db";
 import { sqlObjectFiles } from "../../scripts/sql-objects";
 import { useTestDatabase } from "../helpers/db";
@@ -9,7 +10,7 @@ useTestDatabase({ seed: false });
 const NOT_FROM_EXTENSION = `NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.objid = p.oid
   AND d.classid = 'pg_proc'::regclass AND d.deptype = 'e')`;
 
-type Client = Awaited<ReturnType<ReturnType<typeof pool>["connect"]>>;
+type Client = Pick<pg.PoolClient, "query">;
 
 async function definitions(c: Client): Promise<Map<string, string>> {
   const functions = await c.query<{ key: string; def: string }>(

@@ -30,9 +30,9 @@ test("committed migrations are frozen (prisma/migration-checksums.txt)", () => {
 test("an edited migration is caught, with the advice to add a new one", async () => {
   const dir = await mkdtemp(path.join(tmpdir(), "conveyor-migrations-"));
   await cp(MIGRATIONS_DIR, dir, { recursive: true });
-  const first = [...migrationChecksums(dir).keys()][0];
+  const first = [...migrationChecksums(dir).keys()][0]!;
   await appendFile(path.join(dir, first, "migration.sql"), "\n-- an afterthought\n");
   const found = problems(migrationChecksums(dir), committedChecksums());
   assert.equal(found.length, 1);
-  assert.match(found[0], new RegExp(`^${first} changed after it was committed.*add a new migration instead`));
+  assert.match(found[0]!, new RegExp(`^${first} changed after it was committed.*add a new migration instead`));
 });

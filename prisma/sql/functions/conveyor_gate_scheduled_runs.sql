@@ -16,7 +16,7 @@ BEGIN
     PERFORM pg_advisory_xact_lock(hashtext('conveyor_enqueue'), v_key);
   END LOOP;
   FOR i IN 1 .. coalesce(array_length(p_tenants, 1), 0) LOOP
-    IF EXISTS (SELECT 1 FROM jobs WHERE schedule_id = p_schedules[i] AND scheduled_for = p_times[i]) THEN
+    IF EXISTS (SELECT 1 FROM schedule_runs WHERE schedule_id = p_schedules[i] AND scheduled_for = p_times[i]) THEN
       v_out := array_append(v_out, NULL::jsonb);
       CONTINUE;
     END IF;

@@ -1,2 +1,0 @@
-DROP TRIGGER IF EXISTS jobs_webhook_ended ON public.jobs;
-CREATE TRIGGER jobs_webhook_ended AFTER UPDATE OF status ON public.jobs FOR EACH ROW WHEN (((new.status = ANY (ARRAY['succeeded'::job_status, 'failed'::job_status, 'cancelled'::job_status])) AND (old.status IS DISTINCT FROM new.status) AND (new.type <> 'webhook_delivery'::text) AND (new.parent_id IS NULL))) EXECUTE FUNCTION conveyor_webhook_job_ended();
