@@ -112,6 +112,8 @@ export function toFileDto(file: ExportFileModel, now = new Date()): JobFileDto {
 export type JobRowForDto = JobModel & {
   cancelRequestedBy?: { email: string } | null;
   createdBy?: { email: string } | null;
+  /** A schedule's run: its schedule_runs row (when the query read it). */
+  scheduleRun?: { scheduleId: string | null; scheduledFor: Date } | null;
 };
 
 function progressDto(job: JobRowForDto): JobProgressDto {
@@ -156,8 +158,8 @@ export function toJobDto(
     startedAt: job.startedAt?.toISOString() ?? null,
     finishedAt: job.finishedAt?.toISOString() ?? null,
     runAt: job.runAt.toISOString(),
-    scheduleId: job.scheduleId,
-    scheduledFor: job.scheduledFor?.toISOString() ?? null,
+    scheduleId: job.scheduleRun?.scheduleId ?? null,
+    scheduledFor: job.scheduleRun?.scheduledFor.toISOString() ?? null,
     error: job.errorMessage ? { class: job.errorClass, message: job.errorMessage } : null,
     cancelRequested: job.cancelRequestedAt
       ? {

@@ -3,7 +3,7 @@
  * at once. A due schedule is claimed with FOR UPDATE SKIP LOCKED (no elected
  * leader that could be wrong), its occurrences since the last tick become runs
  * by its missed-run and overlap policies, and the unique (schedule_id,
- * scheduled_for) of jobs makes a second run of one occurrence impossible, even
+ * scheduled_for) of schedule_runs makes a second run of one occurrence impossible, even
  * if a process died after inserting and before moving the schedule on.
  *
  * An occurrence is *missed* when no scheduler got to it within
@@ -250,7 +250,7 @@ async function releaseBuffered(tx: pg.PoolClient): Promise<{ runs: number; quota
   const { rows } = await tx.query<ScheduleRow>(
     `SELECT ${SCHEDULE_COLUMNS} FROM schedules s
       WHERE s.buffered_for IS NOT NULL AND NOT s.paused
-        AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.schedule_id = s.id
+        AND NOT EXISTS (SELECT 1 FROM schedule_runs r JOIN jobs j ON j.id = r.job_id WHERE r.schedule_id = s.id
                           AND j.status IN ('scheduled', 'queued', 'running', 'retrying'))
       LIMIT ${BATCH} FOR UPDATE OF s SKIP LOCKED`,
   );
@@ -299,9 +299,9 @@ async function runContext(
 ): Promise<Map<string, { open: string[]; last: Date | null }>> {
   const { rows } = await client.query<{ id: string; open: string[] | null; last: Date | null }>(
     `SELECT s.id,
-            (SELECT array_agg(j.id) FROM jobs j WHERE j.schedule_id = s.id
+            (SELECT array_agg(j.id) FROM schedule_runs r JOIN jobs j ON j.id = r.job_id WHERE r.schedule_id = s.id
                AND j.status IN ('scheduled', 'queued', 'running', 'retrying')) AS open,
-            (SELECT max(j.scheduled_for) FROM jobs j WHERE j.schedule_id = s.id) AS last
+            (SELECT max(r.scheduled_for) FROM schedule_runs r WHERE r.schedule_id = s.id) AS last
        FROM unnest($1::uuid[]) AS s(id)`,
     [ids],
   );
