@@ -22,7 +22,7 @@ import { env } from "../env";
 import { insertScheduledRuns, type RefusedRun, type ScheduledRunRow } from "../jobs/enqueue";
 import type { RunRefusal } from "../jobs/sql/gate-scheduled-runs";
 import { getTaskDefinition } from "../jobs/registry";
-import { requestCancel } from "../jobs/sql/cancel";
+import { promoteDelayedJobs as promote, requestCancel } from "../jobs/transitions";
 import { nextOccurrence, occurrencesBetween, type Timing } from "./cron";
 import type { MissedRunPolicy, OverlapPolicy } from "./schema";
 import { logger } from "../log";
@@ -82,12 +82,7 @@ export type TickResult = {
 
 /** Delayed one-off jobs whose time came: `scheduled` → `queued` (admission takes them from there). */
 export async function promoteDelayedJobs(client: Pick<pg.Pool, "query"> = pool()): Promise<number> {
-  const { rowCount } = await client.query(
-    `UPDATE jobs SET status = 'queued', updated_at = now()
-      WHERE id IN (SELECT id FROM jobs WHERE status = 'scheduled' AND run_at <= now()
-                    ORDER BY run_at LIMIT 1000 FOR UPDATE SKIP LOCKED)`,
-  );
-  return rowCount ?? 0;
+  return promote(client as pg.Pool);
 }
 
 /** Runs due schedules (and buffered runs whose blocker ended) until none is left for this process. */

@@ -10,7 +10,7 @@ import { AppError, parseOrThrow } from "../errors";
 import type { ScheduleModel } from "../generated/prisma/models";
 import { decodeCursor, encodeCursor } from "../jobs/queries";
 import { insertScheduledRuns } from "../jobs/enqueue";
-import { requestCancel } from "../jobs/sql/cancel";
+import { requestCancel } from "../jobs/transitions";
 import type { JobDto } from "../jobs/dto";
 import { pauseScopesFor } from "../jobs/pause-scopes";
 import { jobView } from "../jobs/view";

@@ -13,7 +13,7 @@ import { AppError, notFound, parseOrThrow } from "../errors";
 import type { ScheduleModel } from "../generated/prisma/models";
 import { parseIdOr404 } from "../ids";
 import { getTaskDefinition } from "../jobs/registry";
-import { requestCancel } from "../jobs/sql/cancel";
+import { requestCancel } from "../jobs/transitions";
 import { env } from "../env";
 import { nextOccurrence } from "./cron";
 import { SCHEDULER_CHANNEL } from "./materialize";

@@ -14,11 +14,7 @@ const HOME = [/^lib\/jobs\/transitions\.ts$/, /^lib\/jobs\/sql\//];
  * Files still writing a status on their own, each with the reason and who removes it. Empty
  * is the goal: an entry here is a debt, named.
  */
-const KNOWN: Record<string, string> = {
-  // Engineer B's room during issue 33: its promoteDelayedJobs becomes
-  // lib/jobs/transitions.ts promoteDelayedJobs at the merge, and this entry goes.
-  "lib/schedules/materialize.ts": "scheduled → queued (promoteDelayedJobs)",
-};
+const KNOWN: Record<string, string> = {};
 
 /** The status writes in a file's text: what each one looks like, for the message. */
 export function statusWrites(text: string): string[] {
@@ -82,8 +78,5 @@ test("the statements of lib/jobs/sql that change a status are reached through li
       if (re.test(text)) offenders.push(`${file} imports lib/jobs/sql/${name}`);
     }
   }
-  // lib/schedules (engineer B's room during issue 33) imports requestCancel from lib/jobs/sql/cancel;
-  // the integrator points it at lib/jobs/transitions and this filter goes.
-  const pending = offenders.filter((o) => o !== "lib/schedules/service.ts imports lib/jobs/sql/cancel");
-  assert.deepEqual(pending, []);
+  assert.deepEqual(offenders, []);
 });
