@@ -91,9 +91,13 @@ module.exports = {
     {
       name: "sql-statements-stand-alone",
       severity: "error",
-      comment: "lib/jobs/sql holds one statement a file: it imports the database client and types, never the runner.",
-      from: { path: "^lib/jobs/sql/" },
-      to: { path: "^lib/", pathNot: ["^lib/db\\.ts$", "^lib/jobs/task\\.ts$", "^lib/generated/"] },
+      comment:
+        "A sql/ folder (lib/<module>/sql: one statement a .sql file, its generated statements.ts, the functions that run them) imports the database client, lib/sql.ts and types, never its module.",
+      from: { path: "^lib/([^/]+)/sql/" },
+      to: {
+        path: "^lib/",
+        pathNot: ["^lib/db\\.ts$", "^lib/sql\\.ts$", "^lib/jobs/task\\.ts$", "^lib/generated/", "^lib/$1/sql/"],
+      },
     },
     {
       name: "lib-not-app",

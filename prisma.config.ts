@@ -17,13 +17,21 @@ import { createRequire } from "node:module";
 // on the wire, so report them as `text` (OID 25). Affects this CLI process only.
 const PG_TEXT_OID = 25;
 const CATALOG_TEXT_OIDS = new Set([18, 19]);
-type PgField = { dataTypeID: number };
+type PgField = { dataTypeID: number; name: string };
 const PgResult = createRequire(__filename)("pg/lib/result.js") as {
   prototype: { addFields(fields: PgField[]): void };
 };
 const addFields = PgResult.prototype.addFields;
+// `"char"` columns (pg_constraint.contype, …) are read by the engine as one character: the names of
+// the columns seen with that type are kept, and queryRaw reports them as Character (below).
+// Without this, `prisma db pull` panics ("unreachable") on any table with a CHECK constraint.
+const PG_CHAR_OID = 18;
+const charColumns = new Set<string>();
+// @prisma/driver-adapter-utils' ColumnTypeEnum (a dependency of the adapter, not of ours).
+const ColumnTypeEnum = { Character: 6, Text: 7 } as const;
 PgResult.prototype.addFields = function (fields: PgField[]) {
   for (const field of fields) {
+    if (field.dataTypeID === PG_CHAR_OID) charColumns.add(field.name);
     if (CATALOG_TEXT_OIDS.has(field.dataTypeID)) field.dataTypeID = PG_TEXT_OID;
   }
   return addFields.call(this, fields);
@@ -71,6 +79,14 @@ process.env.DATABASE_URL ??= "postgresql://localhost:5432/conveyor_unset";
 // transaction, so send the script whole.
 type ScriptAdapter = Awaited<ReturnType<PrismaPg["connect"]>>;
 function runScriptsWhole(adapter: ScriptAdapter): ScriptAdapter {
+  const queryRaw = adapter.queryRaw.bind(adapter);
+  adapter.queryRaw = async (query) => {
+    const result = await queryRaw(query);
+    result.columnTypes = result.columnTypes.map((type, i) =>
+      type === ColumnTypeEnum.Text && charColumns.has(result.columnNames[i]!) ? ColumnTypeEnum.Character : type,
+    );
+    return result;
+  };
   adapter.executeScript = async (script: string) => {
     try {
       await adapter.underlyingDriver().query(script);

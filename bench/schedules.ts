@@ -155,22 +155,22 @@ async function main(): Promise<void> {
       const deadline = due.getTime() + 15 * 60_000;
       for (;;) {
         const [r] = await q<{ runs: number; started: number }>(
-          `SELECT count(*)::int AS runs, count(started_at)::int AS started FROM jobs WHERE scheduled_for = $1`,
+          `SELECT count(*)::int AS runs, count(started_at)::int AS started FROM jobs JOIN schedule_runs r ON r.job_id = jobs.id WHERE r.scheduled_for = $1`,
           [due],
         );
         if ((r!.runs === made!.n && r!.started === made!.n) || Date.now() > deadline) break;
         await sleep(500);
       }
       const rows = await q<{ materialize: number; start: number | null }>(
-        `SELECT (extract(epoch FROM created_at - scheduled_for) * 1000)::float8 AS materialize,
-                (extract(epoch FROM started_at - scheduled_for) * 1000)::float8 AS start
-           FROM jobs WHERE scheduled_for = $1`,
+        `SELECT (extract(epoch FROM created_at - r.scheduled_for) * 1000)::float8 AS materialize,
+                (extract(epoch FROM started_at - r.scheduled_for) * 1000)::float8 AS start
+           FROM jobs JOIN schedule_runs r ON r.job_id = jobs.id WHERE r.scheduled_for = $1`,
         [due],
       );
       const [ended] = await q<{ ended: number; last: number | null }>(
         `SELECT count(*) FILTER (WHERE status IN ('succeeded', 'failed', 'cancelled'))::int AS ended,
-                (extract(epoch FROM max(finished_at) - min(scheduled_for)) * 1000)::float8 AS last
-           FROM jobs WHERE scheduled_for = $1`,
+                (extract(epoch FROM max(finished_at) - min(r.scheduled_for)) * 1000)::float8 AS last
+           FROM jobs JOIN schedule_runs r ON r.job_id = jobs.id WHERE r.scheduled_for = $1`,
         [due],
       );
       // The runs were made in transactions of up to 100 (one created_at each), by both workers' schedulers.

@@ -14,7 +14,7 @@ import {
   type JobAction,
   type StuckJobDto,
 } from "@/lib/client/api";
-import { jobTitle } from "@/lib/client/format";
+import { jobTitle } from "@/lib/client/kinds/lookup";
 import { useConfirm } from "./ui/confirm-dialog";
 import { Time } from "./ui/time";
 import { TableBox, theadClass } from "./ui/table";

@@ -3,16 +3,8 @@
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { fetchJob, jobKeys, type JobDto } from "@/lib/client/api";
-import {
-  cancelText,
-  childNoun,
-  formatBytes,
-  formatCount,
-  formatTime,
-  isHeld,
-  jobTitle,
-  progressText,
-} from "@/lib/client/format";
+import { cancelText, formatBytes, formatCount, formatTime, isHeld, progressText } from "@/lib/client/format";
+import { childNoun, jobTitle, kindOf } from "@/lib/client/kinds/lookup";
 import type { JobFileDto, JobRelations } from "@/lib/jobs/dto";
 import { useJobEvents } from "@/lib/client/live";
 import { isTerminal } from "@/lib/jobs/dto";
@@ -75,6 +67,9 @@ export function JobDetail({
     refetchInterval: (q) => (q.state.data && isHeld(q.state.data) ? 5_000 : false),
   });
   useJobEvents(initial.id, !isTerminal(initial.status));
+  const kind = kindOf(job.type);
+  const entry = kind?.entry;
+  const list = kind?.kind.list ?? { href: "/exports", label: "Exports" };
 
   return (
     <div className="space-y-6">
@@ -85,13 +80,9 @@ export function JobDetail({
               <Link href="/ops/jobs" className="underline">
                 Jobs
               </Link>
-            ) : job.type.startsWith("import") ? (
-              <Link href="/imports" className="underline">
-                Imports
-              </Link>
             ) : (
-              <Link href="/exports" className="underline">
-                Exports
+              <Link href={list.href} className="underline">
+                {list.label}
               </Link>
             )}
           </li>
@@ -116,22 +107,15 @@ export function JobDetail({
         <StatusBadge status={job.status} />
         <PauseBadge pause={job.pause} />
         <div className="flex w-full flex-wrap items-center gap-3 sm:ml-auto sm:w-auto">
-          {job.type === "import" && (
+          {entry?.links?.(job).map((l) => (
             <Link
-              href={`/imports?id=${job.id}`}
+              key={l.href}
+              href={l.href}
               className="rounded border border-slate-300 px-3 py-1.5 text-sm text-slate-800 hover:bg-slate-50"
             >
-              Stages and bad rows
+              {l.label}
             </Link>
-          )}
-          {job.type === "export" && (
-            <Link
-              href={`/exports?again=${job.id}`}
-              className="rounded border border-slate-300 px-3 py-1.5 text-sm text-slate-800 hover:bg-slate-50"
-            >
-              Request again
-            </Link>
-          )}
+          ))}
           <JobActions job={job} canOperate={canOperate} />
         </div>
       </div>
@@ -141,11 +125,7 @@ export function JobDetail({
           : job.scheduleId
             ? "Made by its schedule"
             : job.parentId
-              ? job.type === "import_load_chunk"
-                ? "A chunk of an import's load stage"
-                : job.type.startsWith("import_")
-                  ? "A stage of an import"
-                  : "Part of a split export"
+              ? (entry?.childOf ?? "Part of another job")
               : job.replayOfId
                 ? "A replay"
                 : "Requested by a deleted user or the system"}{" "}
@@ -214,8 +194,7 @@ export function JobDetail({
                 </span>
                 {!f.expired && (
                   <a
-                    // An import's one file is its errors file, served by the imports API (not the exports').
-                    href={job.type === "import" ? `/api/v1/imports/${job.id}/errors` : f.downloadUrl}
+                    href={entry?.fileHref?.(job, f) ?? f.downloadUrl}
                     download
                     data-testid="download"
                     className={
@@ -230,12 +209,10 @@ export function JobDetail({
               </li>
             ))}
           </ul>
-          {job.type === "export" && job.result.files.some((f) => !f.expired) && <ExportLinks jobId={job.id} />}
+          {entry?.shareLinks && job.result.files.some((f) => !f.expired) && <ExportLinks jobId={job.id} />}
         </section>
       )}
-      {(job.type === "export" || job.type === "import" || job.type === "import_load") && (
-        <JobParts jobId={job.id} type={job.type} status={job.status} />
-      )}
+      {entry?.children && <JobParts jobId={job.id} type={job.type} status={job.status} />}
       <JobAttempts job={job} noun={childNoun(job.type)} />
       {canOperate && (
         <JobOpsPanel jobId={job.id} status={job.status} attempts={job.attempts} replayOfId={job.replayOfId} />

@@ -4,15 +4,10 @@ import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { fetchJobParts, type JobDto } from "@/lib/client/api";
 import { isTerminal } from "@/lib/jobs/dto";
-import { childNoun, formatBytes, formatCount, percentDone } from "@/lib/client/format";
+import { formatBytes, formatCount, percentDone } from "@/lib/client/format";
+import { childNoun, tileLabel } from "@/lib/client/kinds/lookup";
 import { StatusBadge } from "./ui/status-badge";
 import { PauseBadge } from "./pause-notice";
-
-/** A child's name on its tile: an import's stage by name ("Parse"), else "Part 3", "Chunk 3". */
-function tileLabel(type: string, part: JobDto, i: number): string {
-  if (type === "import") return part.type.replace(/^import_/, "").replace(/^./, (c) => c.toUpperCase());
-  return `${type === "import_load" ? "Chunk" : "Part"} ${i + 1}`;
-}
 
 /** What a child did: a finished one its whole total (an import's load stage counts its chunks' rows late). */
 function shownDone(part: JobDto): number {

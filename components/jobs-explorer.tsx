@@ -2,33 +2,28 @@
 
 import { useInfiniteQuery, useQueryClient } from "@tanstack/react-query";
 import { refetchAfterChange } from "@/lib/client/refresh";
-import Link from "next/link";
 import { usePathname, useSearchParams } from "next/navigation";
 import { useState, useSyncExternalStore, useEffect, type FormEvent } from "react";
 import {
   ApiError,
   fetchOpsJobs,
   jobKeys,
-  opsJobFilterKeys,
   planJobAction,
   runJobAction,
   type JobAction,
-  type JobDto,
   type OpsJobFilters,
 } from "@/lib/client/api";
-import { formatCount, formatDuration, formatTime, localMidnight, localZone } from "@/lib/client/format";
+import { formatCount, localZone } from "@/lib/client/format";
 import { Alert } from "./ui/alert";
+import { JobFilterForm, type Draft } from "./job-filter-form";
+import { JobRow } from "./jobs-explorer-row";
 import { Button } from "./ui/button";
 import { useConfirm } from "./ui/confirm-dialog";
-import { CopyButton } from "./ui/copy-button";
 import { LoadMore } from "./ui/load-more";
-import { fieldClass, QueueSelect, Select } from "./ui/select";
 import { useJobEventsRefetch } from "@/lib/client/live";
-import { StatusBadge } from "./ui/status-badge";
-import { TableBox, td, th, theadClass } from "./ui/table";
-import { Time } from "./ui/time";
+import { TableBox, th, theadClass } from "./ui/table";
+import { CHIPS, DATE, apiFilters, draftOf, filtersFromSearch } from "./job-filters";
 
-const STATUSES = ["scheduled", "queued", "running", "retrying", "succeeded", "failed", "cancelled", "expired"];
 /** Jobs per request while a bulk action runs, so its progress shows. */
 const CHUNK = 100;
 const ACTIONS: { action: JobAction; label: string }[] = [
@@ -37,101 +32,6 @@ const ACTIONS: { action: JobAction; label: string }[] = [
   { action: "retry_now", label: "Retry now" },
   { action: "discard", label: "Discard" },
 ];
-
-// ── The URL ──────────────────────────────────────────────────────────────────
-//
-// The explorer's filters live in its URL, in the page's words:
-//   /ops/jobs?status=&type=&queue=&tenant=&q=&from=&to=&errorClass=&fingerprint=&dead=1&children=1
-// `from` and `to` are dates (YYYY-MM-DD) in the browser's time zone: jobs created from the start of
-// `from` to the end of `to`. An ISO instant there is passed on as it is. The other keys are the API's
-// (docs/API.md, GET /api/v1/ops/jobs).
-
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
-
-/** The filters a URL's query names (empty values dropped). */
-export function filtersFromSearch(params: URLSearchParams): OpsJobFilters {
-  const out: OpsJobFilters = {};
-  for (const k of opsJobFilterKeys) {
-    const v = params.get(k)?.trim();
-    if (v) out[k] = v;
-  }
-  return out;
-}
-
-/**
- * The URL's filters as the API takes them: a date `from` is the local midnight it starts with, a
- * date `to` the local midnight after it (the day is included). Anything else goes as it is, for the
- * API to check (and refuse naming the field).
- */
-export function apiFilters(url: OpsJobFilters): OpsJobFilters {
-  const out = { ...url };
-  for (const [k, days] of [
-    ["from", 0],
-    ["to", 1],
-  ] as const) {
-    const v = url[k];
-    const at = v && DATE.test(v) ? localMidnight(v, days) : null;
-    if (at) out[k] = at.toISOString();
-  }
-  return out;
-}
-
-/** The form's fields; `from`/`to` empty when the URL holds something other than a date (shown as a chip). */
-type Draft = Record<"status" | "type" | "queue" | "tenant" | "q" | "from" | "to", string> & { children: boolean };
-
-function draftOf(f: OpsJobFilters): Draft {
-  return {
-    status: f.status ?? "",
-    type: f.type ?? "",
-    queue: f.queue ?? "",
-    tenant: f.tenant ?? "",
-    q: f.q ?? "",
-    from: f.from && DATE.test(f.from) ? f.from : "",
-    to: f.to && DATE.test(f.to) ? f.to : "",
-    children: f.children === "1",
-  };
-}
-
-/** Filters only a link sets (from the dead-letters page, say), shown as removable chips. */
-const CHIPS: { key: keyof OpsJobFilters; label: (v: string) => string; shown?: (v: string) => boolean }[] = [
-  { key: "errorClass", label: (v) => `Error class: ${v}` },
-  { key: "fingerprint", label: (v) => `Fingerprint: ${v}` },
-  { key: "dead", label: () => "Dead letters only (not replayed or discarded)", shown: (v) => v === "1" },
-  { key: "from", label: (v) => `Created from ${formatTime(v)}`, shown: (v) => !DATE.test(v) },
-  { key: "to", label: (v) => `Created before ${formatTime(v)}`, shown: (v) => !DATE.test(v) },
-];
-
-// ── A row ────────────────────────────────────────────────────────────────────
-
-/** "events · csv.gz": what an export (or an export's part) reads and writes, from its input. */
-export function datasetOf(job: Pick<JobDto, "type" | "input">): string | null {
-  const input = job.input as Record<string, unknown> | null;
-  const request = job.type === "export_part" ? input?.request : input;
-  if (!request || typeof request !== "object") return null;
-  const { dataset, format, compression } = request as Record<string, unknown>;
-  if (typeof dataset !== "string") return null;
-  const file = typeof format === "string" ? `${format}${compression === "gzip" ? ".gz" : ""}` : null;
-  const part =
-    typeof input?.part === "number" && typeof input.parts === "number" ? `part ${input.part} of ${input.parts}` : null;
-  return [dataset, file, part].filter(Boolean).join(" · ");
-}
-
-/** How long it ran (finished − started), or has been running; null before it started. */
-function durationOf(job: JobDto, now: number): string | null {
-  if (!job.startedAt) return null;
-  const started = new Date(job.startedAt).getTime();
-  if (job.finishedAt) return formatDuration(new Date(job.finishedAt).getTime() - started);
-  if (job.status === "running") return `running for ${formatDuration(now - started)}`;
-  return null;
-}
-
-/** Who asked for the job: a person, or what else made it. */
-function requesterOf(job: JobDto): string {
-  if (job.requestedBy) return job.requestedBy;
-  if (job.parentId) return "its parent job";
-  if (job.scheduleId || job.scheduledFor) return "a schedule";
-  return "—";
-}
 
 /** Now, every 15 s (for "running for"). */
 function useNow(): number {
@@ -326,118 +226,17 @@ export function JobsExplorer({ isAdmin, types }: { isAdmin: boolean; types: stri
 
   return (
     <div className="space-y-4">
-      <form
+      <JobFilterForm
+        values={values}
+        setField={setField}
         onSubmit={onFilter}
-        aria-label="Filter jobs"
-        noValidate
-        className="grid grid-cols-1 gap-3 rounded-lg border border-slate-200 bg-white p-4 shadow-sm sm:grid-cols-2 lg:grid-cols-4"
-      >
-        <Select
-          label="Status"
-          name="status"
-          options={STATUSES}
-          any="any"
-          value={values.status}
-          onChange={(e) => setField("status", e.target.value)}
-        />
-        <Select
-          label="Type"
-          name="type"
-          options={types.includes(values.type) || !values.type ? types : [...types, values.type]}
-          any="any"
-          value={values.type}
-          onChange={(e) => setField("type", e.target.value)}
-        />
-        <QueueSelect
-          label="Queue"
-          name="queue"
-          any="any"
-          value={values.queue}
-          onChange={(e) => setField("queue", e.target.value)}
-        />
-        {isAdmin && (
-          <label className="text-sm font-medium">
-            Tenant
-            <input
-              name="tenant"
-              placeholder="slug or id"
-              className={fieldClass}
-              value={values.tenant}
-              onChange={(e) => setField("tenant", e.target.value)}
-            />
-          </label>
-        )}
-        <label className="text-sm font-medium sm:col-span-2">
-          Search input and errors
-          <input
-            name="q"
-            placeholder="text"
-            className={fieldClass}
-            value={values.q}
-            onChange={(e) => setField("q", e.target.value)}
-          />
-        </label>
-        <fieldset className="grid min-w-0 grid-cols-1 gap-3 sm:col-span-2 sm:grid-cols-2">
-          <legend className="text-sm font-medium">Created</legend>
-          <p id="jobs-filter-zone" className="text-xs text-slate-500 sm:col-span-2">
-            {zoneHint}
-          </p>
-          <label className="text-sm font-medium">
-            From
-            <input
-              id="jobs-filter-from"
-              name="from"
-              type="date"
-              className={fieldClass}
-              aria-describedby="jobs-filter-zone"
-              value={values.from}
-              onChange={(e) => {
-                setRangeError(null);
-                setField("from", e.target.value);
-              }}
-            />
-          </label>
-          <div>
-            <label className="text-sm font-medium">
-              To
-              <input
-                id="jobs-filter-to"
-                name="to"
-                type="date"
-                className={fieldClass}
-                aria-invalid={rangeMessage ? true : undefined}
-                aria-describedby={rangeMessage ? "jobs-filter-to-error jobs-filter-zone" : "jobs-filter-zone"}
-                value={values.to}
-                onChange={(e) => {
-                  setRangeError(null);
-                  setField("to", e.target.value);
-                }}
-              />
-            </label>
-            {rangeMessage && (
-              <p id="jobs-filter-to-error" className="mt-1 text-sm text-red-700">
-                {rangeMessage}
-              </p>
-            )}
-          </div>
-        </fieldset>
-        <label className="flex items-center gap-2 self-end text-sm font-medium">
-          <input
-            type="checkbox"
-            name="children"
-            checked={values.children}
-            onChange={(e) => {
-              // Applied at once, with the rest of the form.
-              setField("children", e.target.checked);
-              apply({ ...values, children: e.target.checked });
-            }}
-          />
-          Show parts
-        </label>
-        <Button type="submit" variant="primary" size="md" className="self-end">
-          Apply filter
-        </Button>
-      </form>
+        apply={apply}
+        types={types}
+        isAdmin={isAdmin}
+        zoneHint={zoneHint}
+        rangeMessage={rangeMessage}
+        clearRangeError={() => setRangeError(null)}
+      />
       {dialog}
 
       {chips.length > 0 && (
@@ -533,67 +332,17 @@ export function JobsExplorer({ isAdmin, types }: { isAdmin: boolean; types: stri
           </tr>
         </thead>
         <tbody>
-          {rows.map((j) => {
-            const dataset = datasetOf(j);
-            const duration = durationOf(j, now);
-            return (
-              <tr key={j.id} data-testid="ops-job" className="border-t border-slate-100">
-                <td className={td}>
-                  <input
-                    type="checkbox"
-                    aria-label={`Select job ${j.id}`}
-                    checked={allMatching || selected.has(j.id)}
-                    disabled={allMatching}
-                    onChange={() => toggle(j.id)}
-                  />
-                </td>
-                <td className={`${td} whitespace-nowrap`}>
-                  <Link
-                    href={`/jobs/${j.id}`}
-                    title={j.id}
-                    data-testid="ops-job-id"
-                    className="font-mono text-xs text-indigo-700 underline"
-                  >
-                    …{j.id.slice(-8)}
-                  </Link>{" "}
-                  <CopyButton text={j.id} label="Copy id" className="ml-1 px-1.5 py-0 text-xs" />
-                </td>
-                <td className={td} data-testid="ops-job-type">
-                  <span className="whitespace-nowrap">
-                    {j.type}
-                    {dataset ? ` · ${dataset}` : ""}
-                  </span>
-                  <span className="block text-xs text-slate-500">
-                    {j.queue}
-                    {j.parentId ? " · part" : ""}
-                  </span>
-                </td>
-                {isAdmin && (
-                  <td className={td} data-testid="ops-job-tenant">
-                    {tenantSlugs[j.tenantId] ?? j.tenantId}
-                  </td>
-                )}
-                <td className={td}>
-                  <StatusBadge status={j.status} />
-                </td>
-                <td className={`${td} whitespace-nowrap`} data-testid="ops-job-requester">
-                  {requesterOf(j)}
-                </td>
-                <td className={td}>
-                  <Time iso={j.createdAt} />
-                </td>
-                <td className={`${td} whitespace-nowrap`} data-testid="ops-job-duration">
-                  {duration ?? "—"}
-                </td>
-                <td className={td}>
-                  {j.attempts}/{j.maxAttempts}
-                </td>
-                <td className={`${td} max-w-sm truncate text-xs text-slate-600`} title={j.error?.message ?? ""}>
-                  {j.error?.message ?? ""}
-                </td>
-              </tr>
-            );
-          })}
+          {rows.map((j) => (
+            <JobRow
+              key={j.id}
+              job={j}
+              now={now}
+              tenant={isAdmin ? (tenantSlugs[j.tenantId] ?? j.tenantId) : null}
+              checked={allMatching || selected.has(j.id)}
+              disabled={allMatching}
+              onToggle={() => toggle(j.id)}
+            />
+          ))}
         </tbody>
       </TableBox>
       {rows.length === 0 && !jobs.isPending && !jobs.error && <p className="text-sm text-slate-500">No jobs match.</p>}

@@ -43,7 +43,7 @@ export function MainNav({ items, who, signOut }: { items: NavItem[]; who: ReactN
   return (
     <nav aria-label="Main" className="mx-auto max-w-6xl px-4 py-3 sm:px-6">
       <div className="flex items-center gap-x-5 gap-y-2">
-        <Link href="/exports" className="text-lg font-semibold text-indigo-700">
+        <Link href={items[0]?.href ?? "/"} className="text-lg font-semibold text-indigo-700">
           Conveyor
         </Link>
         <div className="hidden flex-wrap items-center gap-x-5 gap-y-1 lg:flex">

@@ -9,12 +9,10 @@ import {
   fetchQueues,
   queueKeys,
   resumePause,
-  setTenantLimit,
   updateQueueSettings,
   type PauseDto,
   type PauseForm,
   type QueueDto,
-  type QueueTenantDto,
 } from "@/lib/client/api";
 import { formatCount } from "@/lib/client/format";
 import { StatusBadge } from "./ui/status-badge";
@@ -23,7 +21,7 @@ import { Time } from "./ui/time";
 import { Alert } from "./ui/alert";
 import { Button } from "./ui/button";
 import { useConfirm } from "./ui/confirm-dialog";
-import { QueueSelect, Select } from "./ui/select";
+import { PauseScopeForm, TenantRow } from "./queue-tenants";
 
 /** Who a pause stops, in words. */
 function scopeLabel(p: Pick<PauseDto, "queue" | "type" | "tenant">): string {
@@ -280,147 +278,5 @@ function QueueDefaults({ queue: q, isAdmin, onSaved }: { queue: QueueDto; isAdmi
         </Button>
       )}
     </p>
-  );
-}
-
-function TenantRow({
-  queue,
-  row: t,
-  isAdmin,
-  onSaved,
-}: {
-  queue: string;
-  row: QueueTenantDto;
-  isAdmin: boolean;
-  onSaved: () => void;
-}) {
-  const [editing, setEditing] = useState(false);
-  const save = useMutation({
-    mutationFn: (body: { maxRunning: number | null; weight: number }) => setTenantLimit(queue, t.tenant.id, body),
-    onSuccess: () => {
-      setEditing(false);
-      onSaved();
-    },
-  });
-  const onSubmit = (e: FormEvent<HTMLFormElement>) => {
-    e.preventDefault();
-    const f = new FormData(e.currentTarget);
-    const cap = String(f.get("cap") ?? "").trim();
-    save.mutate({ maxRunning: cap === "" ? null : Number(cap), weight: Number(f.get("weight") ?? 1) });
-  };
-  return (
-    <tr className="border-t border-slate-100" data-testid={`tenant-${queue}-${t.tenant.slug}`}>
-      <td className="px-3 py-1.5">
-        {t.tenant.name}
-        {t.paused && <span className="ml-2 text-xs text-amber-700">paused</span>}
-      </td>
-      <td className="py-1.5">{formatCount(t.waiting + t.scheduled)}</td>
-      <td className="py-1.5">
-        {formatCount(t.running)}
-        {t.admitted > 0 && <span className="text-xs text-slate-500"> (+{t.admitted} admitted)</span>}
-      </td>
-      {editing ? (
-        <td colSpan={2} className="py-1.5 pr-3">
-          <form onSubmit={onSubmit} className="flex items-center gap-2" aria-label={`Limits of ${t.tenant.slug}`}>
-            <input
-              name="cap"
-              type="number"
-              min={0}
-              defaultValue={t.capOverride ?? ""}
-              placeholder={`default`}
-              aria-label="Cap"
-              className="w-20 rounded border border-slate-300 px-2 py-0.5"
-            />
-            <input
-              name="weight"
-              type="number"
-              min={1}
-              max={100}
-              defaultValue={t.weight}
-              aria-label="Weight"
-              className="w-14 rounded border border-slate-300 px-2 py-0.5"
-            />
-            <Button type="submit" variant="link" disabled={save.isPending}>
-              Save
-            </Button>
-            {save.error && (
-              <Alert tone="error" inline className="text-xs">
-                {save.error.message}
-              </Alert>
-            )}
-          </form>
-        </td>
-      ) : (
-        <>
-          <td className="py-1.5">
-            {t.cap}
-            {t.capOverride === null && <span className="text-xs text-slate-500"> default</span>}
-          </td>
-          <td className="py-1.5">
-            {t.weight}
-            {isAdmin && (
-              <Button variant="link" onClick={() => setEditing(true)} className="ml-3 text-xs">
-                Edit
-              </Button>
-            )}
-          </td>
-        </>
-      )}
-    </tr>
-  );
-}
-
-function PauseScopeForm({
-  isAdmin,
-  types,
-  tenants,
-  busy,
-  onSubmit,
-}: {
-  isAdmin: boolean;
-  types: string[];
-  tenants: { id: string; slug: string; name: string }[];
-  busy: boolean;
-  onSubmit: (body: PauseForm) => void;
-}) {
-  const submit = (e: FormEvent<HTMLFormElement>) => {
-    e.preventDefault();
-    const f = new FormData(e.currentTarget);
-    const pick = (k: string) => (String(f.get(k) ?? "") || undefined) as string | undefined;
-    const cancelRunning = f.get("cancelRunning") === "on";
-    onSubmit({
-      queue: pick("queue"),
-      type: pick("type"),
-      tenant: pick("tenant"),
-      cancelRunning,
-    });
-  };
-  return (
-    <form
-      onSubmit={submit}
-      aria-label="Pause a scope"
-      className="grid gap-3 rounded-lg border border-slate-200 bg-white p-5 shadow-sm md:grid-cols-6"
-    >
-      <h2 className="text-lg font-medium md:col-span-6">Pause a scope</h2>
-      <QueueSelect label="Queue" name="queue" any="every queue" defaultValue="" />
-      <Select label="Job type" name="type" options={types} any="every type" defaultValue="" />
-      {isAdmin && (
-        <Select
-          label="Tenant"
-          name="tenant"
-          options={tenants.map((t) => [t.id, t.name] as const)}
-          any="every tenant"
-          defaultValue=""
-        />
-      )}
-      <label className="flex items-center gap-2 self-end text-sm">
-        <input name="cancelRunning" type="checkbox" /> Cancel running jobs
-      </label>
-      <div className="md:col-span-6">
-        <Button type="submit" variant="warning" size="md" disabled={busy}>
-          Pause
-        </Button>
-      </div>
-    </form>
   );
 }

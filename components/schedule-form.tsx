@@ -27,6 +27,7 @@ import {
   type ScheduledExportInput,
   type ScheduleDto,
 } from "@/lib/client/schedules";
+import { ScheduleExportFields } from "./schedule-export-fields";
 import { useViewerZone } from "./schedule-time";
 import { Alert } from "./ui/alert";
 import { Button } from "./ui/button";
@@ -82,7 +83,6 @@ export function ScheduleForm({ schedule, onSaved }: { schedule?: ScheduleDto; on
   const [zone, setZone] = useState<string | null>(schedule?.timezone ?? null);
   const [missed, setMissed] = useState<MissedRunPolicy>(schedule?.missedRunPolicy ?? "once");
   const [overlap, setOverlap] = useState<OverlapPolicy>(schedule?.overlapPolicy ?? "skip");
-  const [format, setFormat] = useState<string>(input.format ?? "csv");
   const viewer = useViewerZone();
   const zones = useZones();
   const now = useNow();
@@ -297,61 +297,7 @@ export function ScheduleForm({ schedule, onSaved }: { schedule?: ScheduleDto; on
         )}
       </section>
 
-      <fieldset className="space-y-3">
-        <legend className="text-sm font-semibold">What it runs: an export</legend>
-        <div className="grid grid-cols-2 gap-4 md:grid-cols-3">
-          <Select
-            label="Dataset"
-            name="dataset"
-            defaultValue={input.dataset ?? "orders"}
-            aria-describedby={describedBy("input.dataset")}
-            options={[
-              ["customers", "Customers"],
-              ["orders", "Orders"],
-              ["events", "Events"],
-            ]}
-          />
-          <Select
-            label="Format"
-            name="format"
-            defaultValue={input.format ?? "csv"}
-            onChange={(e) => setFormat(e.target.value)}
-            aria-describedby={describedBy("input.format")}
-            options={[
-              ["csv", "CSV"],
-              ["jsonl", "JSON Lines"],
-            ]}
-          />
-          <Select
-            label="Compression"
-            name="compression"
-            defaultValue={input.compression ?? "none"}
-            aria-describedby={describedBy("input.compression")}
-            options={[
-              ["none", "None"],
-              ["gzip", "gzip"],
-            ]}
-          />
-        </div>
-        {errorOf("input.dataset")}
-        {errorOf("input.format")}
-        {errorOf("input.compression")}
-        <label className="flex items-center gap-2 text-sm">
-          <input
-            type="checkbox"
-            name="sinceLastRun"
-            defaultChecked={Boolean(input.filter && "since" in input.filter)}
-          />
-          Only rows since the last run (each run exports the rows from the previous run&apos;s time to its own)
-        </label>
-        {/* CSV only, as on the export form. */}
-        {format === "csv" && (
-          <label className="flex items-center gap-2 text-sm">
-            <input type="checkbox" name="csvSafe" defaultChecked={input.csvSafe ?? true} />
-            Spreadsheet-safe CSV (cells that start with = + - @ get a leading apostrophe)
-          </label>
-        )}
-      </fieldset>
+      <ScheduleExportFields input={input} errorOf={errorOf} describedBy={describedBy} />
 
       <fieldset className="grid gap-4 md:grid-cols-2">
         <legend className="mb-3 text-sm font-semibold">Policies</legend>

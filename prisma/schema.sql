@@ -108,6 +108,13 @@ CREATE TABLE downstreams (
   CONSTRAINT downstreams_pkey PRIMARY KEY (key)
 );
 
+CREATE TABLE event_consumers (
+  name text NOT NULL,
+  wanted_function text NOT NULL,
+  consume_function text NOT NULL,
+  CONSTRAINT event_consumers_pkey PRIMARY KEY (name)
+);
+
 CREATE TABLE events (
   id bigint DEFAULT nextval('events_id_seq'::regclass) NOT NULL,
   tenant_id uuid NOT NULL,
@@ -357,16 +364,14 @@ END) STORED,
   child_index integer,
   resume_pending boolean DEFAULT false NOT NULL,
   resumes integer DEFAULT 0 NOT NULL,
-  schedule_id uuid,
-  scheduled_for timestamp(3) with time zone,
   rollup_progress boolean DEFAULT true NOT NULL,
   trace_context jsonb,
+  progress_detail jsonb,
   CONSTRAINT jobs_cancel_requested_by_id_fkey FOREIGN KEY (cancel_requested_by_id) REFERENCES users(id) ON UPDATE CASCADE ON DELETE SET NULL,
   CONSTRAINT jobs_created_by_id_fkey FOREIGN KEY (created_by_id) REFERENCES users(id) ON UPDATE CASCADE ON DELETE SET NULL,
   CONSTRAINT jobs_parent_id_fkey FOREIGN KEY (parent_id) REFERENCES jobs(id) ON UPDATE CASCADE ON DELETE SET NULL,
   CONSTRAINT jobs_pkey PRIMARY KEY (id),
   CONSTRAINT jobs_replay_of_id_fkey FOREIGN KEY (replay_of_id) REFERENCES jobs(id) ON UPDATE CASCADE ON DELETE SET NULL,
-  CONSTRAINT jobs_schedule_id_fkey FOREIGN KEY (schedule_id) REFERENCES schedules(id) ON UPDATE CASCADE ON DELETE SET NULL,
   CONSTRAINT jobs_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES tenants(id) ON UPDATE CASCADE ON DELETE CASCADE
 );
 
@@ -381,8 +386,6 @@ CREATE INDEX jobs_parent_id_idx ON public.jobs USING btree (parent_id);
 CREATE INDEX jobs_prune_idx ON public.jobs USING btree (tenant_id, finished_at) WHERE ((parent_id IS NULL) AND (finished_at IS NOT NULL));
 CREATE INDEX jobs_ready_idx ON public.jobs USING btree (queue, tenant_id, type, run_at) WHERE (status = ANY (ARRAY['queued'::job_status, 'retrying'::job_status]));
 CREATE INDEX jobs_replay_of_id_idx ON public.jobs USING btree (replay_of_id);
-CREATE UNIQUE INDEX jobs_schedule_id_scheduled_for_key ON public.jobs USING btree (schedule_id, scheduled_for);
-CREATE INDEX jobs_schedule_open_idx ON public.jobs USING btree (schedule_id) WHERE ((schedule_id IS NOT NULL) AND (status = ANY (ARRAY['scheduled'::job_status, 'queued'::job_status, 'running'::job_status, 'retrying'::job_status])));
 CREATE INDEX jobs_scheduled_run_at_idx ON public.jobs USING btree (run_at) WHERE (status = 'scheduled'::job_status);
 CREATE INDEX jobs_status_created_at_idx ON public.jobs USING btree (status, created_at DESC);
 CREATE INDEX jobs_status_lease_expires_at_idx ON public.jobs USING btree (status, lease_expires_at);
@@ -491,6 +494,17 @@ CREATE TABLE schedule_events (
 );
 
 CREATE INDEX schedule_events_schedule_id_idx ON public.schedule_events USING btree (schedule_id, id);
+
+CREATE TABLE schedule_runs (
+  job_id uuid NOT NULL,
+  schedule_id uuid,
+  scheduled_for timestamp(3) with time zone NOT NULL,
+  CONSTRAINT schedule_runs_job_id_fkey FOREIGN KEY (job_id) REFERENCES jobs(id) ON UPDATE CASCADE ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED,
+  CONSTRAINT schedule_runs_pkey PRIMARY KEY (job_id),
+  CONSTRAINT schedule_runs_schedule_id_fkey FOREIGN KEY (schedule_id) REFERENCES schedules(id) ON UPDATE CASCADE ON DELETE SET NULL
+);
+
+CREATE UNIQUE INDEX schedule_runs_schedule_id_scheduled_for_key ON public.schedule_runs USING btree (schedule_id, scheduled_for);
 
 CREATE TABLE schedules (
   id uuid NOT NULL,
@@ -1244,6 +1258,35 @@ BEGIN
   RETURN true;
 END $function$;
 
+CREATE OR REPLACE FUNCTION public.conveyor_event_emit(p_tenant uuid, p_event text, p_data jsonb, p_job uuid)
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  c record;
+BEGIN
+  FOR c IN SELECT consume_function FROM event_consumers ORDER BY name LOOP
+    EXECUTE format('SELECT %I($1, $2, $3, $4)', c.consume_function) USING p_tenant, p_event, p_data, p_job;
+  END LOOP;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.conveyor_event_wanted(p_tenant uuid, p_event text)
+ RETURNS boolean
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  c record;
+  v_wanted boolean;
+BEGIN
+  FOR c IN SELECT wanted_function FROM event_consumers ORDER BY name LOOP
+    EXECUTE format('SELECT %I($1, $2)', c.wanted_function) INTO v_wanted USING p_tenant, p_event;
+    IF v_wanted THEN
+      RETURN true;
+    END IF;
+  END LOOP;
+  RETURN false;
+END $function$;
+
 CREATE OR REPLACE FUNCTION public.conveyor_gate_scheduled_runs(p_tenants uuid[], p_users uuid[], p_export_bytes boolean[], p_schedules uuid[], p_times timestamp with time zone[], p_per_user integer, p_per_tenant integer, p_bytes bigint)
  RETURNS jsonb[]
  LANGUAGE plpgsql
@@ -1262,7 +1305,7 @@ BEGIN
     PERFORM pg_advisory_xact_lock(hashtext('conveyor_enqueue'), v_key);
   END LOOP;
   FOR i IN 1 .. coalesce(array_length(p_tenants, 1), 0) LOOP
-    IF EXISTS (SELECT 1 FROM jobs WHERE schedule_id = p_schedules[i] AND scheduled_for = p_times[i]) THEN
+    IF EXISTS (SELECT 1 FROM schedule_runs WHERE schedule_id = p_schedules[i] AND scheduled_for = p_times[i]) THEN
       v_out := array_append(v_out, NULL::jsonb);
       CONTINUE;
     END IF;
@@ -1341,6 +1384,20 @@ BEGIN
     NEW.seq := OLD.seq + 1;
   END IF;
   RETURN NEW;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.conveyor_job_ended()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  PERFORM conveyor_event_emit(NEW.tenant_id, 'job.' || NEW.status::text,
+    jsonb_build_object('jobId', NEW.id, 'type', NEW.type, 'status', NEW.status, 'attempts', NEW.attempts,
+                       'error', CASE WHEN NEW.status = 'succeeded' THEN NULL
+                                     ELSE jsonb_build_object('class', NEW.error_class, 'message', NEW.error_message) END,
+                       'createdAt', NEW.created_at, 'finishedAt', NEW.finished_at),
+    NEW.id);
+  RETURN NULL;
 END $function$;
 
 CREATE OR REPLACE FUNCTION public.conveyor_job_guard_status()
@@ -1686,6 +1743,17 @@ AS $function$
            FROM 1 FOR 6), 52, 1), 53, 1), 'hex')::uuid
 $function$;
 
+CREATE OR REPLACE FUNCTION public.conveyor_webhook_consume(p_tenant uuid, p_event text, p_data jsonb, p_job uuid)
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  IF p_event LIKE 'job.%' AND p_data ->> 'type' = 'webhook_delivery' THEN
+    RETURN;
+  END IF;
+  PERFORM conveyor_webhook_emit(p_tenant, p_event, p_data, p_job);
+END $function$;
+
 CREATE OR REPLACE FUNCTION public.conveyor_webhook_deliver(p_message text, p_endpoint uuid, p_created_by uuid DEFAULT NULL::uuid)
  RETURNS uuid
  LANGUAGE plpgsql
@@ -1757,19 +1825,14 @@ BEGIN
   RETURN v_id;
 END $function$;
 
-CREATE OR REPLACE FUNCTION public.conveyor_webhook_job_ended()
- RETURNS trigger
- LANGUAGE plpgsql
+CREATE OR REPLACE FUNCTION public.conveyor_webhook_wanted(p_tenant uuid, p_event text)
+ RETURNS boolean
+ LANGUAGE sql
+ STABLE
 AS $function$
-BEGIN
-  PERFORM conveyor_webhook_emit(NEW.tenant_id, 'job.' || NEW.status::text,
-    jsonb_build_object('jobId', NEW.id, 'type', NEW.type, 'status', NEW.status, 'attempts', NEW.attempts,
-                       'error', CASE WHEN NEW.status = 'succeeded' THEN NULL
-                                     ELSE jsonb_build_object('class', NEW.error_class, 'message', NEW.error_message) END,
-                       'createdAt', NEW.created_at, 'finishedAt', NEW.finished_at),
-    NEW.id);
-  RETURN NULL;
-END $function$;
+  SELECT EXISTS (SELECT 1 FROM webhook_endpoints
+                  WHERE tenant_id = p_tenant AND disabled_at IS NULL AND p_event = ANY (events))
+$function$;
 
 CREATE TRIGGER export_files_storage_bytes AFTER INSERT OR DELETE OR UPDATE OF size, deleted_at ON public.export_files FOR EACH ROW EXECUTE FUNCTION conveyor_storage_bytes_changed();
 CREATE TRIGGER jobs_admit_new BEFORE INSERT ON public.jobs FOR EACH ROW EXECUTE FUNCTION conveyor_job_admit_new();
@@ -1790,5 +1853,5 @@ CREATE TRIGGER jobs_search_insert AFTER INSERT ON public.jobs REFERENCING NEW TA
 CREATE TRIGGER jobs_search_truncate AFTER TRUNCATE ON public.jobs FOR EACH STATEMENT EXECUTE FUNCTION conveyor_job_search_truncate();
 CREATE TRIGGER jobs_search_update AFTER UPDATE OF input, error_message ON public.jobs FOR EACH ROW WHEN (((new.input IS DISTINCT FROM old.input) OR (new.error_message IS DISTINCT FROM old.error_message))) EXECUTE FUNCTION conveyor_job_search_update();
 CREATE TRIGGER jobs_slot_freed AFTER UPDATE OF status, admitted_at ON public.jobs FOR EACH ROW WHEN (((old.admitted_at IS NOT NULL) AND (old.status = ANY (ARRAY['queued'::job_status, 'retrying'::job_status, 'running'::job_status])) AND ((new.admitted_at IS NULL) OR (new.status <> ALL (ARRAY['queued'::job_status, 'retrying'::job_status, 'running'::job_status]))))) EXECUTE FUNCTION conveyor_job_slot_freed();
-CREATE TRIGGER jobs_webhook_ended AFTER UPDATE OF status ON public.jobs FOR EACH ROW WHEN (((new.status = ANY (ARRAY['succeeded'::job_status, 'failed'::job_status, 'cancelled'::job_status])) AND (old.status IS DISTINCT FROM new.status) AND (new.type <> 'webhook_delivery'::text) AND (new.parent_id IS NULL))) EXECUTE FUNCTION conveyor_webhook_job_ended();
+CREATE TRIGGER jobs_tell_ended AFTER UPDATE OF status ON public.jobs FOR EACH ROW WHEN (((new.status = ANY (ARRAY['succeeded'::job_status, 'failed'::job_status, 'cancelled'::job_status])) AND (old.status IS DISTINCT FROM new.status) AND (new.parent_id IS NULL))) EXECUTE FUNCTION conveyor_job_ended();
 CREATE TRIGGER uploads_storage_bytes AFTER INSERT OR DELETE OR UPDATE OF size, deleted_at ON public.uploads FOR EACH ROW EXECUTE FUNCTION conveyor_storage_bytes_changed();

@@ -17,6 +17,7 @@ import { readFile, rm, writeFile } from "node:fs/promises";
 import { dataDir, embeddedDatabaseUrl, embeddedPasswordFile, embeddedPostgres, env, resetEnvCache } from "@/lib/env";
 import { logger } from "@/lib/log";
 import { RootPostgres, runningAsRoot } from "./postgres-as-root";
+import { applySqlObjects } from "./sql-objects";
 
 const require = createRequire(__filename);
 const EMBEDDED_USER = embeddedPostgres.user;
@@ -207,7 +208,10 @@ export async function openDatabase(log: (line: string) => void = (l) => logger.i
   };
 }
 
-/** Applies Prisma's migrations and graphile-worker's schema to `url`. */
+/**
+ * Applies Prisma's migrations and graphile-worker's schema to `url`, then re-applies the current
+ * function and trigger files (prisma/sql, scripts/sql-objects.ts).
+ */
 export async function migrate(url: string): Promise<void> {
   const prismaCli = require.resolve("prisma/build/index.js");
   await new Promise<void>((resolve, reject) => {
@@ -224,6 +228,13 @@ export async function migrate(url: string): Promise<void> {
     );
   });
   await runMigrations({ connectionString: url, logger: undefined });
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await applySqlObjects(client);
+  } finally {
+    await client.end();
+  }
 }
 
 export type ScratchDatabase = { url: string; name: string; admin: pg.Client };

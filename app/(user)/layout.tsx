@@ -6,43 +6,22 @@ import { sessionPrincipal } from "@/lib/http/principal";
 import { MainNav } from "@/components/main-nav";
 import { queueNames } from "@/lib/jobs/registry";
 import { QueueNamesProvider } from "@/lib/client/queues";
+import { navFor } from "@/lib/client/nav";
 
 async function logout() {
   "use server";
   await signOut({ redirectTo: "/login" });
 }
 
-/** The main navigation; console pages for operators and platform admins, the fleet for admins. */
-const NAV: { href: string; label: string; for: "everyone" | "members" | "operators" | "admins" }[] = [
-  { href: "/exports", label: "Exports", for: "everyone" },
-  // Imports write into a tenant's data: members and operators of one.
-  { href: "/imports", label: "Imports", for: "members" },
-  { href: "/schedules", label: "Schedules", for: "everyone" },
-  { href: "/ops/overview", label: "Overview", for: "operators" },
-  { href: "/ops/jobs", label: "Jobs", for: "operators" },
-  { href: "/ops/queues", label: "Queues", for: "operators" },
-  { href: "/ops/dead-letters", label: "Dead letters", for: "operators" },
-  { href: "/ops/schedules", label: "All schedules", for: "operators" },
-  { href: "/ops/webhooks", label: "Webhooks", for: "operators" },
-  { href: "/ops/stuck", label: "Stuck", for: "operators" },
-  { href: "/ops/audit", label: "Audit", for: "operators" },
-  { href: "/ops/people", label: "People", for: "operators" },
-  { href: "/ops/workers", label: "Workers", for: "admins" },
-  { href: "/settings", label: "Settings", for: "everyone" },
-];
-
 export default async function UserLayout({ children }: { children: ReactNode }) {
   const principal = await sessionPrincipal();
   if (!principal) redirect("/login");
-  const items = NAV.filter((n) =>
-    n.for === "everyone"
-      ? true
-      : n.for === "members"
-        ? principal.tenantId !== null
-        : n.for === "admins"
-          ? principal.isPlatformAdmin
-          : isOperator(principal),
-  ).map(({ href, label }) => ({ href, label }));
+  // The kinds' pages and the console's (lib/client/nav.ts); console pages for operators and platform admins, the fleet for admins.
+  const items = navFor({
+    member: principal.tenantId !== null,
+    operator: isOperator(principal),
+    admin: principal.isPlatformAdmin,
+  });
   const who = `${principal.email}${principal.tenantSlug ? ` · ${principal.tenantSlug} (${principal.role})` : ""}${
     principal.isPlatformAdmin ? " · platform admin" : ""
   }`;

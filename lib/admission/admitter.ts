@@ -6,18 +6,19 @@
  *  - when told: a new job could not be admitted in its own INSERT, or a slot
  *    freed (NOTIFY conveyor_admit, sent at commit, merged per transaction);
  *  - on a sweep every ADMISSION_SWEEP_MS: retries and schedules that came due,
- *    and anything missed while the LISTEN connection was down.
+ *    and anything missed while the LISTEN connection (the process's notifier) was down.
  * Runs for one queue never overlap within a process, and a per-queue advisory
  * lock serializes them across processes (a run that finds it taken retries
  * shortly instead of queueing on it).
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import pg from "pg";
 import { pool } from "../db";
-import { directDatabaseUrl, env } from "../env";
+import { env } from "../env";
 import { queueNames, queues } from "../jobs/registry";
 import type { QueueName } from "../jobs/task";
 import { logger } from "../log";
+import { notifier } from "../runtime/notifier";
+import { loop, serviceContext, type LoopService, type Service, type ServiceContext } from "../runtime/service";
 
 export const ADMIT_CHANNEL = "conveyor_admit";
 const BATCH = 500;
@@ -133,90 +134,70 @@ export function describeQueueSeed(results: QueueSeedResult[]): string[] {
   });
 }
 
-export class Admitter {
-  private readonly running = new Map<string, Promise<void>>();
-  private readonly again = new Set<string>();
-  private client: pg.Client | null = null;
-  private sweepTimer: NodeJS.Timeout | null = null;
-  private reconnectTimer: NodeJS.Timeout | null = null;
+/**
+ * Admission as a service: a loop per queue (lib/runtime/service.ts), woken by
+ * `conveyor_admit` through the process's notifier (its payload names the
+ * queue) and swept every ADMISSION_SWEEP_MS; after the notifier reconnects
+ * every queue is swept at once. A lost or missing LISTEN connection never stops
+ * a worker: the sweep covers until it is back.
+ */
+export class Admitter implements Service {
+  readonly name = "admission";
+  private readonly loops = new Map<string, LoopService>();
+  private unsubscribe: (() => void) | null = null;
   private stopped = false;
 
-  /** `log` gets the admitter's problems (a failed sweep, a lost LISTEN): the process's log, as warnings, by default. */
-  constructor(private readonly log: (line: string) => void = (l) => logger.warn(l)) {}
+  /** `log` gets the admitter's problems (a failed run): the process's log, as warnings, by default. */
+  constructor(
+    private readonly log: (line: string) => void = (l) => logger.warn(l),
+    private readonly queues: () => readonly string[] = () => queueNames(),
+  ) {
+    for (const queue of this.queues()) this.loops.set(queue, this.queueLoop(queue));
+  }
 
-  async start(): Promise<void> {
-    await this.listen();
-    this.sweepTimer = setInterval(() => this.sweep(), env().ADMISSION_SWEEP_MS);
-    this.sweep();
+  private queueLoop(queue: string): LoopService {
+    return loop({
+      name: `admission:${queue}`,
+      everyMs: () => env().ADMISSION_SWEEP_MS,
+      runAtStart: true,
+      async run() {
+        const n = await tryAdmitQueue(queue);
+        // A full batch: more may wait. The queue's lock taken elsewhere: the holder may have read
+        // the queue before the change that woke this run, so look again shortly.
+        if (n >= BATCH) return { nextInMs: 0 };
+        if (n < 0) return { nextInMs: BUSY_RETRY_MS };
+        return [];
+      },
+    });
+  }
+
+  async start(ctx: ServiceContext = serviceContext("", this.name)): Promise<void> {
+    this.stopped = false;
+    const log: ServiceContext["log"] = (line, level) =>
+      level === "error" || level === "warn" ? this.log(`[admission] ${line}`) : ctx.log(line, level);
+    // Never fails: when the connection cannot be made now, the sweep covers until it is back.
+    this.unsubscribe = await notifier().subscribe(ADMIT_CHANNEL, (queue) => this.wake(queue), {
+      whenDown: "retry",
+      onReconnected: () => this.sweep(),
+    });
+    for (const [queue, l] of this.loops) {
+      await l.start({ ...ctx, log: (line, level) => log(`${queue}: ${line}`, level) });
+    }
   }
 
   /** Admits in `queue` soon; calls arriving during a run are merged into one more run. */
   wake(queue: string): void {
-    if (this.stopped) return;
-    if (this.running.has(queue)) {
-      this.again.add(queue);
-      return;
-    }
-    const run = (async () => {
-      do {
-        this.again.delete(queue);
-        try {
-          const n = await tryAdmitQueue(queue);
-          if (n >= BATCH) this.again.add(queue);
-          if (n < 0) {
-            await sleep(BUSY_RETRY_MS);
-            this.again.add(queue);
-          }
-        } catch (e) {
-          this.log(`[admission] ${queue}: ${(e as Error).message}`);
-          return;
-        }
-      } while (this.again.has(queue) && !this.stopped);
-    })().finally(() => this.running.delete(queue));
-    this.running.set(queue, run);
+    if (!this.stopped) this.loops.get(queue)?.wake();
   }
 
   private sweep(): void {
-    for (const q of queueNames()) this.wake(q);
-  }
-
-  private async listen(): Promise<void> {
-    const client = new pg.Client({ connectionString: directDatabaseUrl(), application_name: "conveyor-admission" });
-    client.on("notification", (msg) => {
-      if (msg.channel === ADMIT_CHANNEL && msg.payload) this.wake(msg.payload);
-    });
-    let down = false;
-    const lost = (err?: Error) => {
-      if (down) return;
-      down = true;
-      if (this.client === client) this.client = null;
-      client.end().catch(() => {});
-      if (this.stopped) return;
-      this.log(`[admission] LISTEN connection lost${err ? `: ${err.message}` : ""}; the sweep covers until it is back`);
-      this.reconnectTimer = setTimeout(() => {
-        this.reconnectTimer = null;
-        this.listen().catch(() => {}); // listen() reports and retries by itself
-      }, 1_000);
-    };
-    client.on("error", lost);
-    client.on("end", () => lost());
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${ADMIT_CHANNEL}`);
-      this.client = client;
-    } catch (err) {
-      lost(err as Error);
-      throw err;
-    }
+    for (const l of this.loops.values()) l.wake();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.sweepTimer) clearInterval(this.sweepTimer);
-    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
-    const client = this.client;
-    this.client = null;
-    await client?.end().catch(() => {});
-    await Promise.allSettled(this.running.values());
+    this.unsubscribe?.();
+    this.unsubscribe = null;
+    await Promise.allSettled([...this.loops.values()].map((l) => l.stop()));
   }
 }

@@ -14,6 +14,7 @@ import { db, Prisma } from "../db";
 import { AppError, notFound, parseOrThrow } from "../errors";
 import { parseIdOr404 } from "../ids";
 import { getTaskDefinition, queueNameSchema, queueNames } from "../jobs/registry";
+import { requestCancel } from "../jobs/transitions";
 import { admitQueue } from "./admitter";
 
 export type PauseDto = {
@@ -135,13 +136,14 @@ async function pauseOnce(
         SELECT (SELECT count(*) FROM held) AS n, (SELECT count(*) FROM removed) AS removed`;
     let cancelled: string[] = [];
     if (input.cancelRunning) {
-      const rows = await tx.$queryRaw<{ id: string }[]>`
-          UPDATE jobs SET cancel_requested_at = now(), cancel_requested_by_id = ${principal.userId}::uuid,
-                 cancel_reason = ${`A pause of its scope${input.reason ? `: ${input.reason}` : ""}`}, updated_at = now()
-          WHERE status = 'running' AND cancel_requested_at IS NULL
-            AND ${inScope}
-          RETURNING id`;
-      cancelled = rows.map((r) => r.id);
+      const running = await tx.$queryRaw<{ id: string }[]>`
+          SELECT id FROM jobs WHERE status = 'running' AND cancel_requested_at IS NULL AND ${inScope}`;
+      cancelled = await requestCancel(
+        tx,
+        running.map((r) => r.id),
+        `A pause of its scope${input.reason ? `: ${input.reason}` : ""}`,
+        { by: principal.userId },
+      );
     }
     const heldBack = Number(held[0]?.n ?? 0);
     await recordAudit(

@@ -1,5 +1,6 @@
 /** Wire → UI helpers: numbers, sizes, rates and times as people read them. */
 import type { JobDto } from "../jobs/dto";
+import { progressMessage } from "./progress";
 
 const nf = new Intl.NumberFormat("en-US");
 
@@ -118,12 +119,16 @@ export function rateAndEta(
 }
 
 /**
- * What a job's progress says, in words: its own message, or for a job with
- * children (an export's parts) "3 of 5 parts done · 20 MB" (and "; assembling"
- * once they all ended).
+ * What a job's progress says, in words: its own (`progressMessage`), or for a
+ * job with children (an export's parts) "3 of 5 parts done · 20 MB" (and
+ * "; assembling" once they all ended).
  */
-export function progressText(job: Pick<JobDto, "status" | "progress">, noun = "parts"): string | null {
-  const { children, bytes, message, stage } = job.progress;
+export function progressText(
+  job: Pick<JobDto, "type" | "input" | "status" | "progress">,
+  noun = "parts",
+): string | null {
+  const { children, bytes, stage } = job.progress;
+  const message = progressMessage(job);
   // A job that failed, was cancelled or expired says so with its status: what it was doing is history.
   if (job.status === "failed" || job.status === "cancelled" || job.status === "expired") return null;
   if (!children || (stage !== "waiting" && job.status !== "retrying")) return message;
@@ -146,66 +151,6 @@ export function cancelText(job: Pick<JobDto, "status" | "cancelRequested">): str
 /** A job waiting to start that admission holds back (paused, or its tenant at its cap), or whose parts a pause holds. */
 export function isHeld(job: Pick<JobDto, "admission" | "pause">): boolean {
   return job.admission === "waiting" || job.admission === "paused" || job.pause !== null;
-}
-
-const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
-
-/** An export request's name: "Events · CSV.gz". */
-function exportName(input: unknown): string | null {
-  const i = input as { dataset?: unknown; format?: unknown; compression?: unknown } | null;
-  if (!i || typeof i.dataset !== "string") return null;
-  const format = typeof i.format === "string" ? i.format.toUpperCase() : "CSV";
-  return `${capitalize(i.dataset)} · ${format}${i.compression === "gzip" ? ".gz" : ""}`;
-}
-
-/** An import request's name: "Events · CSV". */
-function importRequestName(input: unknown): string | null {
-  const i = input as { dataset?: unknown; format?: unknown } | null;
-  if (!i || typeof i.dataset !== "string") return null;
-  return `${capitalize(i.dataset)} · ${i.format === "jsonl" ? "JSON Lines" : "CSV"}`;
-}
-
-/**
- * What a job's child jobs are called: an export's parts, an import's stages,
- * the load stage's chunks.
- */
-export function childNoun(type: string): string {
-  if (type === "import") return "stages";
-  if (type === "import_load") return "chunks";
-  return "parts";
-}
-
-/**
- * The name of a job for people: "Events · CSV.gz export", "Part 3 of 20 · Events · CSV export",
- * "Events · CSV import", "Parse · Events · CSV import", "Chunk 2 of 7 · Events import".
- */
-export function jobTitle(job: Pick<JobDto, "type" | "input">): string {
-  if (job.type === "export") {
-    const name = exportName(job.input);
-    return name ? `${name} export` : "Export";
-  }
-  if (job.type === "export_part") {
-    const i = job.input as { part?: number; parts?: number; request?: unknown } | null;
-    const name = exportName(i?.request);
-    const part = i?.part && i.parts ? `Part ${i.part} of ${i.parts}` : "Part";
-    return name ? `${part} · ${name} export` : `${part} of an export`;
-  }
-  if (job.type === "import") {
-    const name = importRequestName(job.input);
-    return name ? `${name} import` : "Import";
-  }
-  if (job.type === "import_load_chunk") {
-    const i = job.input as { dataset?: unknown; chunk?: { n?: number }; chunks?: number } | null;
-    const chunk = i?.chunk?.n && i.chunks ? `Chunk ${i.chunk.n} of ${i.chunks}` : "Chunk";
-    return typeof i?.dataset === "string" ? `${chunk} · ${capitalize(i.dataset)} import` : `${chunk} of an import`;
-  }
-  if (job.type.startsWith("import_")) {
-    const stage = capitalize(job.type.slice("import_".length));
-    const name = importRequestName((job.input as { request?: unknown } | null)?.request);
-    return name ? `${stage} · ${name} import` : `${stage} stage of an import`;
-  }
-  if (job.type === "webhook_delivery") return "Webhook delivery";
-  return capitalize(job.type.replace(/[_.]/g, " "));
 }
 
 /** What a pause holding a job says: "Paused by ada@acme.test: db maintenance". */

@@ -16,7 +16,12 @@ export function applyJobEvent(job: JobDto, e: JobEventWire): JobDto {
     seq: e.seq,
     status: e.status,
     attempts: e.attempts,
-    progress: { ...e.progress, done: Math.max(job.progress.done, e.progress.done) },
+    progress: {
+      ...e.progress,
+      done: Math.max(job.progress.done, e.progress.done),
+      // An event carries no detail: the cached one holds while the stage is the same.
+      detail: e.progress.detail ?? (e.progress.stage === job.progress.stage ? job.progress.detail : null),
+    },
     startedAt: job.startedAt ?? (e.status === "running" ? e.at : null),
     admission: e.admission,
     // The event says only that it was asked; who and why come with the next snapshot.

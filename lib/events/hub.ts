@@ -1,10 +1,11 @@
 /**
- * One LISTEN connection per process, fanned out to every subscriber in it.
+ * Job events, fanned out to every subscriber in the process: the hub is one
+ * subscriber of the process's notifier (lib/runtime/notifier.ts, its one LISTEN
+ * connection of ours), and indexes its own listeners by job and tenant.
  * Job writes notify in their own transaction (a trigger on `jobs`), so an
  * event is seen only once its change is committed.
  */
-import pg from "pg";
-import { directDatabaseUrl } from "../env";
+import { notifier } from "../runtime/notifier";
 import { afterFanOut } from "./fan-out";
 import { JOB_EVENTS_CHANNEL, parseJobEvent, type JobEvent } from "./payload";
 import { logger } from "../log";
@@ -51,18 +52,11 @@ class ListenerIndex {
   }
 }
 
-/** A channel other than job events another component of this process listens on (lib/uploads' locks). */
-const CHANNEL_NAME = /^conveyor_[a-z_]+$/;
-
 class JobEventHub {
-  private client: pg.Client | null = null;
-  private connecting: Promise<void> | null = null;
   private readonly listeners = new Map<Listener, Subscription>();
-  /** Listeners of other channels, by channel: this connection LISTENs on each while it has any. */
-  private readonly channels = new Map<string, Set<(payload: string) => void>>();
   private readonly index = new ListenerIndex();
-  private retryMs = 250;
-  private retryTimer: NodeJS.Timeout | null = null;
+  /** The hub's one subscription to the notifier, made with the first listener and kept. */
+  private subscribed: Promise<unknown> | null = null;
   /** Events that came while this process wrote a fan-out, in order (lib/events/fan-out.ts). */
   private held: JobEvent[] | null = null;
 
@@ -82,7 +76,9 @@ class JobEventHub {
       this.index.remove(filter, listener);
     };
     try {
-      await this.ensureConnected();
+      await this.ensureSubscribed();
+      // Subscribed earlier but the connection is down now: wait for it (or fail) as a first subscriber does.
+      if (!notifier().connected) await notifier().ready();
     } catch (err) {
       unsubscribe();
       throw err;
@@ -90,59 +86,20 @@ class JobEventHub {
     return unsubscribe;
   }
 
-  /**
-   * Listens on another channel over this process's one LISTEN connection; resolves once the LISTEN
-   * is in place (a notification after it is not missed while connected). One lost while the
-   * connection was down is: a listener must not rely on every notification (wait with a timeout).
-   */
-  async listen(channel: string, listener: (payload: string) => void): Promise<() => void> {
-    if (!CHANNEL_NAME.test(channel)) throw new Error(`not a channel name: ${channel}`);
-    let set = this.channels.get(channel);
-    const first = !set;
-    if (!set) this.channels.set(channel, (set = new Set()));
-    set.add(listener);
-    const unlisten = () => {
-      const s = this.channels.get(channel);
-      if (!s?.delete(listener) || s.size) return;
-      this.channels.delete(channel);
-      this.client?.query(`UNLISTEN ${channel}`).catch(() => {});
-    };
-    try {
-      await this.ensureConnected();
-      // (A connection made just now may have LISTENed on it already: a second LISTEN does nothing.)
-      if (first && this.client) await this.client.query(`LISTEN ${channel}`);
-    } catch (err) {
-      unlisten();
-      throw err;
-    }
-    return unlisten;
-  }
-
-  private get subscribed(): boolean {
-    return this.listeners.size > 0 || this.channels.size > 0;
-  }
-
-  private ensureConnected(): Promise<void> {
-    if (this.client) return Promise.resolve();
-    this.connecting ??= this.connect().finally(() => {
-      this.connecting = null;
-    });
-    return this.connecting;
-  }
-
-  private scheduleReconnect(): void {
-    if (this.retryTimer || !this.subscribed) return;
-    const delay = this.retryMs;
-    this.retryMs = Math.min(this.retryMs * 2, 10_000);
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = null;
-      if (!this.subscribed) return;
-      this.ensureConnected().catch((e: Error) => {
-        logger.warn({ err: e }, `[events] LISTEN reconnect failed: ${e.message}; retrying in ${this.retryMs} ms`);
-        this.scheduleReconnect();
+  /** The process's notifier delivers the job-events channel here (one LISTEN connection per process). */
+  private ensureSubscribed(): Promise<unknown> {
+    this.subscribed ??= notifier()
+      .subscribe(JOB_EVENTS_CHANNEL, (payload) => this.onNotification(payload), {
+        // Whatever happens while disconnected is unknown: let subscribers resync.
+        onLost: () => {
+          for (const { onReset } of [...this.listeners.values()]) onReset?.();
+        },
+      })
+      .catch((err: unknown) => {
+        this.subscribed = null;
+        throw err;
       });
-    }, delay);
-    this.retryTimer.unref();
+    return this.subscribed;
   }
 
   /** To the listeners of its job (those that also name a tenant: of its tenant too), of its tenant, and of everything. */
@@ -161,54 +118,17 @@ class JobEventHub {
     for (const e of events) this.dispatch(e);
   }
 
-  private async connect(): Promise<void> {
-    const client = new pg.Client({
-      // LISTEN needs a session of its own: never through a transaction-pooling PgBouncer.
-      connectionString: directDatabaseUrl(),
-      application_name: "conveyor-events",
-      keepAlive: true,
-    });
-    client.on("notification", (msg) => {
-      if (msg.channel !== JOB_EVENTS_CHANNEL) {
-        for (const l of this.channels.get(msg.channel) ?? []) l(msg.payload ?? "");
-        return;
-      }
-      if (!msg.payload) return;
-      // Most events concern a job nobody in this process follows (a worker follows only the jobs
-      // it runs): those are dropped before the JSON is parsed and checked.
-      const head = HEAD.exec(msg.payload);
-      if (head && !this.index.wants(head[1]!, head[2]!)) return;
-      const parsed = parseJobEvent(msg.payload);
-      if (!parsed.ok) return logger.warn(`[events] bad notification dropped: ${parsed.error}`);
-      if (this.held) this.held.push(parsed.event);
-      else if (afterFanOut(() => this.dispatchHeld())) this.held = [parsed.event];
-      else this.dispatch(parsed.event);
-    });
-    let lost = false;
-    const onLost = (err?: Error) => {
-      if (lost) return;
-      lost = true;
-      if (this.client === client) this.client = null;
-      client.end().catch(() => {});
-      if (!this.subscribed) return;
-      logger.warn(`[events] LISTEN connection lost${err ? `: ${err.message}` : ""}; reconnecting`);
-      // Whatever happened while disconnected is unknown: let subscribers resync.
-      for (const { onReset } of this.listeners.values()) onReset?.();
-      this.scheduleReconnect();
-    };
-    client.on("error", onLost);
-    client.on("end", () => onLost());
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${JOB_EVENTS_CHANNEL}`);
-      for (const channel of this.channels.keys()) await client.query(`LISTEN ${channel}`);
-    } catch (err) {
-      lost = true;
-      client.end().catch(() => {});
-      throw err;
-    }
-    this.client = client;
-    this.retryMs = 250;
+  private onNotification(payload: string): void {
+    if (!payload) return;
+    // Most events concern a job nobody in this process follows (a worker follows only the jobs
+    // it runs): those are dropped before the JSON is parsed and checked.
+    const head = HEAD.exec(payload);
+    if (head && !this.index.wants(head[1]!, head[2]!)) return;
+    const parsed = parseJobEvent(payload);
+    if (!parsed.ok) return logger.warn(`[events] bad notification dropped: ${parsed.error}`);
+    if (this.held) this.held.push(parsed.event);
+    else if (afterFanOut(() => this.dispatchHeld())) this.held = [parsed.event];
+    else this.dispatch(parsed.event);
   }
 }
 

@@ -5,6 +5,7 @@
  */
 import { defineWorkload } from "../jobs/task";
 import { loop } from "../runtime/service";
+import { exportsApi } from "./openapi";
 import { cleanupExpiredExports } from "./links";
 import { exportPartTask } from "./parts";
 import { exportSettings } from "./settings";
@@ -12,6 +13,7 @@ import { exportTask } from "./task";
 
 export const exportsWorkload = defineWorkload({
   name: "exports",
+  openapi: exportsApi,
   tasks: [exportTask, exportPartTask],
   settings: exportSettings,
   services: [

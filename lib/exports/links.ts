@@ -8,9 +8,10 @@
 import { recordAudit } from "../audit";
 import { tenantScope } from "../auth/authorize";
 import type { Principal } from "../auth/principal";
-import { db } from "../db";
+import { db, pool } from "../db";
 import { AppError, notFound, parseOrThrow } from "../errors";
 import { parseIdOr404 } from "../ids";
+import { expireJobs } from "../jobs/transitions";
 import { withMaintenanceLock } from "../maintenance";
 import { storage } from "../storage";
 import { hashLink, LINK_PREFIX } from "../files/link-token";
@@ -76,7 +77,7 @@ export async function deleteExport(principal: Principal, rawJobId: string): Prom
   if (!job.files.some((f) => !f.deletedAt)) throw new AppError("gone", "This export has no files left to delete");
   await endFiles(job.files.filter((f) => !f.deletedAt));
   if (job.status === "succeeded") {
-    await db().job.updateMany({ where: { id: jobId, status: "succeeded" }, data: { status: "expired" } });
+    await expireJobs(pool(), [jobId]);
   }
   await recordAudit(principal, {
     action: "export.delete",
@@ -143,13 +144,19 @@ export async function cleanupExpiredExports(
   if (!run.ran) return { ran: false, files: 0, jobs: 0, parts: 0 };
   const files = run.value;
   // The state first (downloads answer 410 from the moment deleted_at is set), then the bytes.
-  const jobs = files.length
-    ? await db().$executeRaw`
-        UPDATE jobs j SET status = 'expired', updated_at = now()
+  const gone = files.length
+    ? await db().$queryRaw<{ id: string }[]>`
+        SELECT j.id FROM jobs j
         WHERE j.id = ANY(${[...new Set(files.map((f) => f.jobId))]}::uuid[]) AND j.status = 'succeeded'
           AND j.type = 'export' -- an import's errors file expires alone: the import stays what it was
           AND NOT EXISTS (SELECT 1 FROM export_files f WHERE f.job_id = j.id AND f.deleted_at IS NULL)`
-    : 0;
+    : [];
+  const jobs = (
+    await expireJobs(
+      pool(),
+      gone.map((j) => j.id),
+    )
+  ).length;
   for (const f of files) {
     try {
       await storage().delete(f.storageKey);

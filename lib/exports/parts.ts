@@ -112,7 +112,7 @@ export async function fanOutIfLarge(ctx: JobContext<ExportRequest>): Promise<voi
     total: plan.estimate,
     unit: "rows",
     stage: "parts",
-    message: `Split into ${ranges.length} parts`,
+    detail: { parts: ranges.length },
   });
   const checkpoint: PartsCheckpoint = {
     phase: "parts",
@@ -155,7 +155,6 @@ export const exportPartTask = defineTask({
       request: input.request,
       range: input.range,
       key,
-      message: `Part ${input.part} of ${input.parts}`,
     });
     ctx.progress({ done: rows, total: rows, stage: "done" });
     return { part: input.part, name, key, size, sha256, rows, range: input.range };
@@ -184,7 +183,7 @@ export async function assembleParts(ctx: JobContext<ExportRequest>, cp: PartsChe
   const partial = missing.length > 0;
   ctx.progress({
     stage: "assembling",
-    message: `Assembling ${done.length} of ${parts.length} parts`,
+    detail: { done: done.length, parts: parts.length },
   });
 
   const takenAt = new Date(cp.snapshot.takenAt);
@@ -247,7 +246,7 @@ export async function assembleParts(ctx: JobContext<ExportRequest>, cp: PartsChe
         `the ${done.length} finished parts are offered as a partial result`,
     );
   }
-  ctx.progress({ done: rowCount, total: rowCount, stage: "done", message: `${rowCount.toLocaleString("en-US")} rows` });
+  ctx.progress({ done: rowCount, total: rowCount, stage: "done" });
   return { rows: rowCount, format: input.format, compression: input.compression, files: [file] };
 }
 

@@ -187,9 +187,9 @@ async function copyToStorage(opts: StreamExportOptions): Promise<{ rows: number;
  */
 export async function exportToStorage(
   ctx: Pick<JobContext<unknown>, "job" | "signal" | "progress">,
-  opts: { request: ExportRequest; key: string; range?: IdRange; message: string },
+  opts: { request: ExportRequest; key: string; range?: IdRange },
 ): Promise<{ rows: number; size: number; sha256: string }> {
-  ctx.progress({ done: 0, unit: "rows", stage: "exporting", message: opts.message });
+  ctx.progress({ done: 0, unit: "rows", stage: "exporting" });
   const stored = await streamExport({
     tenantId: ctx.job.tenantId,
     request: opts.request,

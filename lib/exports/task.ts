@@ -34,9 +34,8 @@ export const exportTask = defineTask({
     const { rows, size, sha256 } = await exportToStorage(ctx, {
       request: input,
       key,
-      message: `Exporting ${input.dataset}`,
     });
-    ctx.progress({ done: rows, total: rows, stage: "done", message: `${rows.toLocaleString("en-US")} rows` });
+    ctx.progress({ done: rows, total: rows, stage: "done" });
     return {
       rows,
       format: input.format,

@@ -16,9 +16,10 @@
 import type { IncomingMessage } from "node:http";
 import { promisify } from "node:util";
 import { gzip } from "node:zlib";
+import type { PathParams } from "../api-doc";
 import { env } from "../env";
 import { apiAnswerHeaders } from "./security-headers";
-import { registerDirectRoute } from "./sse-direct-routes";
+import { registerDirectRoute, type DirectOperation } from "./sse-direct-routes";
 import { toRequest } from "./sse-direct";
 
 const gzipped = promisify(gzip);
@@ -56,44 +57,37 @@ function readCapped(req: IncomingMessage, max: number): Promise<Buffer> {
 }
 
 /**
- * Registers an API route for scripts/serve.ts: `pattern` matches the path, its groups are the
- * `names` parameters. Called by the route's module, with its own handler.
+ * Registers an API route for scripts/serve.ts: `op` is its operation, declared `direct: { kind: "api" }`
+ * (its path template is the matcher, its `{names}` the parameters). Called by the route's module, with its own handler.
  */
-export function serveApiDirectly<P extends Record<string, string>>(
-  method: "GET" | "POST",
-  pattern: RegExp,
-  names: (keyof P & string)[],
-  handler: RouteHandler<P>,
-  opts: { public?: boolean } = {},
+export function serveApiDirectly<const Path extends string>(
+  op: DirectOperation & { path: Path },
+  handler: RouteHandler<PathParams<Path>>,
 ): void {
-  registerDirectRoute(
-    pattern,
-    names,
-    async (req, res, params) => {
-      res.on("error", () => {});
-      try {
-        const body = method === "GET" ? undefined : await readCapped(req, env().MAX_BODY_BYTES);
-        const response = await handler(toRequest(req, body ? { body: new Uint8Array(body) } : {}), {
-          params: Promise.resolve(params as P),
-        });
-        let payload = Buffer.from(await response.arrayBuffer());
-        const head = apiAnswerHeaders(env().NODE_ENV === "production");
-        response.headers.forEach((v, k) => (head[k] = v));
-        // A long answer (a page of jobs) is compressed for a client that takes gzip, as Next.js would;
-        // a short one (a job, the health check) is not worth the time.
-        if (payload.length >= GZIP_FROM_BYTES && /\bgzip\b/.test(String(req.headers["accept-encoding"] ?? ""))) {
-          payload = await gzipped(payload, { level: 1 });
-          head["content-encoding"] = "gzip";
-          head.vary = "Accept-Encoding";
-        }
-        head["content-length"] = String(payload.length);
-        res.writeHead(response.status, head).end(payload);
-      } catch {
-        // withPrincipal answers every error itself; this is a client gone mid-request.
-        if (!res.headersSent) res.writeHead(500).end();
-        else res.destroy();
+  const method = op.method.toUpperCase();
+  registerDirectRoute(op, "api", async (req, res, params) => {
+    res.on("error", () => {});
+    try {
+      const body = method === "GET" ? undefined : await readCapped(req, env().MAX_BODY_BYTES);
+      const response = await handler(toRequest(req, body ? { body: new Uint8Array(body) } : {}), {
+        params: Promise.resolve(params as PathParams<Path>),
+      });
+      let payload = Buffer.from(await response.arrayBuffer());
+      const head = apiAnswerHeaders(env().NODE_ENV === "production");
+      response.headers.forEach((v, k) => (head[k] = v));
+      // A long answer (a page of jobs) is compressed for a client that takes gzip, as Next.js would;
+      // a short one (a job, the health check) is not worth the time.
+      if (payload.length >= GZIP_FROM_BYTES && /\bgzip\b/.test(String(req.headers["accept-encoding"] ?? ""))) {
+        payload = await gzipped(payload, { level: 1 });
+        head["content-encoding"] = "gzip";
+        head.vary = "Accept-Encoding";
       }
-    },
-    { kind: "api", method, public: opts.public },
-  );
+      head["content-length"] = String(payload.length);
+      res.writeHead(response.status, head).end(payload);
+    } catch {
+      // withPrincipal answers every error itself; this is a client gone mid-request.
+      if (!res.headersSent) res.writeHead(500).end();
+      else res.destroy();
+    }
+  });
 }

@@ -12,6 +12,7 @@ import { principalFromToken } from "../auth/tokens";
 import { AppError } from "../errors";
 // Every page and route authenticates through here: the task types must be known before any lib/ call.
 import "../workloads";
+import "./progress-words";
 import { auth } from "./auth";
 import { clientHostFrom } from "./client";
 

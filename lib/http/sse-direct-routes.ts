@@ -1,35 +1,67 @@
 /**
  * The routes the server `npm start` runs (scripts/serve.ts) answers itself, instead of through
  * Next.js: event streams onto the socket (lib/http/sse-direct.ts) and the API's hot routes
- * (lib/http/api-direct.ts). A route registers here when Next.js first loads its module; until
- * then its requests go through Next.js as any other. Process-wide (a global), and free of
- * imports: scripts/serve.ts reads it from outside the app's bundle.
+ * (lib/http/api-direct.ts). Which routes those are is route metadata: an operation declared with
+ * `direct` (lib/api-doc.ts; lib/jobs/openapi.ts, lib/exports/openapi.ts, lib/openapi/system.ts),
+ * whose path template (`/api/v1/jobs/{id}`, as the OpenAPI document spells it) is compiled here,
+ * once, into the route's matcher. A route registers here when Next.js first loads its module,
+ * with its own handler; until then its requests go through Next.js as any other. Process-wide
+ * (a global), and free of imports: scripts/serve.ts reads it from outside the app's bundle.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 
 export type DirectServe = (req: IncomingMessage, res: ServerResponse, params: Record<string, string>) => Promise<void>;
 /** `stream`: an event stream; `api`: a plain answer. `public`: served without a Bearer token too (it reads no cookie). */
 export type DirectKind = { kind: "stream" | "api"; public?: boolean };
-type Entry = DirectKind & { method: string; pattern: RegExp; names: string[]; serve: DirectServe };
+/** An operation's metadata, as lib/api-doc.ts declares it: its method, its path template, how it is served directly. */
+export type DirectOperation = { method: string; path: string; direct?: DirectKind };
+type Entry = DirectKind & { method: string; path: string; pattern: RegExp; names: string[]; serve: DirectServe };
 
 const key = Symbol.for("conveyor.sse.directRoutes");
 const store = globalThis as unknown as { [key]?: Map<string, Entry> };
 
-export function registerDirectRoute(
-  pattern: RegExp,
-  names: string[],
-  serve: DirectServe,
-  opts: DirectKind & { method?: string } = { kind: "stream" },
-): void {
-  const method = opts.method ?? "GET";
-  (store[key] ??= new Map()).set(`${method} ${pattern.source}`, {
+/**
+ * A path template's matcher: each `{name}` one path segment (its group; the names in order),
+ * the rest literal. `/api/v1/jobs/{id}` matches `/api/v1/jobs/abc`, not `/api/v1/jobs/abc/events`.
+ */
+export function pathMatcher(template: string): { pattern: RegExp; names: string[] } {
+  const names: string[] = [];
+  const source = template
+    .split(/(\{\w+\})/)
+    .map((part) => {
+      const param = /^\{(\w+)\}$/.exec(part);
+      if (!param) return part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+      names.push(param[1]!);
+      return "([^/]+)";
+    })
+    .join("");
+  return { pattern: new RegExp(`^${source}$`), names };
+}
+
+/** Registers the handler of an operation declared `direct` of this `kind`; one declared otherwise is a mistake. */
+export function registerDirectRoute(op: DirectOperation, kind: DirectKind["kind"], serve: DirectServe): void {
+  const method = op.method.toUpperCase();
+  if (op.direct?.kind !== kind) throw new Error(`${method} ${op.path} is not declared direct (${kind})`);
+  const { pattern, names } = pathMatcher(op.path);
+  (store[key] ??= new Map()).set(`${method} ${op.path}`, {
     method,
-    kind: opts.kind,
-    public: opts.public,
+    path: op.path,
+    kind,
+    public: op.direct.public,
     pattern,
     names,
     serve,
   });
+}
+
+/** The routes registered so far: `METHOD /path/{template}`, with how each is served. */
+export function directRouteTable(): (DirectKind & { method: string; path: string })[] {
+  return [...(store[key]?.values() ?? [])].map(({ method, path, kind, public: open }) => ({
+    method,
+    path,
+    kind,
+    ...(open ? { public: open } : {}),
+  }));
 }
 
 /**

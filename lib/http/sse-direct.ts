@@ -16,10 +16,11 @@
  * (the Content-Security-Policy excepted: it governs documents, and a stream is none).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { PathParams } from "../api-doc";
 import { env } from "../env";
 import { fanOutEnded, fanOutStarted } from "../events/fan-out";
 import { apiAnswerHeaders, securityHeaders } from "./security-headers";
-import { registerDirectRoute } from "./sse-direct-routes";
+import { registerDirectRoute, type DirectOperation } from "./sse-direct-routes";
 import { directOutputs, type DirectOutputs, type StreamOutput } from "../sse/streams";
 
 type RouteHandler<P> = (req: Request, ctx: { params: Promise<P> }) => Promise<Response>;
@@ -171,15 +172,15 @@ export function toRequest(
 }
 
 /**
- * Registers a GET event-stream route for scripts/serve.ts: `pattern` matches the path, its
- * groups are the `names` parameters. Called by the route's module, with its own handler.
+ * Registers a GET event-stream route for scripts/serve.ts: `op` is its operation, declared
+ * `direct: { kind: "stream" }` (its path template is the matcher, its `{names}` the parameters).
+ * Called by the route's module, with its own handler.
  */
-export function serveDirectly<P extends Record<string, string>>(
-  pattern: RegExp,
-  names: (keyof P & string)[],
-  handler: RouteHandler<P>,
+export function serveDirectly<const Path extends string>(
+  op: DirectOperation & { path: Path },
+  handler: RouteHandler<PathParams<Path>>,
 ): void {
-  registerDirectRoute(pattern, names, async (req, res, params) => {
+  registerDirectRoute(op, "stream", async (req, res, params) => {
     const abort = new AbortController();
     // The handler's req.signal is the Request's own signal, which follows `abort` through a weak
     // reference to the Request's controller: once the Request is garbage-collected (the handler
@@ -197,7 +198,7 @@ export function serveDirectly<P extends Record<string, string>>(
     const outputs: DirectOutputs = { open: () => (out = nodeOutput(res)) };
     try {
       const response = await directOutputs.run(outputs, () =>
-        handler(request, { params: Promise.resolve(params as P) }),
+        handler(request, { params: Promise.resolve(params as PathParams<Path>) }),
       );
       const opened = out as NodeOutput | null;
       if (opened) {

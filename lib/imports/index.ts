@@ -8,6 +8,7 @@
  */
 import { defineWorkload } from "../jobs/task";
 import { loop } from "../runtime/service";
+import { importsApi } from "./openapi";
 import { cleanupUploads } from "../uploads/service";
 import { cleanupImports } from "./cleanup";
 import { importsCommands } from "./cli";
@@ -24,6 +25,7 @@ import { importTask } from "./task";
 
 export const importsWorkload = defineWorkload({
   name: "imports",
+  openapi: importsApi,
   tasks: [
     importTask,
     importScanTask,

@@ -14,6 +14,7 @@ import { currentTraceCarrier } from "../tracing";
 import { isTerminal, type JobDto } from "./dto";
 import { pauseScopesFor } from "./pause-scopes";
 import { getTaskDefinition } from "./registry";
+import { requestCancel } from "./transitions";
 import { jobView } from "./view";
 
 type Tx = Prisma.TransactionClient;
@@ -35,8 +36,8 @@ export const cancelBodySchema = z
   .strict();
 
 /**
- * Cancels a job. Waiting: cancelled at once, its dispatch removed, it never
- * starts. Running: a cancel request (who, why) that reaches its worker through
+ * Cancels a job (the one cancel: lib/jobs/transitions.ts). Waiting: cancelled
+ * at once, its dispatch removed, it never starts. Running: a cancel request (who, why) that reaches its worker through
  * NOTIFY; the attempt aborts and the job ends `cancelled`. A job waiting for
  * its children runs nowhere: the database ends it at once (trigger
  * jobs_cancel_waiting). Finished: 409. Members may cancel their own tenant's jobs.
@@ -47,21 +48,10 @@ export async function cancelJob(principal: Principal, rawId: string, body: unkno
   const updated = await db().$transaction(async (tx) => {
     const job = await lockJob(tx, principal, id);
     if (isTerminal(job.status)) throw new AppError("conflict", `The job is already ${job.status}`);
-    if (job.status === "running") {
-      await tx.$executeRaw`
-        UPDATE jobs SET cancel_requested_at = now(), cancel_requested_by_id = ${principal.userId}::uuid,
-               cancel_reason = ${reason ?? null}, updated_at = now()
-        WHERE id = ${id}::uuid AND cancel_requested_at IS NULL`;
-    } else {
-      await tx.$executeRaw`
-        UPDATE jobs SET status = 'cancelled', cancel_requested_at = now(),
-               cancel_requested_by_id = ${principal.userId}::uuid, cancel_reason = ${reason ?? null},
-               finished_at = now(), error_class = 'cancelled',
-               error_message = ${reason ?? `Cancelled by ${principal.email}`}, updated_at = now()
-        WHERE id = ${id}::uuid`;
-      // Its dispatch is unlocked (not running): remove it so no worker wakes for it.
-      await tx.$executeRaw`SELECT graphile_worker.remove_job(${id}::text)`;
-    }
+    await requestCancel(tx, [id], reason ?? null, {
+      by: principal.userId,
+      fallbackMessage: `Cancelled by ${principal.email}`,
+    });
     await recordAudit(
       principal,
       {

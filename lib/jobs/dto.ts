@@ -3,6 +3,7 @@
  */
 import { admissionOf, jobPause, type Admission, type JobPauseDto, type PauseContext } from "./admission-state";
 import type { ExportFileModel, JobModel } from "../generated/prisma/models";
+import { progressWords } from "./progress-words";
 
 export type JobFileDto = {
   id: string;
@@ -28,8 +29,12 @@ export type JobProgressDto = {
   done: number;
   total: number | null;
   unit: string | null;
+  /** The stage's key ("parse", "exporting"), as the task names it. */
   stage: string | null;
+  /** The progress in words, made from the fields (`lib/client/progress.ts`); never written by a worker. */
   message: string | null;
+  /** The stage's own counts ({ good, bad }, { chunk, chunks }), as its task writes them; null when none. */
+  detail: Record<string, unknown> | null;
   /** Bytes produced so far (a parent: its finished children's), when the task counts them. */
   bytes: number | null;
   children: ChildCountsDto | null;
@@ -107,7 +112,29 @@ export function toFileDto(file: ExportFileModel, now = new Date()): JobFileDto {
 export type JobRowForDto = JobModel & {
   cancelRequestedBy?: { email: string } | null;
   createdBy?: { email: string } | null;
+  /** A schedule's run: its schedule_runs row (when the query read it). */
+  scheduleRun?: { scheduleId: string | null; scheduledFor: Date } | null;
 };
+
+function progressDto(job: JobRowForDto): JobProgressDto {
+  const fields = {
+    done: Number(job.progressDone),
+    total: job.progressTotal === null ? null : Number(job.progressTotal),
+    unit: job.progressUnit,
+    stage: job.progressStage,
+    detail: (job.progressDetail ?? null) as Record<string, unknown> | null,
+    message: job.progressMessage,
+  };
+  return {
+    ...fields,
+    message: progressWords({ type: job.type, input: job.input, progress: fields }),
+    bytes: job.progressBytes === null ? null : Number(job.progressBytes),
+    children:
+      job.childrenTotal === null
+        ? null
+        : { total: job.childrenTotal, done: job.childrenDone ?? 0, failed: job.childrenFailed ?? 0 },
+  };
+}
 
 /** `pauses`: the active pause scopes, to tell a paused job from one waiting its turn. */
 export function toJobDto(
@@ -123,18 +150,7 @@ export function toJobDto(
     queue: job.queue,
     status: job.status,
     input: job.input,
-    progress: {
-      done: Number(job.progressDone),
-      total: job.progressTotal === null ? null : Number(job.progressTotal),
-      unit: job.progressUnit,
-      stage: job.progressStage,
-      message: job.progressMessage,
-      bytes: job.progressBytes === null ? null : Number(job.progressBytes),
-      children:
-        job.childrenTotal === null
-          ? null
-          : { total: job.childrenTotal, done: job.childrenDone ?? 0, failed: job.childrenFailed ?? 0 },
-    },
+    progress: progressDto(job),
     seq: job.seq,
     attempts: job.attempts,
     maxAttempts: job.maxAttempts,
@@ -142,8 +158,8 @@ export function toJobDto(
     startedAt: job.startedAt?.toISOString() ?? null,
     finishedAt: job.finishedAt?.toISOString() ?? null,
     runAt: job.runAt.toISOString(),
-    scheduleId: job.scheduleId,
-    scheduledFor: job.scheduledFor?.toISOString() ?? null,
+    scheduleId: job.scheduleRun?.scheduleId ?? null,
+    scheduledFor: job.scheduleRun?.scheduledFor.toISOString() ?? null,
     error: job.errorMessage ? { class: job.errorClass, message: job.errorMessage } : null,
     cancelRequested: job.cancelRequestedAt
       ? {

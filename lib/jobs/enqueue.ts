@@ -311,7 +311,7 @@ export type RefusedRun = { run: ScheduledRunRow; refusal: RunRefusal };
  * jobs; an export's, the tenant's stored bytes): a run the quotas refuse is not
  * made and comes back in `refused`, for the caller to record. The gate's locks
  * are held to the caller's commit. An occurrence that already has its run
- * (another scheduler was first) is skipped by the unique (schedule_id,
+ * (another scheduler was first) is skipped by schedule_runs' unique (schedule_id,
  * scheduled_for): `made` holds the runs made, as { id, scheduleId, scheduledFor }.
  */
 export async function insertScheduledRuns(
@@ -341,16 +341,28 @@ export async function insertScheduledRuns(
   const refused = runs.flatMap((run, i) => (verdicts[i] ? [{ run, refusal: verdicts[i] }] : []));
   const admitted = rows.filter((_, i) => !verdicts[i]);
   if (!admitted.length) return { made: [], refused };
+  // The occurrence is claimed first (schedule_runs' unique key; its FK to the job is checked at
+  // commit), and only a claimed occurrence's job is inserted.
   const { rows: made } = await client.query<{ id: string; scheduleId: string; scheduledFor: Date }>(
-    `INSERT INTO jobs (id, tenant_id, type, queue, priority, status, input, input_hash, max_attempts, created_by_id,
-                       schedule_id, scheduled_for, run_at, updated_at)
-     SELECT id, tenant_id, type, 'bulk', 0, 'queued', input, input_hash, max_attempts, created_by_id,
-            schedule_id, scheduled_for, now(), now()
-       FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::jsonb[], $5::text[], $6::int[], $7::uuid[], $8::uuid[],
-                   $9::timestamptz[])
+    `WITH r AS (
+       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::jsonb[], $5::text[], $6::int[], $7::uuid[],
+                            $8::uuid[], $9::timestamptz[])
          AS r(id, tenant_id, type, input, input_hash, max_attempts, created_by_id, schedule_id, scheduled_for)
-     ON CONFLICT (schedule_id, scheduled_for) DO NOTHING
-     RETURNING id, schedule_id AS "scheduleId", scheduled_for AS "scheduledFor"`,
+     ), claimed AS (
+       INSERT INTO schedule_runs (job_id, schedule_id, scheduled_for)
+       SELECT id, schedule_id, scheduled_for FROM r
+       ON CONFLICT (schedule_id, scheduled_for) DO NOTHING
+       RETURNING job_id, schedule_id, scheduled_for
+     ), inserted AS (
+       INSERT INTO jobs (id, tenant_id, type, queue, priority, status, input, input_hash, max_attempts, created_by_id,
+                         run_at, updated_at)
+       SELECT r.id, r.tenant_id, r.type, 'bulk', 0, 'queued', r.input, r.input_hash, r.max_attempts, r.created_by_id,
+              now(), now()
+         FROM r JOIN claimed c ON c.job_id = r.id
+       RETURNING id
+     )
+     SELECT c.job_id AS id, c.schedule_id AS "scheduleId", c.scheduled_for AS "scheduledFor"
+       FROM claimed c JOIN inserted i ON i.id = c.job_id`,
     [
       admitted.map((r) => r.id),
       admitted.map((r) => r.tenantId),

@@ -19,6 +19,7 @@ import { pool, type SqlClient } from "../db";
 import { PermanentError } from "./errors";
 import type { JobContext, JobInfo, QueueName, RetryPolicy, TaskDefinition } from "./task";
 import { defineTask } from "./task";
+import { progressWords } from "./progress-words";
 
 /** A stage: its task type, and how its input is made from the pipeline's input and earlier outputs. */
 export type StageDefinition<I> = {
@@ -125,7 +126,7 @@ export function definePipeline<I, R>(def: PipelineDefinition<I, R>): PipelineTas
         cp.started = false;
       }
       if (cp.stage >= stages.length) {
-        ctx.progress({ done: stages.length, total: stages.length, unit: "stages", stage: "done", message: "Done" });
+        ctx.progress({ done: stages.length, total: stages.length, unit: "stages", stage: "done" });
         return def.result(args());
       }
       const stage = stages[cp.stage]!;
@@ -134,7 +135,8 @@ export function definePipeline<I, R>(def: PipelineDefinition<I, R>): PipelineTas
         total: stages.length,
         unit: "stages",
         stage: stage.name,
-        message: `Stage ${cp.stage + 1} of ${stages.length}: ${stage.name}`,
+        // The stage's name again: a job waiting for its children has the stage key "waiting".
+        detail: { name: stage.name },
       });
       return ctx.waitForChildren(
         [{ type: stage.task.type, input: stage.input(args()), index: cp.stage }],
@@ -164,7 +166,15 @@ export type StageView = {
   jobId: string | null;
   status: string;
   attempts: number;
-  progress: { done: number; total: number | null; unit: string | null; message: string | null; stage: string | null };
+  progress: {
+    done: number;
+    total: number | null;
+    unit: string | null;
+    /** In words, made at the edge from the fields (`progressWords`). */
+    message: string | null;
+    stage: string | null;
+    detail: Record<string, unknown> | null;
+  };
   startedAt: string | null;
   finishedAt: string | null;
   error: string | null;
@@ -213,6 +223,8 @@ export async function pipelineStages(
     progress_unit: string | null;
     progress_message: string | null;
     progress_stage: string | null;
+    progress_detail: Record<string, unknown> | null;
+    input: unknown;
     started_at: Date | null;
     finished_at: Date | null;
     error_message: string | null;
@@ -221,7 +233,7 @@ export async function pipelineStages(
     // The newest job of each stage of each pipeline, over the pipeline's chain.
     `SELECT DISTINCT ON (c.root, j.child_index) c.root::text, j.id, j.child_index, j.status::text AS status,
             j.attempts, j.progress_done::text, j.progress_total::text, j.progress_unit, j.progress_message,
-            j.progress_stage, j.started_at, j.finished_at, j.error_message, j.result
+            j.progress_stage, j.progress_detail, j.input, j.started_at, j.finished_at, j.error_message, j.result
      FROM unnest($1::uuid[], $2::uuid[]) AS c(root, id)
      JOIN jobs j ON j.parent_id = c.id AND j.child_index IS NOT NULL
      ORDER BY c.root, j.child_index, j.created_at DESC`,
@@ -233,19 +245,21 @@ export async function pipelineStages(
       root,
       def.stages.map((s, i) => {
         const r = found.get(`${root}:${i}`);
+        const progress = {
+          done: Number(r?.progress_done ?? 0),
+          total: r?.progress_total == null ? null : Number(r.progress_total),
+          unit: r?.progress_unit ?? null,
+          message: r?.progress_message ?? null,
+          stage: r?.progress_stage ?? null,
+          detail: r?.progress_detail ?? null,
+        };
         return {
           name: s.name,
           type: s.type,
           jobId: r?.id ?? null,
           status: r?.status ?? "pending",
           attempts: r?.attempts ?? 0,
-          progress: {
-            done: Number(r?.progress_done ?? 0),
-            total: r?.progress_total == null ? null : Number(r.progress_total),
-            unit: r?.progress_unit ?? null,
-            message: r?.progress_message ?? null,
-            stage: r?.progress_stage ?? null,
-          },
+          progress: { ...progress, message: progressWords({ type: s.type, input: r?.input ?? null, progress }) },
           startedAt: r?.started_at?.toISOString() ?? null,
           finishedAt: r?.finished_at?.toISOString() ?? null,
           error: r?.error_message ?? null,

@@ -53,7 +53,12 @@ export function decodeCursor(raw: string): Cursor {
   return { createdAt, id };
 }
 
-type ReadRow = JobRow & { files: FileJson[]; createdByEmail: string | null; cancelledByEmail: string | null };
+type ReadRow = JobRow & {
+  files: FileJson[];
+  createdByEmail: string | null;
+  cancelledByEmail: string | null;
+  scheduleRun: { scheduleId: string | null; scheduledFor: string } | null;
+};
 
 /**
  * Jobs with their files and who asked for them and for their cancel, in SQL (lib/jobs/sql/job-row.ts):
@@ -71,7 +76,9 @@ async function readJobs(
   // values walks an index and stops.
   const text = `SELECT ${jobColumns("j.")}, ${jobFilesJson("j")} AS files,
             (SELECT u.email FROM users u WHERE u.id = j.created_by_id) AS "createdByEmail",
-            (SELECT u.email FROM users u WHERE u.id = j.cancel_requested_by_id) AS "cancelledByEmail"
+            (SELECT u.email FROM users u WHERE u.id = j.cancel_requested_by_id) AS "cancelledByEmail",
+            (SELECT json_build_object('scheduleId', r.schedule_id, 'scheduledFor', r.scheduled_for)
+               FROM schedule_runs r WHERE r.job_id = j.id) AS "scheduleRun"
        FROM jobs j
       WHERE ${principal.isPlatformAdmin ? "$1::uuid IS NULL" : "j.tenant_id = $1::uuid"} AND ${where}
       ${tail}`;
@@ -79,11 +86,12 @@ async function readJobs(
     ...(prepare ? prepared(text) : { text }),
     values: [tenantScope(principal).tenantId ?? null, ...values],
   });
-  return rows.map(({ files, createdByEmail, cancelledByEmail, ...row }) => ({
+  return rows.map(({ files, createdByEmail, cancelledByEmail, scheduleRun, ...row }) => ({
     job: {
       ...jobFromRow(row),
       createdBy: createdByEmail === null ? null : { email: createdByEmail },
       cancelRequestedBy: cancelledByEmail === null ? null : { email: cancelledByEmail },
+      scheduleRun: scheduleRun && { ...scheduleRun, scheduledFor: new Date(scheduleRun.scheduledFor) },
     },
     files: filesFromJson(files),
   }));

@@ -15,6 +15,7 @@
 import { maintenanceLocks, withMaintenanceLock } from "../maintenance";
 import { getTaskDefinition } from "./registry";
 import { nextStateAfterFailure } from "./retry";
+import { cancelWaiting, reapLostAttempt, requestCancel, wakeWaitingParents } from "./transitions";
 
 const BATCH = 200;
 
@@ -107,14 +108,7 @@ export async function reap(opts: {
           WHERE job_id = ${job.id}::uuid AND fencing_token = ${job.fencingToken} AND outcome = 'running'`;
         // A retry goes back to wait for admission at its old place in line (its run_at
         // is kept), not behind everything queued since.
-        await tx.$executeRaw`
-          UPDATE jobs SET status = ${next.status}::job_status, fencing_token = fencing_token + 1,
-                 lease_owner = NULL, lease_expires_at = NULL, resume_pending = false,
-                 error_class = 'crashed', error_message = ${message}, error_stack = NULL,
-                 admitted_at = CASE WHEN ${next.status} = 'retrying' THEN NULL ELSE admitted_at END,
-                 finished_at = CASE WHEN ${next.status} = 'retrying' THEN finished_at ELSE now() END,
-                 updated_at = now()
-          WHERE id = ${job.id}::uuid`;
+        await reapLostAttempt(tx, job.id, next.status, message);
         reapedJobs.push({ id: job.id, status: next.status, previousOwner: job.leaseOwner });
       }
       // Admitted jobs whose dispatch is gone for good (graphile gave up on it after
@@ -131,45 +125,26 @@ export async function reap(opts: {
 
       // Waiting, unadmitted jobs that carry a cancel request (a request that
       // raced the end of an attempt): admission never starts them, so end them here.
-      await tx.$executeRaw`
-        UPDATE jobs SET status = 'cancelled', finished_at = now(), error_class = 'cancelled',
-               error_message = coalesce(cancel_reason, 'Cancelled on request'), updated_at = now()
-        WHERE status IN ('queued', 'retrying') AND cancel_requested_at IS NOT NULL AND admitted_at IS NULL`;
+      await cancelWaiting(tx, null);
 
       // The children of a cancelled parent (an export's parts, cancelled from its page or by a
       // pause): the waiting ones end, the running ones are asked to stop. Children are locked
       // before their parent's trigger locks it, and locked ones are left for the next pass.
-      const stopped = await tx.$queryRaw<{ id: string; status: string }[]>`
-        WITH targets AS (
-          SELECT c.id FROM jobs c JOIN jobs p ON p.id = c.parent_id
-          WHERE p.status = 'cancelled' AND c.status IN ('scheduled', 'queued', 'retrying', 'running')
-            AND c.cancel_requested_at IS NULL
-          LIMIT ${BATCH} FOR UPDATE OF c SKIP LOCKED
-        )
-        UPDATE jobs c SET cancel_requested_at = now(),
-               status = CASE WHEN c.status = 'running' THEN c.status ELSE 'cancelled' END,
-               finished_at = CASE WHEN c.status = 'running' THEN c.finished_at ELSE now() END,
-               cancel_reason = 'Its parent job was cancelled',
-               error_class = CASE WHEN c.status = 'running' THEN c.error_class ELSE 'cancelled' END,
-               error_message = CASE WHEN c.status = 'running' THEN c.error_message ELSE 'Its parent job was cancelled' END,
-               updated_at = now()
-        FROM targets WHERE c.id = targets.id
-        RETURNING c.id, c.status::text AS status`;
-      for (const child of stopped) {
-        // A waiting part's dispatch is unlocked: no worker should wake for it.
-        if (child.status === "cancelled") {
-          await tx.$executeRaw`SELECT graphile_worker.remove_job(${child.id}::text)`;
-        }
-      }
+      const targets = await tx.$queryRaw<{ id: string }[]>`
+        SELECT c.id FROM jobs c JOIN jobs p ON p.id = c.parent_id
+        WHERE p.status = 'cancelled' AND c.status IN ('scheduled', 'queued', 'retrying', 'running')
+          AND c.cancel_requested_at IS NULL
+        ORDER BY c.id
+        LIMIT ${BATCH} FOR UPDATE OF c SKIP LOCKED`;
+      await requestCancel(
+        tx,
+        targets.map((t) => t.id),
+        "Its parent job was cancelled",
+      );
 
       // A parent waiting for children that have all ended: the trigger that wakes it
       // runs in the last child's transaction; this covers a parent that missed it.
-      await tx.$executeRaw`
-        UPDATE jobs p SET status = 'retrying', waiting_since = NULL, admitted_at = NULL, run_at = now(),
-               resume_pending = true, updated_at = now()
-        WHERE p.waiting_since < now() - interval '5 seconds' AND p.status = 'running'
-          AND NOT EXISTS (SELECT 1 FROM jobs c WHERE c.parent_id = p.id
-                          AND c.status NOT IN ('succeeded', 'failed', 'cancelled', 'expired'))`;
+      await wakeWaitingParents(tx);
 
       // The quota counts written by connections that have since ended, folded into one row per
       // tenant and user (open_job_counts: one row per writing connection, so none waits on another).

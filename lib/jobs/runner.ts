@@ -28,12 +28,20 @@ import { nextStateAfterFailure } from "./retry";
 import { holdFence } from "./sql/fence";
 import { saveCheckpoint } from "./sql/checkpoint";
 import { Batcher } from "../batcher";
-import { claimJobs, type ClaimedJob, type ClaimRequest } from "./sql/claim";
-import { failJob } from "./sql/fail";
-import { jobTypeOf, rejectUnregistered } from "./sql/reject";
-import { releaseUnclaimable } from "./sql/release";
-import { succeedJob, succeedJobs, type SuccessRecord } from "./sql/succeed";
-import { suspendForChildren, type ChildRow } from "./sql/wait-for-children";
+import { jobTypeOf } from "./sql/reject";
+import {
+  claimJobs,
+  failJob,
+  rejectUnregistered,
+  releaseUnclaimable,
+  succeedJob,
+  succeedJobs,
+  suspendForChildren,
+  type ChildRow,
+  type ClaimedJob,
+  type ClaimRequest,
+  type SuccessRecord,
+} from "./transitions";
 import type { ChildJob, JobContext, JobInfo, TaskDefinition } from "./task";
 
 export type RunOutcome = "succeeded" | "failed" | "retrying" | "cancelled" | "skipped" | "lost" | "waiting";

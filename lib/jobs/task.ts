@@ -6,6 +6,7 @@
  */
 import type { Command } from "commander";
 import type { z } from "zod";
+import type { ApiDescription } from "../api-doc";
 import type { Prisma, SqlClient } from "../db";
 import type { DownstreamLimits, Permit } from "../downstream";
 import type { Settings } from "../env";
@@ -57,8 +58,13 @@ export type ProgressUpdate = {
   done?: number;
   total?: number | null;
   unit?: string;
+  /** The stage's key ("parse", "exporting"): the job's kind words it (`lib/client/kinds`). */
   stage?: string;
-  message?: string;
+  /**
+   * The stage's own counts, a small flat object ({ good: 10, bad: 2 }): fields,
+   * never sentences. Replaces the detail written before; left out, it stays.
+   */
+  detail?: Record<string, number | string | boolean>;
   /** Bytes produced so far. */
   bytes?: number;
 };
@@ -226,6 +232,8 @@ export type Workload = {
   history?: readonly HistoryTable[];
   /** Its commands in `npm run cli`. */
   cli?: CliCommands;
+  /** Its routes, described for the OpenAPI document (its folder's openapi.ts; lib/api-doc.ts). */
+  openapi?: ApiDescription;
 };
 
 /** Identity helper that keeps the input and result types of a definition. */

@@ -183,6 +183,7 @@ export async function getOpsJob(principal: Principal, rawId: string) {
       ...historyInclude,
       files: true,
       cancelRequestedBy: { select: { email: true } },
+      scheduleRun: true,
       children: { orderBy: [{ childIndex: "asc" }, { createdAt: "asc" }], take: 1000 },
     },
   });

@@ -25,7 +25,7 @@ export const reportTask = defineTask({
   fileUrl: (jobId) => `/api/v1/reports/${jobId}/download`,
   async handler(ctx): Promise<ReportResult> {
     const { job, input } = ctx;
-    ctx.progress({ stage: "counting", message: "Counting jobs" });
+    ctx.progress({ stage: "counting" });
     // Along jobs_tenant_id_created_at_id_idx: the tenant's jobs of the window (this report's own included).
     const { rows } = await pool().query<ReportRow>(
       `SELECT type, status::text AS status, count(*)::int AS count FROM jobs
@@ -38,7 +38,7 @@ export const reportTask = defineTask({
     const body = render(input.format, input.from, input.to, rows);
     const stored = await storage().write(key, Readable.from([Buffer.from(body)]), [], ctx.signal);
     const total = rows.reduce((n, r) => n + r.count, 0);
-    ctx.progress({ done: rows.length, total: rows.length, stage: "done", message: `${total} jobs counted` });
+    ctx.progress({ done: rows.length, total: rows.length, unit: "rows", stage: "done", detail: { jobs: total } });
     return {
       from: input.from,
       to: input.to,

@@ -5,34 +5,19 @@
  * and its CLI commands.
  */
 import { defineWorkload } from "../jobs/task";
-import type { Service, ServiceContext } from "../runtime/service";
 import { schedulesCommands } from "./cli";
+import { schedulesApi } from "./openapi";
 import { Scheduler } from "./scheduler";
 import { scheduleSettings } from "./settings";
 import { pruneScheduleEvents } from "./sql/prune-schedule-events";
-
-/** The Scheduler as a service: started and stopped with its worker process. */
-function schedulerService(): Service {
-  let scheduler: Scheduler | null = null;
-  return {
-    name: "scheduler",
-    async start(ctx: ServiceContext) {
-      // Its lines say `[scheduler] …` already; the context tags them with the service's name.
-      scheduler = new Scheduler((line, level = "info") => ctx.log(line.replace(/^\[scheduler\] /, ""), level));
-      await scheduler.start();
-    },
-    async stop() {
-      await scheduler?.stop();
-      scheduler = null;
-    },
-  };
-}
 
 export const schedulesWorkload = defineWorkload({
   name: "schedules",
   tasks: [],
   settings: scheduleSettings,
-  services: [schedulerService()],
+  // The Scheduler is a service (lib/runtime): schedules' runs and delayed jobs, in every worker (no leader to lose).
+  services: [new Scheduler()],
+  openapi: schedulesApi,
   // Missed, skipped and buffered occurrences, after the tenant's job retention.
   history: [{ name: "schedule_events", prune: pruneScheduleEvents }],
   cli: schedulesCommands,

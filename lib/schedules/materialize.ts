@@ -3,7 +3,7 @@
  * at once. A due schedule is claimed with FOR UPDATE SKIP LOCKED (no elected
  * leader that could be wrong), its occurrences since the last tick become runs
  * by its missed-run and overlap policies, and the unique (schedule_id,
- * scheduled_for) of jobs makes a second run of one occurrence impossible, even
+ * scheduled_for) of schedule_runs makes a second run of one occurrence impossible, even
  * if a process died after inserting and before moving the schedule on.
  *
  * An occurrence is *missed* when no scheduler got to it within
@@ -22,7 +22,7 @@ import { scheduleSettings } from "./settings";
 import { insertScheduledRuns, type RefusedRun, type ScheduledRunRow } from "../jobs/enqueue";
 import type { RunRefusal } from "../jobs/sql/gate-scheduled-runs";
 import { getTaskDefinition } from "../jobs/registry";
-import { requestCancel } from "../jobs/sql/cancel";
+import { promoteDelayedJobs as promote, requestCancel } from "../jobs/transitions";
 import { nextOccurrence, occurrencesBetween, type Timing } from "./cron";
 import type { MissedRunPolicy, OverlapPolicy } from "./schema";
 import { logger } from "../log";
@@ -82,12 +82,7 @@ export type TickResult = {
 
 /** Delayed one-off jobs whose time came: `scheduled` → `queued` (admission takes them from there). */
 export async function promoteDelayedJobs(client: Pick<pg.Pool, "query"> = pool()): Promise<number> {
-  const { rowCount } = await client.query(
-    `UPDATE jobs SET status = 'queued', updated_at = now()
-      WHERE id IN (SELECT id FROM jobs WHERE status = 'scheduled' AND run_at <= now()
-                    ORDER BY run_at LIMIT 1000 FOR UPDATE SKIP LOCKED)`,
-  );
-  return rowCount ?? 0;
+  return promote(client as pg.Pool);
 }
 
 /** Runs due schedules (and buffered runs whose blocker ended) until none is left for this process. */
@@ -250,7 +245,7 @@ async function releaseBuffered(tx: pg.PoolClient): Promise<{ runs: number; quota
   const { rows } = await tx.query<ScheduleRow>(
     `SELECT ${SCHEDULE_COLUMNS} FROM schedules s
       WHERE s.buffered_for IS NOT NULL AND NOT s.paused
-        AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.schedule_id = s.id
+        AND NOT EXISTS (SELECT 1 FROM schedule_runs r JOIN jobs j ON j.id = r.job_id WHERE r.schedule_id = s.id
                           AND j.status IN ('scheduled', 'queued', 'running', 'retrying'))
       LIMIT ${BATCH} FOR UPDATE OF s SKIP LOCKED`,
   );
@@ -299,9 +294,9 @@ async function runContext(
 ): Promise<Map<string, { open: string[]; last: Date | null }>> {
   const { rows } = await client.query<{ id: string; open: string[] | null; last: Date | null }>(
     `SELECT s.id,
-            (SELECT array_agg(j.id) FROM jobs j WHERE j.schedule_id = s.id
+            (SELECT array_agg(j.id) FROM schedule_runs r JOIN jobs j ON j.id = r.job_id WHERE r.schedule_id = s.id
                AND j.status IN ('scheduled', 'queued', 'running', 'retrying')) AS open,
-            (SELECT max(j.scheduled_for) FROM jobs j WHERE j.schedule_id = s.id) AS last
+            (SELECT max(r.scheduled_for) FROM schedule_runs r WHERE r.schedule_id = s.id) AS last
        FROM unnest($1::uuid[]) AS s(id)`,
     [ids],
   );

@@ -10,6 +10,8 @@ import type { Principal } from "../auth/principal";
 import { inTransaction, pool } from "../db";
 import { env } from "../env";
 import { AppError } from "../errors";
+import { run } from "../sql";
+import * as sql from "./sql/statements";
 
 /** A row older than this is a stream whose process died (it missed two re-checks). */
 const staleAfterS = () => (2 * env().SSE_RECHECK_MS) / 1000 + 10;
@@ -19,7 +21,7 @@ export type StreamSlot = { id: string; release(): Promise<void> };
 /** Refreshes the rows of open streams, in one statement (lib/sse/recheck.ts calls it for a whole process). */
 export async function touchStreamSlots(ids: string[]): Promise<void> {
   if (ids.length === 0) return;
-  await pool().query("UPDATE sse_streams SET seen_at = now() WHERE id = ANY($1::uuid[])", [ids]);
+  await run(pool(), sql.touchStreams, [ids]);
 }
 
 /**
@@ -35,22 +37,14 @@ export async function takeStreamSlot(principal: Principal): Promise<StreamSlot> 
   const refusal = await inTransaction(async (tx) => {
     // Opens are counted one at a time per tenant and per user, in every process; the tenant's lock
     // first, always (a user of two tenants takes the user's lock last, so no two opens deadlock).
-    if (tenantId)
-      await tx.query("SELECT pg_advisory_xact_lock(hashtext('conveyor.sse.tenant'), hashtext($1))", [tenantId]);
-    await tx.query("SELECT pg_advisory_xact_lock(hashtext('conveyor.sse'), hashtext($1))", [key]);
-    await tx.query(
-      `DELETE FROM sse_streams WHERE (principal_key = $1 OR tenant_id = $2) AND seen_at < now() - make_interval(secs => $3)`,
-      [key, tenantId, staleAfterS()],
-    );
-    const { rows } = await tx.query<{ user: number; tenant: number }>(
-      `SELECT (SELECT count(*) FROM sse_streams WHERE principal_key = $1)::int AS "user",
-              (SELECT count(*) FROM sse_streams WHERE tenant_id = $2)::int AS tenant`,
-      [key, tenantId],
-    );
+    if (tenantId) await run(tx, sql.lockTenantStreams, [tenantId]);
+    await run(tx, sql.lockUserStreams, [key]);
+    await run(tx, sql.forgetStaleStreams, [key, tenantId, staleAfterS()]);
+    const { rows } = await run(tx, sql.countStreams, [key, tenantId]);
     const used = rows[0]!;
     if (used.user >= perUser) return { scope: "user" as const, limit: perUser, used: used.user };
     if (tenantId && used.tenant >= perTenant) return { scope: "tenant" as const, limit: perTenant, used: used.tenant };
-    await tx.query("INSERT INTO sse_streams (id, principal_key, tenant_id) VALUES ($1, $2, $3)", [id, key, tenantId]);
+    await run(tx, sql.insertStream, [id, key, tenantId]);
     return null;
   });
   if (refusal) {
@@ -66,7 +60,7 @@ export async function takeStreamSlot(principal: Principal): Promise<StreamSlot> 
   return {
     id,
     async release() {
-      await pool().query("DELETE FROM sse_streams WHERE id = $1", [id]);
+      await run(pool(), sql.deleteStream, [id]);
     },
   };
 }

@@ -8,6 +8,7 @@ import type { Principal } from "../auth/principal";
 import { env } from "../env";
 import { eventHub, type JobEvent } from "../events/hub";
 import { isTerminal, type JobDto, type JobProgressDto, type JobStatus } from "../jobs/dto";
+import { progressWords } from "../jobs/progress-words";
 import { getJob, jobsChangedSince } from "../jobs/queries";
 import { takeStreamSlot, type StreamSlot } from "./admission";
 import { watchStream } from "./recheck";
@@ -215,7 +216,11 @@ export type JobEventWire = {
   type: string;
   status: JobStatus;
   attempts: number;
-  progress: JobProgressDto;
+  /**
+   * As the job's, but an event carries no `detail` (the NOTIFY payload has none):
+   * its `message` is worded from the other fields.
+   */
+  progress: Omit<JobProgressDto, "detail"> & { detail?: JobProgressDto["detail"] };
   /** A cancel was requested and the job has not ended yet (or ended by it). */
   cancelRequested: boolean;
   admission: JobDto["admission"];
@@ -234,7 +239,11 @@ function eventToWire(e: JobEvent): JobEventWire {
       total: e.total,
       unit: e.unit,
       stage: e.stage,
-      message: e.message,
+      message: progressWords({
+        type: e.type,
+        input: null,
+        progress: { done: e.done, total: e.total, unit: e.unit, stage: e.stage, detail: null, message: e.message },
+      }),
       bytes: e.bytes,
       children: e.children,
     },

@@ -18,8 +18,10 @@
 import { randomUUID } from "node:crypto";
 import { ERRORS, type Lock, type Locker, type RequestRelease } from "@tus/server";
 import { pool } from "../db";
-import { eventHub } from "../events/hub";
+import { run } from "../sql";
+import * as sql from "./sql/statements";
 import { logger } from "../log";
+import { notifier } from "../runtime/notifier";
 
 /** An unlock's notification: its payload is the upload's id. */
 export const UPLOAD_LOCKS_CHANNEL = "conveyor_upload_locks";
@@ -66,8 +68,8 @@ class PostgresLock implements Lock {
     // Listening before the first try: an unlock between a failed try and the wait is not missed.
     let notified: boolean;
     let wake: (() => void) | null = null;
-    const unlisten = await eventHub()
-      .listen(UPLOAD_LOCKS_CHANNEL, (id) => {
+    const unlisten = await notifier()
+      .subscribe(UPLOAD_LOCKS_CHANNEL, (id) => {
         if (id !== this.id) return;
         notified = true;
         wake?.();
@@ -86,7 +88,7 @@ class PostgresLock implements Lock {
           // Ask the holder to finish up: directly when it is in this process, else through its row
           // (again every renewal period: the holder may have changed meanwhile).
           askAt = Date.now() + this.opts.renewMs;
-          await pool().query(`UPDATE upload_locks SET release_requested_at = now() WHERE upload_id = $1`, [this.id]);
+          await run(pool(), sql.askRelease, [this.id]);
           await this.heldHere.get(this.id)?.requestRelease();
         }
         if (signal.aborted || Date.now() > deadline) throw ERRORS.ERR_LOCK_TIMEOUT;
@@ -113,12 +115,7 @@ class PostgresLock implements Lock {
     this.heldHere.set(this.id, { holder: this.holder, requestRelease });
     let releaseAsked = false;
     this.renewTimer = setInterval(() => {
-      pool()
-        .query<{ asked: boolean }>(
-          `UPDATE upload_locks SET expires_at = now() + make_interval(secs => $3)
-            WHERE upload_id = $1 AND holder = $2 RETURNING release_requested_at IS NOT NULL AS asked`,
-          [this.id, this.holder, this.opts.leaseMs / 1000],
-        )
+      run(pool(), sql.renewLock, [this.id, this.holder, this.opts.leaseMs / 1000])
         .then(async ({ rows }) => {
           if (rows[0]?.asked && !releaseAsked) {
             releaseAsked = true;
@@ -135,18 +132,7 @@ class PostgresLock implements Lock {
    * holder's lease has left, in ms (the subquery reads the row as it was before this statement).
    */
   private async tryTake(): Promise<number | null> {
-    const { rows } = await pool().query<{ taken: boolean; leftMs: number | null }>(
-      `WITH taken AS (
-         INSERT INTO upload_locks (upload_id, holder, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3))
-         ON CONFLICT (upload_id) DO UPDATE
-           SET holder = excluded.holder, expires_at = excluded.expires_at, release_requested_at = NULL
-         WHERE upload_locks.expires_at < now()
-         RETURNING 1)
-       SELECT EXISTS (SELECT 1 FROM taken) AS taken,
-              (SELECT extract(epoch FROM expires_at - now()) * 1000 FROM upload_locks WHERE upload_id = $1)::float8
-                AS "leftMs"`,
-      [this.id, this.holder, this.opts.leaseMs / 1000],
-    );
+    const { rows } = await run(pool(), sql.takeLock, [this.id, this.holder, this.opts.leaseMs / 1000]);
     const r = rows[0]!;
     return r.taken ? null : Math.max(0, r.leftMs ?? 0);
   }
@@ -156,10 +142,6 @@ class PostgresLock implements Lock {
     this.renewTimer = null;
     if (this.heldHere.get(this.id)?.holder === this.holder) this.heldHere.delete(this.id);
     // The delete and its notification in one statement: a waiter (in any process) tries again at once.
-    await pool().query(
-      `WITH freed AS (DELETE FROM upload_locks WHERE upload_id = $1 AND holder = $2 RETURNING upload_id)
-       SELECT pg_notify('${UPLOAD_LOCKS_CHANNEL}', upload_id) FROM freed`,
-      [this.id, this.holder],
-    );
+    await run(pool(), sql.unlock, [this.id, this.holder]);
   }
 }

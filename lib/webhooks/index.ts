@@ -1,20 +1,19 @@
 /**
  * The webhooks workload: signed deliveries of tenants' events to their
  * endpoints (docs/WEBHOOKS.md). Its manifest: its own queue (a slow endpoint
- * never takes an export's slot), settings, tables, CLI commands, and the upkeep
- * that wakes deliveries a lost wake-up left parked behind a busy endpoint
- * (lib/downstream).
+ * never takes an export's slot), settings, tables, CLI commands. Deliveries parked behind a
+ * busy endpoint are woken by the engine's downstream sweeper (lib/downstream/sweeper.ts).
  */
-import { sweepWaiters } from "../downstream";
 import { defineWorkload } from "../jobs/task";
-import { loop } from "../runtime/service";
 import { webhooksCommands } from "./cli";
 import { webhookSettings } from "./settings";
 import { pruneWebhookMessages } from "./sql/prune-webhook-messages";
+import { webhooksApi } from "./openapi";
 import { deliveryTask } from "./task";
 
 export const webhooksWorkload = defineWorkload({
   name: "webhooks",
+  openapi: webhooksApi,
   tasks: [deliveryTask],
   queues: [
     {
@@ -27,16 +26,6 @@ export const webhooksWorkload = defineWorkload({
     },
   ],
   settings: webhookSettings,
-  services: [
-    loop({
-      name: "downstream",
-      everyMs: () => 1_000,
-      async run() {
-        const n = await sweepWaiters();
-        return n ? [`woke ${n} parked deliveries`] : [];
-      },
-    }),
-  ],
   tables: [{ name: "webhook_deliveries" }],
   // Messages with no delivery left (their deliveries went with their jobs).
   history: [{ name: "webhook_messages", prune: pruneWebhookMessages }],

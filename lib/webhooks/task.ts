@@ -8,11 +8,12 @@
  * endpoint, as does failing for 5 days.
  */
 import { z } from "zod";
-import { pool } from "../db";
+import { inTransaction, pool } from "../db";
 import type { CallOutcome } from "../downstream";
 import { webhookSettings } from "./settings";
 import { parseRetryAfter, PermanentError, RetryableError } from "../jobs/errors";
 import { defineTask, type JobContext } from "../jobs/task";
+import { failWaiting } from "../jobs/transitions";
 import { send, type SendResult } from "./http";
 import { bodyToSend } from "./links";
 import { signatureHeaders } from "./signing";
@@ -65,15 +66,20 @@ function describe(r: SendResult): string {
  * find it disabled when they run.
  */
 async function disable(endpointId: string, reason: string): Promise<void> {
-  await pool().query(
-    `WITH e AS (UPDATE webhook_endpoints SET disabled_at = now(), disabled_reason = $2, updated_at = now()
-                 WHERE id = $1 AND disabled_at IS NULL RETURNING id),
-          w AS (DELETE FROM downstream_waiters WHERE key = $3 AND EXISTS (SELECT 1 FROM e) RETURNING holder)
-     UPDATE jobs SET status = 'failed', error_class = 'permanent', error_message = 'The endpoint is disabled: ' || $2,
-            finished_at = now(), updated_at = now()
-      WHERE id IN (SELECT holder FROM w) AND status IN ('queued', 'retrying') AND admitted_at IS NULL`,
-    [endpointId, reason, endpointKey(endpointId)],
-  );
+  await inTransaction(async (tx) => {
+    const { rows } = await tx.query<{ holder: string }>(
+      `WITH e AS (UPDATE webhook_endpoints SET disabled_at = now(), disabled_reason = $2, updated_at = now()
+                   WHERE id = $1 AND disabled_at IS NULL RETURNING id)
+       DELETE FROM downstream_waiters WHERE key = $3 AND EXISTS (SELECT 1 FROM e) RETURNING holder`,
+      [endpointId, reason, endpointKey(endpointId)],
+    );
+    await failWaiting(
+      tx,
+      rows.map((r) => r.holder),
+      `The endpoint is disabled: ${reason}`,
+      { unadmittedOnly: true },
+    );
+  });
 }
 
 async function deliver(ctx: JobContext<z.infer<typeof inputSchema>>) {

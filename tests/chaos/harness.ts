@@ -157,7 +157,8 @@ export async function runChaos(opts: ChaosOptions): Promise<ChaosReport> {
     if (Date.now() >= nextTerminate && remaining > opts.jobs / 10) {
       const rows = await q<{ pid: number }>(
         `SELECT pg_terminate_backend(pid) AS t, pid FROM pg_stat_activity
-         WHERE datname = current_database() AND application_name IN ('conveyor-chaos-worker', 'conveyor-events')
+         WHERE datname = current_database()
+           AND (application_name = 'conveyor-chaos-worker' OR application_name LIKE 'conveyor-listen:%')
            AND pid <> pg_backend_pid() ORDER BY random() LIMIT 1`,
       );
       if (rows.length) terminations++;

@@ -319,8 +319,8 @@ export async function runScheduleChaos(opts: ScheduleChaosOptions): Promise<Sche
   for (;;) {
     for (let i = 0; i < slots.length; i++) if (!alive(slots[i]!) && Date.now() >= restartAt[i]!) spawnWorker(i);
     const [row] = await q<{ n: number }>(
-      `SELECT count(*)::int AS n FROM jobs WHERE schedule_id = ANY($1::uuid[])
-          AND status IN ('scheduled', 'queued', 'running', 'retrying')`,
+      `SELECT count(*)::int AS n FROM schedule_runs r JOIN jobs j ON j.id = r.job_id
+        WHERE r.schedule_id = ANY($1::uuid[]) AND j.status IN ('scheduled', 'queued', 'running', 'retrying')`,
       [idList],
     );
     if (row!.n === 0 || Date.now() > drainBy) break;
@@ -368,8 +368,8 @@ export async function runScheduleChaos(opts: ScheduleChaosOptions): Promise<Sche
 
   // ── What happened, from the database ──
   const runs = await q<RunRow>(
-    `SELECT j.id, j.schedule_id AS "scheduleId", j.status::text AS status,
-            (extract(epoch FROM j.scheduled_for) * 1000)::float8 AS sf,
+    `SELECT j.id, r.schedule_id AS "scheduleId", j.status::text AS status,
+            (extract(epoch FROM r.scheduled_for) * 1000)::float8 AS sf,
             (extract(epoch FROM j.created_at) * 1000)::float8 AS created,
             (extract(epoch FROM j.started_at) * 1000)::float8 AS started,
             (extract(epoch FROM j.finished_at) * 1000)::float8 AS finished,
@@ -383,8 +383,8 @@ export async function runScheduleChaos(opts: ScheduleChaosOptions): Promise<Sche
             coalesce((SELECT array_agg(a.outcome || ':' || coalesce(a.error_class, '') || ':' || coalesce(a.error_message, '')
                                 ORDER BY a.attempt, a.resume)
                         FROM job_attempts a WHERE a.job_id = j.id), '{}') AS "attemptLog"
-       FROM jobs j LEFT JOIN probe_effects e ON e.job_id = j.id
-      WHERE j.schedule_id = ANY($1::uuid[])
+       FROM schedule_runs r JOIN jobs j ON j.id = r.job_id LEFT JOIN probe_effects e ON e.job_id = j.id
+      WHERE r.schedule_id = ANY($1::uuid[])
       ORDER BY made, sf`,
     [idList],
   );
@@ -399,7 +399,7 @@ export async function runScheduleChaos(opts: ScheduleChaosOptions): Promise<Sche
     [idList],
   );
   const [dup] = await q<{ n: number }>(
-    `SELECT count(*)::int AS n FROM (SELECT 1 FROM jobs WHERE schedule_id = ANY($1::uuid[])
+    `SELECT count(*)::int AS n FROM (SELECT 1 FROM schedule_runs WHERE schedule_id = ANY($1::uuid[])
         GROUP BY schedule_id, scheduled_for HAVING count(*) > 1) d`,
     [idList],
   );

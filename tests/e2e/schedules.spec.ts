@@ -103,7 +103,7 @@ test.describe("as ada (Acme member)", () => {
       // One run per occurrence, never two.
       expect(
         await sqlCount(
-          `SELECT count(*) AS n FROM (SELECT scheduled_for FROM jobs WHERE schedule_id = $1
+          `SELECT count(*) AS n FROM (SELECT scheduled_for FROM schedule_runs WHERE schedule_id = $1
              GROUP BY scheduled_for HAVING count(*) > 1) d`,
           [id],
         ),
@@ -116,7 +116,7 @@ test.describe("as ada (Acme member)", () => {
       await page.waitForTimeout(5_000);
       expect(
         await sqlCount(
-          "SELECT count(*) AS n FROM jobs j JOIN schedules s ON s.id = j.schedule_id WHERE s.id = $1 AND j.scheduled_for > s.paused_at",
+          "SELECT count(*) AS n FROM schedule_runs j JOIN schedules s ON s.id = j.schedule_id WHERE s.id = $1 AND j.scheduled_for > s.paused_at",
           [id],
         ),
       ).toBe(0);
@@ -128,7 +128,10 @@ test.describe("as ada (Acme member)", () => {
       await expect
         .poll(
           () =>
-            sqlCount("SELECT count(*) AS n FROM jobs WHERE schedule_id = $1 AND scheduled_for > $2", [id, resumedAt]),
+            sqlCount("SELECT count(*) AS n FROM schedule_runs WHERE schedule_id = $1 AND scheduled_for > $2", [
+              id,
+              resumedAt,
+            ]),
           { timeout: 30_000 },
         )
         .toBeGreaterThan(0);
@@ -142,13 +145,13 @@ test.describe("as ada (Acme member)", () => {
         .pop()!;
       await expect(history.locator(`a[href="/jobs/${jobId}"]`)).toBeVisible();
       const [triggered] = await sql<{ schedule_id: string; type: string }>(
-        "SELECT schedule_id, type FROM jobs WHERE id = $1",
+        "SELECT r.schedule_id, j.type FROM jobs j JOIN schedule_runs r ON r.job_id = j.id WHERE j.id = $1",
         [jobId],
       );
       expect(triggered).toEqual({ schedule_id: id, type: "export" });
 
       // Deleted: gone from the list; its finished runs are kept.
-      const runs = await sql<{ id: string }>("SELECT id FROM jobs WHERE schedule_id = $1", [id]);
+      const runs = await sql<{ id: string }>("SELECT job_id AS id FROM schedule_runs WHERE schedule_id = $1", [id]);
       await page.getByRole("button", { name: "Delete", exact: true }).click();
       await confirmDialog(page, "Delete schedule");
       await expect(page).toHaveURL(/\/schedules$/);
@@ -295,7 +298,7 @@ test.describe("as ada (Acme member)", () => {
       await expect(backfill.getByTestId("backfill-result")).toContainText("3 time(s) in the range: 3 run(s) made");
       const history = page.getByRole("region", { name: "History" });
       await expect(history.getByTestId("history-run")).toHaveCount(3);
-      expect(await sqlCount("SELECT count(*) AS n FROM jobs WHERE schedule_id = $1", [s.id])).toBe(3);
+      expect(await sqlCount("SELECT count(*) AS n FROM schedule_runs WHERE schedule_id = $1", [s.id])).toBe(3);
     } finally {
       await dropSchedule(page.request, s.id);
     }
@@ -312,7 +315,9 @@ test.describe("as ada (Acme member)", () => {
       expect(await sqlCount("SELECT count(*) AS n FROM schedules WHERE id = $1 AND paused", [s.id])).toBe(1);
       expect(cli("schedules", "resume", s.id, "--email", "ada@acme.test")).toContain(`${s.name}: active, next run`);
       const run = cli("schedules", "trigger", s.id, "--email", "ada@acme.test").trim();
-      expect(await sqlCount("SELECT count(*) AS n FROM jobs WHERE id = $1 AND schedule_id = $2", [run, s.id])).toBe(1);
+      expect(
+        await sqlCount("SELECT count(*) AS n FROM schedule_runs WHERE job_id = $1 AND schedule_id = $2", [run, s.id]),
+      ).toBe(1);
       // Another tenant's member does not find it.
       expect(() => cli("schedules", "pause", s.id, "--email", "gus@globex.test")).toThrow(/Schedule not found/);
       await page.goto(`/schedules/${s.id}`);

@@ -40,7 +40,7 @@ describe("DATABASE_DIRECT_URL", () => {
       const unsubscribe = await eventHub().subscribe({}, () => {});
       const [listening] = await db().$queryRaw<{ n: bigint }[]>`
         SELECT count(*) AS n FROM pg_stat_activity
-        WHERE datname = current_database() AND application_name = 'conveyor-events'`;
+        WHERE datname = current_database() AND application_name = ${`conveyor-listen:${process.pid}`}`;
       assert.equal(Number(listening!.n), 1);
       unsubscribe();
     } finally {

@@ -54,9 +54,10 @@ const fieldOf = (body: Json, path: string) =>
   (body.error as { fields?: { path: string; message: string }[] }).fields?.find((f) => f.path === path);
 
 async function runsOf(id: string): Promise<number> {
-  const { rows } = await pool().query<{ n: number }>("SELECT count(*)::int AS n FROM jobs WHERE schedule_id = $1", [
-    id,
-  ]);
+  const { rows } = await pool().query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM schedule_runs WHERE schedule_id = $1",
+    [id],
+  );
   return rows[0]!.n;
 }
 /** The schedule's quota_skipped events over the API: the quota each names. */

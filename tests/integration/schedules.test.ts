@@ -35,7 +35,8 @@ async function runsOf(
   id: string,
 ): Promise<{ id: string; status: string; scheduledFor: Date; input: { filter?: { from?: string; to?: string } } }[]> {
   const { rows } = await pool().query(
-    `SELECT id, status::text, scheduled_for AS "scheduledFor", input FROM jobs WHERE schedule_id = $1 ORDER BY scheduled_for`,
+    `SELECT j.id, j.status::text, r.scheduled_for AS "scheduledFor", j.input
+       FROM schedule_runs r JOIN jobs j ON j.id = r.job_id WHERE r.schedule_id = $1 ORDER BY r.scheduled_for`,
     [id],
   );
   return rows;
@@ -275,7 +276,8 @@ describe("exactly once", () => {
     await Promise.all(Array.from({ length: 10 }, () => schedulerTick()));
     const { rows } = await pool().query<{ dup: number; runs: number }>(
       `SELECT count(*) FILTER (WHERE c > 1)::int AS dup, coalesce(sum(c), 0)::int AS runs
-         FROM (SELECT count(*) AS c FROM jobs WHERE schedule_id = ANY($1::uuid[]) GROUP BY schedule_id, scheduled_for) x`,
+         FROM (SELECT count(*) AS c FROM schedule_runs WHERE schedule_id = ANY($1::uuid[])
+                GROUP BY schedule_id, scheduled_for) x`,
       [ids],
     );
     assert.equal(rows[0]!.dup, 0);
@@ -358,10 +360,11 @@ describe("operations", () => {
     const waiting = (await triggerSchedule(fx.p.ada, s.id)).runs[0]!;
     const r = await deleteSchedule(fx.p.ada, s.id);
     assert.equal(r.cancelledRuns, 1);
-    const jobs = await db().job.findMany({ where: { id: { in: [done, waiting] } } });
+    const jobs = await db().job.findMany({ where: { id: { in: [done, waiting] } }, include: { scheduleRun: true } });
     const byId = new Map(jobs.map((j) => [j.id, j]));
     assert.equal(byId.get(done)!.status, "succeeded");
-    assert.ok(byId.get(done)!.scheduledFor);
+    assert.ok(byId.get(done)!.scheduleRun?.scheduledFor);
+    assert.equal(byId.get(done)!.scheduleRun?.scheduleId, null, "a deleted schedule's runs keep their occurrence");
     assert.equal(byId.get(waiting)!.status, "cancelled");
     await assert.rejects(getSchedule(fx.p.ada, s.id), isCode("not_found"));
   });

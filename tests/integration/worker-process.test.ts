@@ -88,3 +88,41 @@ test("past its grace period a shutdown hands the running job back at once, witho
     if (worker.exitCode === null) worker.kill("SIGKILL");
   }
 });
+
+test("a worker holds one LISTEN connection of ours (admission, the scheduler, its jobs' events) besides graphile's", async () => {
+  const worker = spawn(process.execPath, workerArgs("--concurrency", "1"), {
+    env: {
+      ...process.env,
+      DATABASE_URL: fx.database.url,
+      PGAPPNAME: "conveyor-test-listen-count",
+      WORKER_SHUTDOWN_GRACE_MS: "300",
+    },
+    stdio: ["ignore", "pipe", "pipe", "ipc"],
+  });
+  let output = "";
+  worker.stdout!.on("data", (d: Buffer) => (output += d.toString()));
+  worker.stderr!.on("data", (d: Buffer) => (output += d.toString()));
+  try {
+    // A running job: its attempt follows its events (the cancel signal) through the event hub.
+    // (The test above left one handed back, runnable at once: whichever of them runs.)
+    await enqueueJob({ tenantId: fx.p.acmeId, type: "probe", input: { sleepMs: 30_000 } });
+    await waitFor(async () => (await db().job.count({ where: { status: "running" } })) > 0);
+    const rows = await db().$queryRaw<{ application_name: string; n: number }[]>`
+      SELECT application_name, count(*)::int AS n FROM pg_stat_activity
+       WHERE datname = current_database() AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()
+       GROUP BY application_name ORDER BY application_name`;
+    assert.deepEqual(
+      rows,
+      [
+        { application_name: `conveyor-listen:${worker.pid}`, n: 1 },
+        { application_name: "conveyor-test-listen-count", n: 1 },
+      ],
+      output,
+    );
+    worker.kill("SIGTERM");
+    const [code] = (await once(worker, "exit")) as [number | null];
+    assert.equal(code, 0, output);
+  } finally {
+    if (worker.exitCode === null) worker.kill("SIGKILL");
+  }
+});

@@ -12,7 +12,16 @@ test("sizes and durations read like people write them", () => {
 });
 
 test("percent, rate and ETA come from done, total and the start time", () => {
-  const progress = { done: 250, total: 1000, unit: "rows", stage: null, message: null, bytes: null, children: null };
+  const progress = {
+    done: 250,
+    total: 1000,
+    unit: "rows",
+    stage: null,
+    message: null,
+    detail: null,
+    bytes: null,
+    children: null,
+  };
   assert.equal(percentDone({ status: "running", progress }), 25);
   assert.equal(percentDone({ status: "running", progress: { ...progress, total: null } }), null);
   assert.equal(percentDone({ status: "succeeded", progress }), 100);

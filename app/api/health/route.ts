@@ -2,6 +2,7 @@
 import { checkDatabase } from "@/lib/health";
 import { publicRoute } from "@/lib/http/route";
 import { serveApiDirectly } from "@/lib/http/api-direct";
+import { systemOperations } from "@/lib/openapi/system";
 
 export const dynamic = "force-dynamic";
 
@@ -11,4 +12,4 @@ export const GET = publicRoute(async () => {
 });
 
 // On the server `npm start` runs, probes after the first are answered without Next.js's wrapping (lib/http/api-direct.ts).
-serveApiDirectly("GET", /^\/api\/health$/, [], GET, { public: true });
+serveApiDirectly(systemOperations.health, GET);

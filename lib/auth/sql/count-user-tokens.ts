@@ -5,10 +5,10 @@
  * previous holder committed.
  */
 import type { Prisma } from "../../db";
+import { run } from "../../sql";
+import * as sql from "./statements";
 
 export async function countUserTokens(tx: Prisma.TransactionClient, userId: string): Promise<number> {
-  const [row] = await tx.$queryRaw<{ n: number }[]>`
-    SELECT count(*)::int AS n FROM api_tokens
-     WHERE user_id = ${userId}::uuid AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`;
-  return row?.n ?? 0;
+  const { rows } = await run(tx, sql.countUserTokens, [userId]);
+  return rows[0]?.n ?? 0;
 }

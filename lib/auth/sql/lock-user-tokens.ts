@@ -4,7 +4,9 @@
  * by concurrent creates.
  */
 import type { Prisma } from "../../db";
+import { run } from "../../sql";
+import * as sql from "./statements";
 
 export async function lockUserTokens(tx: Prisma.TransactionClient, userId: string): Promise<void> {
-  await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('conveyor_tokens'), hashtext(${userId}::text))`;
+  await run(tx, sql.lockUserTokens, [userId]);
 }

@@ -1,30 +1,35 @@
 /**
- * Cancels open jobs on the system's behalf (a schedule's `cancel_other`
- * overlap rule), as a person's cancel does (lib/jobs/actions.ts): a waiting
- * job ends `cancelled` at once and its dispatch is removed; a running one gets
- * the request, which reaches its worker and aborts the attempt.
+ * The one cancel (request-cancel.sql), for a person (lib/jobs/actions.ts), a
+ * pause that stops running work, the reaper (the children of a cancelled
+ * parent) and a schedule's `cancel_other` overlap rule: a waiting job ends
+ * `cancelled` at once and its dispatch is removed; a running one gets the
+ * request, which reaches its worker and aborts the attempt. Returns the ids it
+ * changed. lib/jobs/transitions.ts is its door.
  */
-import type { SqlClient } from "../../db";
+import type { Prisma, SqlClient } from "../../db";
+import { run } from "../../sql";
+import * as sql from "./statements";
 
-export async function requestCancel(client: SqlClient, jobIds: string[], reason: string): Promise<string[]> {
+export async function requestCancel(
+  client: SqlClient | Prisma.TransactionClient,
+  jobIds: string[],
+  reason: string | null,
+  opts: {
+    /** Who asked (a person), or nobody (the system). */
+    by?: string | null;
+    /** The message of a job that ends without a reason given. */
+    fallbackMessage?: string;
+  } = {},
+): Promise<string[]> {
   if (!jobIds.length) return [];
-  const { rows } = await client.query<{ id: string; was: string }>(
-    `WITH j AS (SELECT id, status FROM jobs
-                 WHERE id = ANY($1::uuid[]) AND status IN ('scheduled', 'queued', 'retrying', 'running')
-                   AND cancel_requested_at IS NULL
-                 FOR UPDATE)
-     UPDATE jobs SET cancel_requested_at = now(), cancel_reason = $2, updated_at = now(),
-            status = CASE WHEN j.status = 'running' THEN jobs.status ELSE 'cancelled'::job_status END,
-            finished_at = CASE WHEN j.status = 'running' THEN jobs.finished_at ELSE now() END,
-            error_class = CASE WHEN j.status = 'running' THEN jobs.error_class ELSE 'cancelled' END,
-            error_message = CASE WHEN j.status = 'running' THEN jobs.error_message ELSE $2 END
-       FROM j WHERE jobs.id = j.id
-     RETURNING jobs.id, j.status::text AS was`,
-    [jobIds, reason],
-  );
+  const { rows } = await run(client, sql.requestCancel, [
+    jobIds,
+    reason,
+    opts.by ?? null,
+    opts.fallbackMessage ?? "Cancelled on request",
+  ]);
+  // Their dispatches are unlocked (not running): removed, so no worker wakes for them.
   const waiting = rows.filter((r) => r.was !== "running").map((r) => r.id);
-  if (waiting.length) {
-    await client.query("SELECT graphile_worker.remove_job(id::text) FROM unnest($1::uuid[]) AS id", [waiting]);
-  }
+  if (waiting.length) await run(client, sql.removeDispatches, [waiting]);
   return rows.map((r) => r.id);
 }

@@ -1,5 +1,7 @@
 /** Saves a running attempt's checkpoint, fenced by its token. False when the token no longer matches. */
 import type { SqlClient } from "../../db";
+import { run } from "../../sql";
+import * as sql from "./statements";
 
 export async function saveCheckpoint(
   client: SqlClient,
@@ -7,10 +9,6 @@ export async function saveCheckpoint(
   token: bigint,
   value: unknown,
 ): Promise<boolean> {
-  const { rowCount } = await client.query(
-    `UPDATE jobs SET checkpoint = $3::jsonb, updated_at = now()
-     WHERE id = $1 AND fencing_token = $2 AND status = 'running'`,
-    [jobId, token.toString(), JSON.stringify(value ?? null)],
-  );
+  const { rowCount } = await run(client, sql.saveCheckpoint, [jobId, token.toString(), JSON.stringify(value ?? null)]);
   return rowCount === 1;
 }

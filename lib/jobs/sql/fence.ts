@@ -5,11 +5,10 @@
  * owns the job.
  */
 import type { SqlClient } from "../../db";
+import { run } from "../../sql";
+import * as sql from "./statements";
 
 export async function holdFence(tx: SqlClient, jobId: string, token: bigint): Promise<boolean> {
-  const { rowCount } = await tx.query(
-    `SELECT 1 FROM jobs WHERE id = $1 AND fencing_token = $2 AND status = 'running' FOR UPDATE`,
-    [jobId, token.toString()],
-  );
+  const { rowCount } = await run(tx, sql.holdFence, [jobId, token.toString()]);
   return rowCount === 1;
 }

@@ -11,7 +11,7 @@ export const jobColumns = (j = "") =>
   `${j}id, ${j}tenant_id AS "tenantId", ${j}type, ${j}queue, ${j}priority, ${j}status, ${j}input,
   ${j}idempotency_key AS "idempotencyKey", ${j}input_hash AS "inputHash", ${j}attempts, ${j}max_attempts AS "maxAttempts",
   ${j}progress_done AS "progressDone", ${j}progress_total AS "progressTotal", ${j}progress_unit AS "progressUnit",
-  ${j}progress_stage AS "progressStage", ${j}progress_message AS "progressMessage", ${j}seq, ${j}checkpoint, ${j}result,
+  ${j}progress_stage AS "progressStage", ${j}progress_message AS "progressMessage", ${j}progress_detail AS "progressDetail", ${j}seq, ${j}checkpoint, ${j}result,
   ${j}error_class AS "errorClass", ${j}error_message AS "errorMessage", ${j}error_stack AS "errorStack",
   ${j}error_fingerprint AS "errorFingerprint", ${j}lease_owner AS "leaseOwner", ${j}lease_expires_at AS "leaseExpiresAt",
   ${j}heartbeat_at AS "heartbeatAt", ${j}fencing_token AS "fencingToken", ${j}parent_id AS "parentId",
@@ -21,8 +21,7 @@ export const jobColumns = (j = "") =>
   ${j}waiting_since AS "waitingSince", ${j}cancel_requested_by_id AS "cancelRequestedById",
   ${j}cancel_reason AS "cancelReason", ${j}children_total AS "childrenTotal", ${j}children_done AS "childrenDone",
   ${j}children_failed AS "childrenFailed", ${j}progress_bytes AS "progressBytes", ${j}child_index AS "childIndex",
-  ${j}resume_pending AS "resumePending", ${j}resumes, ${j}schedule_id AS "scheduleId",
-  ${j}scheduled_for AS "scheduledFor", ${j}trace_context AS "traceContext", ${j}rollup_progress AS "rollupProgress"`;
+  ${j}resume_pending AS "resumePending", ${j}resumes, ${j}trace_context AS "traceContext", ${j}rollup_progress AS "rollupProgress"`;
 
 export const JOB_COLUMNS = jobColumns();
 

@@ -3,7 +3,9 @@
  * backwards (GREATEST); fields left out keep their value. False when the token
  * no longer matches.
  */
-import { prepared, type SqlClient } from "../../db";
+import type { SqlClient } from "../../db";
+import { run } from "../../sql";
+import * as sql from "./statements";
 import type { ProgressUpdate } from "../task";
 
 const int8 = (n: number | null | undefined) => (n === null || n === undefined ? null : String(Math.floor(n)));
@@ -14,27 +16,16 @@ export async function writeProgress(
   token: bigint,
   u: ProgressUpdate,
 ): Promise<boolean> {
-  const { rowCount } = await client.query({
-    ...prepared(`UPDATE jobs SET
-       progress_done = GREATEST(progress_done, $3::bigint),
-       progress_total = CASE WHEN $4::boolean THEN $5::bigint ELSE progress_total END,
-       progress_unit = coalesce($6, progress_unit),
-       progress_stage = coalesce($7, progress_stage),
-       progress_message = coalesce($8, progress_message),
-       progress_bytes = coalesce($9::bigint, progress_bytes),
-       updated_at = now()
-     WHERE id = $1 AND fencing_token = $2 AND status = 'running'`),
-    values: [
-      jobId,
-      token.toString(),
-      int8(u.done ?? 0),
-      u.total !== undefined,
-      int8(u.total),
-      u.unit ?? null,
-      u.stage ?? null,
-      u.message ?? null,
-      int8(u.bytes),
-    ],
-  });
+  const { rowCount } = await run(client, sql.writeProgress, [
+    jobId,
+    token.toString(),
+    int8(u.done ?? 0),
+    u.total !== undefined,
+    int8(u.total),
+    u.unit ?? null,
+    u.stage ?? null,
+    u.detail === undefined ? null : JSON.stringify(u.detail),
+    int8(u.bytes),
+  ]);
   return rowCount === 1;
 }

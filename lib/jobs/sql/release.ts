@@ -5,19 +5,9 @@
  * line is kept) and waits until the pause is lifted.
  */
 import type { SqlClient } from "../../db";
+import { run } from "../../sql";
+import * as sql from "./statements";
 
 export async function releaseUnclaimable(client: SqlClient, jobId: string): Promise<void> {
-  await client.query(
-    `UPDATE jobs SET
-       status = CASE WHEN cancel_requested_at IS NOT NULL THEN 'cancelled'::job_status ELSE status END,
-       finished_at = CASE WHEN cancel_requested_at IS NOT NULL THEN now() ELSE finished_at END,
-       error_class = CASE WHEN cancel_requested_at IS NOT NULL THEN 'cancelled' ELSE error_class END,
-       error_message = CASE WHEN cancel_requested_at IS NOT NULL
-                            THEN coalesce(cancel_reason, 'Cancelled on request') ELSE error_message END,
-       admitted_at = NULL,
-       updated_at = now()
-     WHERE id = $1 AND status IN ('queued', 'retrying') AND admitted_at IS NOT NULL
-       AND (cancel_requested_at IS NOT NULL OR conveyor_paused(queue, type, tenant_id))`,
-    [jobId],
-  );
+  await run(client, sql.release, [jobId]);
 }

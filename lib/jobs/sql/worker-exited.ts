@@ -7,16 +7,13 @@
  * exited runs nothing. The row of a worker that stopped cleanly is left as it is.
  */
 import type { SqlClient } from "../../db";
+import { run } from "../../sql";
+import * as sql from "./statements";
 
 export async function recordWorkerExited(
   client: SqlClient,
   opts: { host: string; pid: number; exit: string },
 ): Promise<string[]> {
-  const { rows } = await client.query<{ id: string }>(
-    `UPDATE workers SET exited_at = now(), exit = $3
-     WHERE host = $1 AND pid = $2 AND exited_at IS NULL AND state IN ('running', 'stopping', 'dead')
-     RETURNING id`,
-    [opts.host, opts.pid, opts.exit],
-  );
+  const { rows } = await run(client, sql.workerExited, [opts.host, opts.pid, opts.exit]);
   return rows.map((r) => r.id);
 }

@@ -6,6 +6,7 @@
  */
 import type { Command } from "commander";
 import { cancelJob, replayJob } from "@/lib/jobs/actions";
+import { progressMessage } from "@/lib/client/progress";
 import type { JobDto } from "@/lib/jobs/dto";
 import { getJob, jobStatuses, listJobs } from "@/lib/jobs/queries";
 import { listOpsJobs } from "@/lib/ops/jobs";
@@ -41,6 +42,8 @@ function jobText(j: JobDto): string {
     ["queue", j.queue],
     ["attempts", `${j.attempts} of ${j.maxAttempts}`],
     ["progress", `${progress}${j.progress.stage ? ` (${j.progress.stage})` : ""}`],
+    // Worded from the fields by the one formatter the pages and the API use.
+    ["doing", progressMessage(j)],
     ["requested by", j.requestedBy],
     ["created", when(j.createdAt)],
     ["started", j.startedAt && when(j.startedAt)],

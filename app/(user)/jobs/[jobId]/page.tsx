@@ -3,7 +3,7 @@ import { notFound, redirect } from "next/navigation";
 import { cache } from "react";
 import { JobDetail } from "@/components/job-detail";
 import { isOperator } from "@/lib/auth/authorize";
-import { jobTitle } from "@/lib/client/format";
+import { jobTitle } from "@/lib/client/kinds/lookup";
 import { AppError } from "@/lib/errors";
 import { getJob, getJobRelations } from "@/lib/jobs/queries";
 import { sessionPrincipal } from "@/lib/http/principal";

@@ -3,6 +3,7 @@ import { openTenantEventStream } from "@/lib/sse/streams";
 import { withPrincipal } from "@/lib/http/route";
 import { sseHeaders } from "@/lib/http/sse";
 import { serveDirectly } from "@/lib/http/sse-direct";
+import { jobOperations } from "@/lib/jobs/openapi";
 
 export const dynamic = "force-dynamic";
 
@@ -20,4 +21,4 @@ export const GET = withPrincipal(
 );
 
 // On the server `npm start` runs, streams after the first are answered on the socket (lib/http/sse-direct.ts).
-serveDirectly(/^\/api\/v1\/events$/, [], GET);
+serveDirectly(jobOperations.tenantEvents, GET);

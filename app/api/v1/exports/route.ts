@@ -2,6 +2,7 @@
 import { requestExport } from "@/lib/exports/service";
 import { readJson, withPrincipal } from "@/lib/http/route";
 import { serveApiDirectly } from "@/lib/http/api-direct";
+import { exportOperations } from "@/lib/exports/openapi";
 
 export const POST = withPrincipal(async (req, principal) => {
   const { job, created } = await requestExport(principal, await readJson(req), req.headers.get("idempotency-key"));
@@ -12,4 +13,4 @@ export const POST = withPrincipal(async (req, principal) => {
 });
 
 // On the server `npm start` runs, requests after the first are answered without Next.js's wrapping (lib/http/api-direct.ts).
-serveApiDirectly("POST", /^\/api\/v1\/exports$/, [], POST);
+serveApiDirectly(exportOperations.create, POST);

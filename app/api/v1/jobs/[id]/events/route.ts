@@ -3,6 +3,7 @@ import { openJobEventStream } from "@/lib/sse/streams";
 import { withPrincipal } from "@/lib/http/route";
 import { sseHeaders } from "@/lib/http/sse";
 import { serveDirectly } from "@/lib/http/sse-direct";
+import { jobOperations } from "@/lib/jobs/openapi";
 
 export const dynamic = "force-dynamic";
 
@@ -11,4 +12,4 @@ export const GET = withPrincipal<{ id: string }>(async (req, principal, { id }) 
 });
 
 // On the server `npm start` runs, streams after the first are answered on the socket (lib/http/sse-direct.ts).
-serveDirectly<{ id: string }>(/^\/api\/v1\/jobs\/([^/]+)\/events$/, ["id"], GET);
+serveDirectly(jobOperations.events, GET);

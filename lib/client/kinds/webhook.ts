@@ -1,0 +1,10 @@
+/** The webhooks workload's job kind: a delivery, and the console's webhooks page. */
+import type { JobKind } from "./types";
+
+export const webhookKind: JobKind = {
+  name: "webhooks",
+  nav: [{ href: "/ops/webhooks", label: "Webhooks", for: "operators", area: "console" }],
+  types: {
+    webhook_delivery: { title: () => "Webhook delivery" },
+  },
+};

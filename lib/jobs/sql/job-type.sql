@@ -1,0 +1,2 @@
+-- A job's type.
+SELECT type FROM jobs WHERE id = $1

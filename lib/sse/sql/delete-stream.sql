@@ -1,0 +1,2 @@
+-- A stream ended.
+DELETE FROM sse_streams WHERE id = $1

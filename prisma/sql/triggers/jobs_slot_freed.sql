@@ -1,0 +1,2 @@
+DROP TRIGGER IF EXISTS jobs_slot_freed ON public.jobs;
+CREATE TRIGGER jobs_slot_freed AFTER UPDATE OF status, admitted_at ON public.jobs FOR EACH ROW WHEN (((old.admitted_at IS NOT NULL) AND (old.status = ANY (ARRAY['queued'::job_status, 'retrying'::job_status, 'running'::job_status])) AND ((new.admitted_at IS NULL) OR (new.status <> ALL (ARRAY['queued'::job_status, 'retrying'::job_status, 'running'::job_status]))))) EXECUTE FUNCTION conveyor_job_slot_freed();
