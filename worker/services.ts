@@ -66,4 +66,3 @@ export function engineServices(heartbeat: Heartbeat): Service[] {
     downstreamSweeper(),
   ];
 }
-
