@@ -6,7 +6,7 @@ type ReportInput = { from?: string; to?: string; format?: string };
 export const reportKind: JobKind = {
   name: "reports",
   types: {
-    report: {
+    job_report: {
       title: (job) => `Jobs report · ${((job.input ?? {}) as ReportInput).format ?? "json"}`,
       fileHref: (job) => `/api/v1/reports/${job.id}/download`,
       summary: (job) => {
