@@ -198,6 +198,18 @@ describe("runner", () => {
 });
 
 describe("the process's event hub", () => {
+  test("a change of progress.detail alone is an event: seq moves, so streams hear of it", async () => {
+    const id = await enqueue(7);
+    const seqOf = async () =>
+      Number((await pool().query<{ seq: string }>("SELECT seq::text FROM jobs WHERE id = $1", [id])).rows[0]!.seq);
+    const before = await seqOf();
+    await pool().query(`UPDATE jobs SET progress_detail = '{"good": 2500, "bad": 1}' WHERE id = $1`, [id]);
+    const after = await seqOf();
+    assert.equal(after, before + 1, "a new detail bumps seq");
+    await pool().query(`UPDATE jobs SET progress_detail = '{"bad": 1, "good": 2500}' WHERE id = $1`, [id]);
+    assert.equal(await seqOf(), after, "the same detail again does not");
+  });
+
   test("a new job's notification (a statement trigger) and an update's (a row trigger) carry the same fields", async () => {
     const listener = await pool().connect();
     const payloads: string[] = [];
