@@ -42,7 +42,7 @@ test.describe("as oscar (operator)", () => {
     await expect(page.getByTestId("job-status")).toHaveText("running", { timeout: 15_000 });
     await page.getByRole("button", { name: "Cancel job" }).click();
     await confirmDialog(page, "Cancel job");
-    await expect(page.getByTestId("job-status")).toHaveText("cancelled", { timeout: 1_500 });
+    await expect(page.getByTestId("job-status")).toHaveText("cancelled", { timeout: 5_000 });
     await page.getByRole("button", { name: "Replay job" }).click();
     await expect(page).not.toHaveURL(new RegExp(id));
     const replayId = page.url().split("/").pop()!;
