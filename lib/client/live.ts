@@ -19,7 +19,7 @@ export function applyJobEvent(job: JobDto, e: JobEventWire): JobDto {
     progress: {
       ...e.progress,
       done: Math.max(job.progress.done, e.progress.done),
-      // An event carries no detail: the cached one holds while the stage is the same.
+      // An event's detail is null when it was too large to notify: the cached one holds while the stage is the same.
       detail: e.progress.detail ?? (e.progress.stage === job.progress.stage ? job.progress.detail : null),
     },
     startedAt: job.startedAt ?? (e.status === "running" ? e.at : null),

@@ -23,6 +23,11 @@ export const jobEventSchema = z.object({
   stage: z.string().nullable(),
   message: z.string().nullable(),
   bytes: count.nullish().transform((v) => v ?? null),
+  /** The structured progress detail; null when there is none or it is too large for a notification (over 2 kB). */
+  detail: z
+    .record(z.string(), z.unknown())
+    .nullish()
+    .transform((v) => v ?? null),
   children: z
     .object({ total: z.number().int(), done: z.number().int(), failed: z.number().int() })
     .nullish()

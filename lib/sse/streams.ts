@@ -217,8 +217,8 @@ export type JobEventWire = {
   status: JobStatus;
   attempts: number;
   /**
-   * As the job's, but an event carries no `detail` (the NOTIFY payload has none):
-   * its `message` is worded from the other fields.
+   * As the job's; an event's `detail` is null when the job's was too large for a notification
+   * (over 2 kB), and then its `message` is worded without it.
    */
   progress: Omit<JobProgressDto, "detail"> & { detail?: JobProgressDto["detail"] };
   /** A cancel was requested and the job has not ended yet (or ended by it). */
@@ -242,8 +242,9 @@ function eventToWire(e: JobEvent): JobEventWire {
       message: progressWords({
         type: e.type,
         input: null,
-        progress: { done: e.done, total: e.total, unit: e.unit, stage: e.stage, detail: null, message: e.message },
+        progress: { done: e.done, total: e.total, unit: e.unit, stage: e.stage, detail: e.detail, message: e.message },
       }),
+      detail: e.detail,
       bytes: e.bytes,
       children: e.children,
     },

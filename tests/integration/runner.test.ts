@@ -232,6 +232,32 @@ describe("the process's event hub", () => {
     }
   });
 
+  test("an event carries the progress detail the kinds word progress from, unless it is over 2 kB", async () => {
+    const id = await enqueue(7);
+    const got: JobEvent[] = [];
+    const off = await eventHub().subscribe({ jobId: id }, (e) => got.push(e));
+    try {
+      const small = { good: 2500, bad: 1 };
+      await pool().query(`UPDATE jobs SET progress_detail = $2::jsonb WHERE id = $1`, [id, JSON.stringify(small)]);
+      const seqNow = async () =>
+        Number((await pool().query<{ seq: string }>("SELECT seq::text FROM jobs WHERE id = $1", [id])).rows[0]!.seq);
+      const first = await seqNow();
+      for (let i = 0; i < 100 && !got.some((e) => e.seq === first); i++) await sleep(20);
+      assert.deepEqual(got.find((e) => e.seq === first)?.detail, small, "the small detail rides along");
+      await pool().query(`UPDATE jobs SET progress_detail = $2::jsonb WHERE id = $1`, [
+        id,
+        JSON.stringify({ note: "x".repeat(3000) }),
+      ]);
+      const second = await seqNow();
+      for (let i = 0; i < 100 && !got.some((e) => e.seq === second); i++) await sleep(20);
+      const big = got.find((e) => e.seq === second);
+      assert.ok(big, "the large detail's change is an event too");
+      assert.equal(big.detail, null, "the large one waits for the next snapshot");
+    } finally {
+      off();
+    }
+  });
+
   test("each listener gets the events of what it follows: a job, a tenant (and a job of it), or everything", async () => {
     const a = await enqueue(1);
     await sleep(200); // its own notification is delivered before anyone here follows it

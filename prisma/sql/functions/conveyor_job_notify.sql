@@ -17,6 +17,9 @@ BEGIN
       'stage', NEW.progress_stage,
       'message', left(NEW.progress_message, 300),
       'bytes', NEW.progress_bytes,
+      -- The structured detail the kinds word progress from; a large one (over 2 kB) stays out of the
+      -- payload (NOTIFY's limit is 8 kB) and reaches clients with the next snapshot.
+      'detail', CASE WHEN octet_length(NEW.progress_detail::text) <= 2048 THEN NEW.progress_detail END,
       'children', CASE WHEN NEW.children_total IS NULL THEN NULL
                        ELSE json_build_object('total', NEW.children_total, 'done', NEW.children_done,
                                               'failed', NEW.children_failed) END,

@@ -16,6 +16,9 @@ BEGIN
       'stage', n.progress_stage,
       'message', left(n.progress_message, 300),
       'bytes', n.progress_bytes,
+      -- The structured detail the kinds word progress from; a large one (over 2 kB) stays out of the
+      -- payload (NOTIFY's limit is 8 kB) and reaches clients with the next snapshot.
+      'detail', CASE WHEN octet_length(n.progress_detail::text) <= 2048 THEN n.progress_detail END,
       'children', CASE WHEN n.children_total IS NULL THEN NULL
                        ELSE json_build_object('total', n.children_total, 'done', n.children_done,
                                               'failed', n.children_failed) END,
