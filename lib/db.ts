@@ -29,8 +29,7 @@ function handles(): Handles {
       connectionTimeoutMillis: 30_000,
       keepAlive: true,
     });
-    // An idle client's error (e.g. the server restarted) must not crash the process.
-    pool.on("error", (err) => logger.warn({ err }, `[db] idle client error: ${err.message}`));
+    guardClients(pool);
     const prisma = new PrismaClient({
       adapter: new PrismaPg(pool),
       // Generous: a loaded 2-core box can stall a short transaction for seconds.
@@ -40,6 +39,20 @@ function handles(): Handles {
     store[globalKey] = h;
   }
   return h;
+}
+
+/**
+ * A lost connection must not crash the process, whether its client is idle in the pool or checked
+ * out between two statements (a transaction waiting on JavaScript, a COPY's consumer): pg-pool
+ * listens for an idle client's errors only, and an `error` event nobody listens to is an uncaught
+ * exception, which ends a worker with all its attempts. The holder's next statement fails instead
+ * ("not queryable"), its error path runs, and the pool drops the client when it comes back.
+ */
+function guardClients(p: pg.Pool): void {
+  p.on("error", (err) => logger.warn({ err }, `[db] idle client error: ${err.message}`));
+  p.on("connect", (client) => {
+    client.on("error", (err) => logger.debug({ err }, `[db] client error while in use: ${err.message}`));
+  });
 }
 
 /** The shared Prisma client. */
@@ -71,7 +84,7 @@ export function bookkeepingPool(): pg.Pool {
       keepAlive: true,
       options: "-c synchronous_commit=off",
     });
-    h.bookkeeping.on("error", (err) => logger.warn({ err }, `[db] idle client error: ${err.message}`));
+    guardClients(h.bookkeeping);
   }
   return h.bookkeeping;
 }
