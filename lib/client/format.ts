@@ -152,11 +152,7 @@ export function progressText(
  * attempt after a failed one runs; "and 2 more parts retrying" past the five the roll-up lists.
  * `noun` is the children's plural ("parts", "stages", "chunks"). Empty once the parent ended.
  */
-export function retryLines(
-  job: Pick<JobDto, "status" | "progress">,
-  noun = "parts",
-  now = Date.now(),
-): string[] {
+export function retryLines(job: Pick<JobDto, "status" | "progress">, noun = "parts", now = Date.now()): string[] {
   const children = job.progress.children;
   if (!children || (job.status !== "running" && job.status !== "retrying")) return [];
   const one = noun.endsWith("s") ? noun.slice(0, -1) : noun;

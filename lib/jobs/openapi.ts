@@ -83,7 +83,10 @@ export const jobSchema = z
           total: z.number().int(),
           done: z.number().int(),
           failed: z.number().int(),
-          retrying: z.number().int().meta({ description: "Children waiting for or running an attempt after a failed one" }),
+          retrying: z
+            .number()
+            .int()
+            .meta({ description: "Children waiting for or running an attempt after a failed one" }),
           retries: z
             .array(
               z.object({

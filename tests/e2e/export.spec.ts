@@ -135,9 +135,10 @@ test.describe("as ada (Acme member)", () => {
       type Part = { id: string; tenant_id: string; child_index: number };
       let parts: Part[] = [];
       await expect(async () => {
-        parts = await sql<Part>("SELECT id, tenant_id, child_index FROM jobs WHERE parent_id = $1 ORDER BY child_index", [
-          id,
-        ]);
+        parts = await sql<Part>(
+          "SELECT id, tenant_id, child_index FROM jobs WHERE parent_id = $1 ORDER BY child_index",
+          [id],
+        );
         expect(parts.length).toBeGreaterThanOrEqual(4);
       }).toPass({ timeout: 60_000 });
       const n = parts.length;
@@ -147,7 +148,15 @@ test.describe("as ada (Acme member)", () => {
       blocked = path.join(
         exportStorageDir(),
         attemptFileKey(
-          { id: third.id, tenantId: third.tenant_id, type: "export_part", attempt: 1, resume: 0, maxAttempts: 3, createdById: null },
+          {
+            id: third.id,
+            tenantId: third.tenant_id,
+            type: "export_part",
+            attempt: 1,
+            resume: 0,
+            maxAttempts: 3,
+            createdById: null,
+          },
           partFileName(request as ExportRequest, 3, n),
           id,
         ),

@@ -52,7 +52,15 @@ describe("split export progress", () => {
     const blocked = path.join(
       exportStorageDir(),
       attemptFileKey(
-        { id: third.id, tenantId: fx.p.acmeId, type: third.type, attempt: 1, resume: 0, maxAttempts: 3, createdById: null },
+        {
+          id: third.id,
+          tenantId: fx.p.acmeId,
+          type: third.type,
+          attempt: 1,
+          resume: 0,
+          maxAttempts: 3,
+          createdById: null,
+        },
         partFileName(request, 3, n),
         job.id,
       ),
@@ -161,15 +169,18 @@ describe("split export progress", () => {
         [n, 0, 0],
         "the dead part no longer counts; its replay does",
       );
-      assert.equal(redoing.progress.done, 900, "rows redone below what was counted add nothing, and none are taken back");
+      assert.equal(
+        redoing.progress.done,
+        900,
+        "rows redone below what was counted add nothing, and none are taken back",
+      );
       await sleep(300); // past the roll-up's throttle of progress-only writes
       await pool().query(`UPDATE jobs SET progress_done = 1500 WHERE id = $1`, [replay.id]);
       assert.equal((await getJob(fx.p.ada, job.id)).progress.done, 1500, "only rows beyond count");
       // The replay's own first attempt fails: it is shown at its original's place.
-      await pool().query(
-        `UPDATE jobs SET status = 'retrying', run_at = now() + interval '1 minute' WHERE id = $1`,
-        [replay.id],
-      );
+      await pool().query(`UPDATE jobs SET status = 'retrying', run_at = now() + interval '1 minute' WHERE id = $1`, [
+        replay.id,
+      ]);
       assert.deepEqual(
         (await getJob(fx.p.ada, job.id)).progress.children!.retries.map((r) => [r.index, r.status, r.attempt]),
         [[2, "retrying", 2]],

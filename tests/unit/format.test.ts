@@ -54,7 +54,17 @@ test("the recent rate: the last 30 s, a stall falls to 0, one sample or under a 
   // At 55 s: the window 25..55 s; done at 25 s was 2,500, so 10,500 rows in 30 s.
   assert.equal(recentRate(samples, 55_000), 350);
   assert.equal(recentRate([[0, 10]], 5_000), null, "one sample has no baseline");
-  assert.equal(recentRate([[0, 0], [500, 100]], 500), null, "under a second");
+  assert.equal(
+    recentRate(
+      [
+        [0, 0],
+        [500, 100],
+      ],
+      500,
+    ),
+    null,
+    "under a second",
+  );
   // A clock behind the database's reads the rate as of the newest sample.
   assert.equal(recentRate(samples, 35_000), recentRate(samples, 40_000));
   assert.equal(timeLeftMs(13_000, 25_000, 400), 30_000);
@@ -94,7 +104,11 @@ test("a parent's parts in a retry read where they are", () => {
     "part 6 of 8 retrying, attempt 3 of 3, starting",
     "and 4 more parts retrying",
   ]);
-  assert.deepEqual(retryLines({ ...job, status: "succeeded" as const }, "parts", 10_000), [], "an ended parent has none");
+  assert.deepEqual(
+    retryLines({ ...job, status: "succeeded" as const }, "parts", 10_000),
+    [],
+    "an ended parent has none",
+  );
   assert.deepEqual(retryLines({ ...job, progress: { ...job.progress, children: null } }), []);
 });
 
