@@ -188,14 +188,7 @@ function StageRow({ stage, index, of }: { stage: ImportStageDto; index: number; 
         : stage.status === "pending"
           ? 0
           : null;
-  const { rate, etaMs } = rateAndEta(
-    {
-      progress: { ...progress, bytes: null, children: null },
-      startedAt: stage.startedAt,
-      finishedAt: stage.finishedAt,
-    },
-    now,
-  );
+  const { rate, etaMs } = rateAndEta({ status: stage.status, progress }, now);
   const took =
     stage.startedAt && stage.finishedAt
       ? formatDuration(new Date(stage.finishedAt).getTime() - new Date(stage.startedAt).getTime())

@@ -2,13 +2,25 @@
 
 import { useEffect, useState } from "react";
 import type { JobDto } from "@/lib/client/api";
-import { formatCount, formatDuration, formatTime, percentDone, rateAndEta, waitingText } from "@/lib/client/format";
+import {
+  formatCount,
+  formatDuration,
+  formatTime,
+  percentDone,
+  rateAndEta,
+  retryLines,
+  waitingText,
+} from "@/lib/client/format";
+import { childNoun } from "@/lib/client/kinds/lookup";
 import { ProgressBar } from "./ui/progress-bar";
 
 /**
- * Progress bar with percent, rows, rate and ETA; re-renders each second while
- * running. A finished job shows what it did, never a rate or an ETA; one that
- * failed or was cancelled shows where it stopped.
+ * Progress bar with percent, rows, rate and ETA (the rate over the last 30 s,
+ * so a stall or a retry's redone rows show as a falling rate, not an average
+ * since the start); re-renders each second while running. A parent's children
+ * in a retry are named where they are ("part 3 of 8 retrying, attempt 2 of 3,
+ * next in 4s"). A finished job shows what it did, never a rate or an ETA; one
+ * that failed or was cancelled shows where it stopped.
  */
 export function JobProgress({ job, label }: { job: JobDto; label: string }) {
   const [now, setNow] = useState(() => Date.now());
@@ -20,6 +32,7 @@ export function JobProgress({ job, label }: { job: JobDto; label: string }) {
   }, [active]);
   const percent = percentDone(job);
   const { rate, etaMs } = rateAndEta(job, now);
+  const retries = retryLines(job, childNoun(job.type), now);
   const unit = job.progress.unit ?? "items";
   const stopped = job.status === "failed" || job.status === "cancelled";
   // A job that ended without knowing its total shows an empty bar, not a busy one.
@@ -56,6 +69,11 @@ export function JobProgress({ job, label }: { job: JobDto; label: string }) {
       <p className="text-xs text-slate-600" data-testid="progress-text">
         {text}
       </p>
+      {retries.map((line) => (
+        <p key={line} className="text-xs text-amber-800" data-testid="progress-retry">
+          {line}
+        </p>
+      ))}
     </div>
   );
 }

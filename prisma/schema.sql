@@ -367,6 +367,9 @@ END) STORED,
   rollup_progress boolean DEFAULT true NOT NULL,
   trace_context jsonb,
   progress_detail jsonb,
+  progress_samples jsonb,
+  children_retrying integer,
+  children_retries jsonb,
   CONSTRAINT jobs_cancel_requested_by_id_fkey FOREIGN KEY (cancel_requested_by_id) REFERENCES users(id) ON UPDATE CASCADE ON DELETE SET NULL,
   CONSTRAINT jobs_created_by_id_fkey FOREIGN KEY (created_by_id) REFERENCES users(id) ON UPDATE CASCADE ON DELETE SET NULL,
   CONSTRAINT jobs_parent_id_fkey FOREIGN KEY (parent_id) REFERENCES jobs(id) ON UPDATE CASCADE ON DELETE SET NULL,
@@ -977,8 +980,11 @@ AS $function$
 DECLARE
   p record;
   agg record;
+  retries jsonb;
 BEGIN
-  IF NEW.status IS DISTINCT FROM OLD.status THEN
+  -- A new status, or a retry's new time (an operator's "retry now"): always counted, waiting
+  -- for the parent's lock.
+  IF NEW.status IS DISTINCT FROM OLD.status OR NEW.run_at IS DISTINCT FROM OLD.run_at THEN
     SELECT id, waiting_since, updated_at, rollup_progress, queue INTO p FROM jobs WHERE id = NEW.parent_id FOR UPDATE;
   ELSE
     -- Progress only: skip when the parent is busy (another child's write, a cancel) or was
@@ -998,9 +1004,30 @@ BEGIN
          count(*) FILTER (WHERE status NOT IN ('succeeded', 'failed', 'cancelled', 'expired')) AS open,
          coalesce(sum(progress_done), 0) AS rows_done,
          coalesce(sum(greatest(coalesce(progress_total, 0), progress_done)), 0) AS rows_total,
-         coalesce(sum((result->>'size')::bigint) FILTER (WHERE status = 'succeeded'), 0) AS bytes
+         coalesce(sum((result->>'size')::bigint) FILTER (WHERE status = 'succeeded'), 0) AS bytes,
+         -- In a retry: waiting for its next attempt, or running one after a failed one.
+         count(*) FILTER (WHERE status = 'retrying' OR (status = 'running' AND attempts > 1))::int AS retrying
     INTO agg
-  FROM jobs WHERE parent_id = NEW.parent_id;
+  FROM jobs c WHERE parent_id = NEW.parent_id
+    -- A dead child replayed (replayOne: discarded, and a new child of the same parent that
+    -- replays it) is counted once, as its replay: its rows and its end are the replay's. Its
+    -- rows already counted keep the parent's done where it was (GREATEST below) until the
+    -- replay passes them, so rows redone are neither counted twice nor taken back.
+    AND (c.discarded_at IS NULL OR NOT EXISTS (SELECT 1 FROM jobs r WHERE r.replay_of_id = c.id));
+  -- The first few of them, by place, as data (the words are made at the edge: "part 3 of 8
+  -- retrying, attempt 2 of 3, next in 4s"); `attempt` is the one waiting or running.
+  IF agg.retrying > 0 THEN
+    SELECT jsonb_agg(jsonb_build_object(
+             'index', r.place, 'status', r.status,
+             'attempt', CASE WHEN r.status = 'retrying' THEN r.attempts + 1 ELSE r.attempts END,
+             'maxAttempts', r.max_attempts,
+             'runAt', to_char(r.run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) ORDER BY r.place)
+      INTO retries
+    FROM (SELECT coalesce(c.child_index, o.child_index) AS place, c.status, c.attempts, c.max_attempts, c.run_at
+          FROM jobs c LEFT JOIN jobs o ON o.id = c.replay_of_id -- a replay has its original's place
+          WHERE c.parent_id = NEW.parent_id AND (c.status = 'retrying' OR (c.status = 'running' AND c.attempts > 1))
+          ORDER BY place LIMIT 5) r;
+  END IF;
   IF agg.open = 0 THEN
     -- The last child's end also brings a rolled-up parent's progress up to date (the children's
     -- progress-only writes before it may have been skipped by the throttle below).
@@ -1011,6 +1038,7 @@ BEGIN
                                           THEN greatest(coalesce(progress_total, 0), agg.rows_total, agg.rows_done)
                                           ELSE progress_total END,
                     children_total = agg.total, children_done = agg.done, children_failed = agg.failed,
+                    children_retrying = agg.retrying, children_retries = retries,
                     progress_bytes = agg.bytes, updated_at = now()
     WHERE id = p.id;
     -- Its queue's admitters run now (at commit), not at their next sweep: a pipeline's next stage,
@@ -1019,12 +1047,14 @@ BEGIN
   ELSIF NOT p.rollup_progress THEN
     -- A pipeline: its progress is its own ("stage 2 of 5"); only the counts follow its children.
     UPDATE jobs SET children_total = agg.total, children_done = agg.done, children_failed = agg.failed,
+                    children_retrying = agg.retrying, children_retries = retries,
                     updated_at = now()
     WHERE id = p.id;
   ELSE
     UPDATE jobs SET progress_done = greatest(progress_done, agg.rows_done),
                     progress_total = greatest(coalesce(progress_total, 0), agg.rows_total, agg.rows_done),
                     children_total = agg.total, children_done = agg.done, children_failed = agg.failed,
+                    children_retrying = agg.retrying, children_retries = retries,
                     progress_bytes = agg.bytes, updated_at = now()
     WHERE id = p.id;
   END IF;
@@ -1376,11 +1406,11 @@ AS $function$
 BEGIN
   IF (NEW.status, NEW.progress_done, NEW.progress_total, NEW.progress_stage, NEW.progress_message, NEW.progress_detail::text, NEW.attempts,
       NEW.result::text, NEW.error_message, NEW.cancel_requested_at, NEW.admitted_at IS NULL,
-      NEW.children_total, NEW.children_done, NEW.children_failed, NEW.progress_bytes)
+      NEW.children_total, NEW.children_done, NEW.children_failed, NEW.progress_bytes, NEW.children_retries::text)
      IS DISTINCT FROM
      (OLD.status, OLD.progress_done, OLD.progress_total, OLD.progress_stage, OLD.progress_message, OLD.progress_detail::text, OLD.attempts,
       OLD.result::text, OLD.error_message, OLD.cancel_requested_at, OLD.admitted_at IS NULL,
-      OLD.children_total, OLD.children_done, OLD.children_failed, OLD.progress_bytes) THEN
+      OLD.children_total, OLD.children_done, OLD.children_failed, OLD.progress_bytes, OLD.children_retries::text) THEN
     NEW.seq := OLD.seq + 1;
   END IF;
   RETURN NEW;
@@ -1443,9 +1473,13 @@ BEGIN
       -- The structured detail the kinds word progress from; a large one (over 2 kB) stays out of the
       -- payload (NOTIFY's limit is 8 kB) and reaches clients with the next snapshot.
       'detail', CASE WHEN octet_length(NEW.progress_detail::text) <= 2048 THEN NEW.progress_detail END,
+      -- At most 20 (time, done) pairs (conveyor_job_progress_sample): the rate is made from them.
+      'samples', NEW.progress_samples,
       'children', CASE WHEN NEW.children_total IS NULL THEN NULL
                        ELSE json_build_object('total', NEW.children_total, 'done', NEW.children_done,
-                                              'failed', NEW.children_failed) END,
+                                              'failed', NEW.children_failed,
+                                              'retrying', coalesce(NEW.children_retrying, 0),
+                                              'retries', coalesce(NEW.children_retries, '[]'::jsonb)) END,
       'cancelRequested', NEW.cancel_requested_at IS NOT NULL,
       'admission', CASE WHEN NEW.status NOT IN ('queued', 'retrying') THEN NULL
                         WHEN NEW.admitted_at IS NOT NULL THEN 'admitted'
@@ -1455,6 +1489,37 @@ BEGIN
     )::text);
   END IF;
   RETURN NULL;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.conveyor_job_progress_sample()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  -- The database's clock, in ms since the epoch: every sample of every job on one clock.
+  t bigint := (extract(epoch FROM now()) * 1000)::bigint;
+  s jsonb;
+  n int;
+BEGIN
+  -- A new status (a new run, a retry's wait, an end) starts over: an earlier run's speed is no
+  -- evidence of this one's, and a job that ended has no rate.
+  IF NEW.status IS DISTINCT FROM OLD.status THEN
+    NEW.progress_samples := NULL;
+    RETURN NEW;
+  END IF;
+  s := coalesce(OLD.progress_samples, '[]'::jsonb);
+  n := jsonb_array_length(s);
+  -- Kept samples are 2 s apart: the newest is replaced while it is within 2 s of the one before.
+  IF n >= 2 AND t - (s->(n - 2)->>0)::bigint < 2000 THEN
+    s := s - (n - 1);
+  END IF;
+  s := s || jsonb_build_array(jsonb_build_array(t, NEW.progress_done));
+  -- The window is 30 s (lib/jobs/progress-rate.ts): keep it and the one sample before it.
+  WHILE jsonb_array_length(s) > 2 AND ((s->1->>0)::bigint <= t - 30000 OR jsonb_array_length(s) > 20) LOOP
+    s := s - 0;
+  END LOOP;
+  NEW.progress_samples := s;
+  RETURN NEW;
 END $function$;
 
 CREATE OR REPLACE FUNCTION public.conveyor_job_record_transition()
@@ -1536,9 +1601,12 @@ BEGIN
       -- The structured detail the kinds word progress from; a large one (over 2 kB) stays out of the
       -- payload (NOTIFY's limit is 8 kB) and reaches clients with the next snapshot.
       'detail', CASE WHEN octet_length(n.progress_detail::text) <= 2048 THEN n.progress_detail END,
+      'samples', n.progress_samples,
       'children', CASE WHEN n.children_total IS NULL THEN NULL
                        ELSE json_build_object('total', n.children_total, 'done', n.children_done,
-                                              'failed', n.children_failed) END,
+                                              'failed', n.children_failed,
+                                              'retrying', coalesce(n.children_retrying, 0),
+                                              'retries', coalesce(n.children_retries, '[]'::jsonb)) END,
       'cancelRequested', n.cancel_requested_at IS NOT NULL,
       'admission', CASE WHEN n.status NOT IN ('queued', 'retrying') THEN NULL
                         WHEN n.admitted_at IS NOT NULL THEN 'admitted'
@@ -1844,7 +1912,7 @@ CREATE TRIGGER export_files_storage_bytes AFTER INSERT OR DELETE OR UPDATE OF si
 CREATE TRIGGER jobs_admit_new BEFORE INSERT ON public.jobs FOR EACH ROW EXECUTE FUNCTION conveyor_job_admit_new();
 CREATE TRIGGER jobs_bump_seq BEFORE UPDATE ON public.jobs FOR EACH ROW EXECUTE FUNCTION conveyor_job_bump_seq();
 CREATE TRIGGER jobs_cancel_waiting AFTER UPDATE OF cancel_requested_at ON public.jobs FOR EACH ROW WHEN (((new.cancel_requested_at IS NOT NULL) AND (old.cancel_requested_at IS NULL) AND (new.waiting_since IS NOT NULL))) EXECUTE FUNCTION conveyor_cancel_waiting();
-CREATE TRIGGER jobs_child_changed AFTER UPDATE OF status, progress_done ON public.jobs FOR EACH ROW WHEN (((new.parent_id IS NOT NULL) AND ((new.status IS DISTINCT FROM old.status) OR (new.progress_done IS DISTINCT FROM old.progress_done)))) EXECUTE FUNCTION conveyor_child_changed();
+CREATE TRIGGER jobs_child_changed AFTER UPDATE OF status, progress_done, run_at ON public.jobs FOR EACH ROW WHEN (((new.parent_id IS NOT NULL) AND ((new.status IS DISTINCT FROM old.status) OR (new.progress_done IS DISTINCT FROM old.progress_done) OR (new.run_at IS DISTINCT FROM old.run_at)))) EXECUTE FUNCTION conveyor_child_changed();
 CREATE TRIGGER jobs_guard_status BEFORE UPDATE OF status ON public.jobs FOR EACH ROW EXECUTE FUNCTION conveyor_job_guard_status();
 CREATE TRIGGER jobs_inserted AFTER INSERT ON public.jobs REFERENCING NEW TABLE AS new_jobs FOR EACH STATEMENT EXECUTE FUNCTION conveyor_jobs_inserted();
 CREATE TRIGGER jobs_notify AFTER UPDATE ON public.jobs FOR EACH ROW EXECUTE FUNCTION conveyor_job_notify();
@@ -1852,6 +1920,7 @@ CREATE TRIGGER jobs_open_count_changed AFTER UPDATE OF status, parent_id, tenant
 CREATE TRIGGER jobs_open_count_deleted AFTER DELETE ON public.jobs FOR EACH ROW WHEN (((old.parent_id IS NULL) AND (old.status = ANY (ARRAY['scheduled'::job_status, 'queued'::job_status, 'running'::job_status, 'retrying'::job_status])))) EXECUTE FUNCTION conveyor_open_jobs_changed();
 CREATE TRIGGER jobs_open_count_inserted AFTER INSERT ON public.jobs REFERENCING NEW TABLE AS new_jobs FOR EACH STATEMENT EXECUTE FUNCTION conveyor_open_jobs_inserted();
 CREATE TRIGGER jobs_open_count_truncated AFTER TRUNCATE ON public.jobs FOR EACH STATEMENT EXECUTE FUNCTION conveyor_open_jobs_truncated();
+CREATE TRIGGER jobs_progress_sample BEFORE UPDATE OF status, progress_done ON public.jobs FOR EACH ROW WHEN (((new.progress_done IS DISTINCT FROM old.progress_done) OR ((old.progress_samples IS NOT NULL) AND (new.status IS DISTINCT FROM old.status)))) EXECUTE FUNCTION conveyor_job_progress_sample();
 CREATE TRIGGER jobs_record_transition AFTER UPDATE OF status ON public.jobs FOR EACH ROW EXECUTE FUNCTION conveyor_job_record_transition();
 CREATE TRIGGER jobs_scheduled_wake AFTER INSERT ON public.jobs FOR EACH ROW WHEN ((new.status = 'scheduled'::job_status)) EXECUTE FUNCTION conveyor_scheduler_wake();
 CREATE TRIGGER jobs_search_delete AFTER DELETE ON public.jobs REFERENCING OLD TABLE AS old_jobs FOR EACH STATEMENT EXECUTE FUNCTION conveyor_job_search_delete();

@@ -1,5 +1,6 @@
 /** Wire → UI helpers: numbers, sizes, rates and times as people read them. */
 import type { JobDto } from "../jobs/dto";
+import { recentRate, timeLeftMs } from "../jobs/progress-rate";
 import { progressMessage } from "./progress";
 
 const nf = new Intl.NumberFormat("en-US");
@@ -97,25 +98,29 @@ export function localZone(): string {
 }
 
 /** Percent done (0–100), or null when the total is unknown. */
-export function percentDone(job: Pick<JobDto, "status" | "progress">): number | null {
+export function percentDone(job: {
+  status: JobDto["status"];
+  progress: Pick<JobDto["progress"], "done" | "total">;
+}): number | null {
   if (job.status === "succeeded") return 100;
   const { done, total } = job.progress;
   if (!total) return null;
   return Math.min(100, Math.floor((done / total) * 100));
 }
 
-/** Rows per second since the job started, and the estimated time left. */
+/**
+ * Units per second over the last 30 s of the run (the database's samples, `recentRate` in
+ * lib/jobs/progress-rate.ts: the API's `progress.rate` is the same function at the answer's
+ * time), and the time left at that rate. A job that does not run has neither: a finished one
+ * shows how long it took instead, a retrying one when it runs again.
+ */
 export function rateAndEta(
-  job: Pick<JobDto, "progress" | "startedAt" | "finishedAt">,
+  job: { status: string; progress: Pick<JobDto["progress"], "done" | "total" | "samples"> },
   now = Date.now(),
 ): { rate: number | null; etaMs: number | null } {
-  if (!job.startedAt) return { rate: null, etaMs: null };
-  const end = job.finishedAt ? new Date(job.finishedAt).getTime() : now;
-  const elapsed = (end - new Date(job.startedAt).getTime()) / 1000;
-  if (elapsed <= 0.2 || job.progress.done <= 0) return { rate: null, etaMs: null };
-  const rate = job.progress.done / elapsed;
-  const left = job.progress.total !== null ? Math.max(0, job.progress.total - job.progress.done) : null;
-  return { rate, etaMs: left !== null && !job.finishedAt ? (left / rate) * 1000 : null };
+  if (job.status !== "running") return { rate: null, etaMs: null };
+  const rate = recentRate(job.progress.samples, now);
+  return { rate, etaMs: timeLeftMs(job.progress.done, job.progress.total, rate) };
 }
 
 /**
@@ -139,6 +144,27 @@ export function progressText(
   const size = bytes ? ` · ${formatBytes(bytes)}` : "";
   const open = children.total - children.done - children.failed;
   return `${done}${failed}${size}${open === 0 ? "; assembling" : ""}`;
+}
+
+/**
+ * A parent's children in a retry, each where it is: "part 3 of 8 retrying, attempt 2 of 3,
+ * next in 4s" while its backoff runs, "…, starting" once it is due, "…, running" while the
+ * attempt after a failed one runs; "and 2 more parts retrying" past the five the roll-up lists.
+ * `noun` is the children's plural ("parts", "stages", "chunks"). Empty once the parent ended.
+ */
+export function retryLines(job: Pick<JobDto, "status" | "progress">, noun = "parts", now = Date.now()): string[] {
+  const children = job.progress.children;
+  if (!children || (job.status !== "running" && job.status !== "retrying")) return [];
+  const one = noun.endsWith("s") ? noun.slice(0, -1) : noun;
+  const lines = children.retries.map((r) => {
+    const where = `${one} ${r.index + 1} of ${children.total} retrying, attempt ${r.attempt} of ${r.maxAttempts}`;
+    if (r.status === "running") return `${where}, running`;
+    const wait = new Date(r.runAt).getTime() - now;
+    return wait >= 500 ? `${where}, next in ${formatDuration(wait)}` : `${where}, starting`;
+  });
+  const more = children.retrying - children.retries.length;
+  if (more > 0) lines.push(`and ${more} more ${more === 1 ? one : noun} retrying`);
+  return lines;
 }
 
 /** A cancel that was asked for and is under way, in words; null when there is none or the job ended. */

@@ -28,8 +28,20 @@ export const jobEventSchema = z.object({
     .record(z.string(), z.unknown())
     .nullish()
     .transform((v) => v ?? null),
+  /** The run's recent (ms, done) samples (conveyor_job_progress_sample); the rate is made from them. */
+  samples: z
+    .array(z.tuple([z.number(), z.number()]))
+    .nullish()
+    .transform((v) => v ?? null),
   children: z
-    .object({ total: z.number().int(), done: z.number().int(), failed: z.number().int() })
+    .object({
+      total: z.number().int(),
+      done: z.number().int(),
+      failed: z.number().int(),
+      retrying: z.number().int().default(0),
+      /** The first few children in a retry, as the roll-up stores them (read loosely: `toRetries`). */
+      retries: z.array(z.unknown()).default([]),
+    })
     .nullish()
     .transform((v) => v ?? null),
   /** A cancel was requested while the job runs. */

@@ -67,6 +67,10 @@ const importSchema = z
           message: z.string().nullable(),
           stage: z.string().nullable(),
           detail: z.record(z.string(), z.unknown()).nullable(),
+          samples: z
+            .array(z.tuple([z.number(), z.number()]))
+            .nullable()
+            .meta({ description: "The running stage's recent [ms, done] samples, for its rate" }),
         }),
       }),
     ),

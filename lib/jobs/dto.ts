@@ -4,6 +4,7 @@
 import { admissionOf, jobPause, type Admission, type JobPauseDto, type PauseContext } from "./admission-state";
 import type { ExportFileModel, JobModel } from "../generated/prisma/models";
 import { progressWords } from "./progress-words";
+import { recentRate, toSamples, type ProgressSample } from "./progress-rate";
 
 export type JobFileDto = {
   id: string;
@@ -22,8 +23,30 @@ export type JobFileDto = {
 
 export type JobStatus = JobModel["status"];
 
-/** A parent's children: how many, how many succeeded, how many failed or were cancelled. */
-export type ChildCountsDto = { total: number; done: number; failed: number };
+/**
+ * A child in a retry: waiting for its next attempt (`retrying`, due at `runAt`) or running one
+ * after a failed one (`running`). `index` is its place among its parent's children (0-based);
+ * `attempt` the attempt that waits or runs.
+ */
+export type RetryingChildDto = {
+  index: number;
+  status: "retrying" | "running";
+  attempt: number;
+  maxAttempts: number;
+  runAt: string;
+};
+
+/**
+ * A parent's children: how many, how many succeeded, how many failed or were cancelled, how many
+ * are in a retry (`retrying`) and the first five of those by place (`retries`).
+ */
+export type ChildCountsDto = {
+  total: number;
+  done: number;
+  failed: number;
+  retrying: number;
+  retries: RetryingChildDto[];
+};
 
 export type JobProgressDto = {
   done: number;
@@ -37,6 +60,13 @@ export type JobProgressDto = {
   detail: Record<string, unknown> | null;
   /** Bytes produced so far (a parent: its finished children's), when the task counts them. */
   bytes: number | null;
+  /**
+   * Units per second over the last 30 s of this run, as of the answer (`recentRate`,
+   * lib/jobs/progress-rate.ts); null before there is enough to tell, or when it does not run.
+   */
+  rate: number | null;
+  /** This run's recent (time in ms, done) samples, for a client that recomputes the rate as time passes. */
+  samples: ProgressSample[] | null;
   children: ChildCountsDto | null;
 };
 
@@ -116,7 +146,23 @@ export type JobRowForDto = JobModel & {
   scheduleRun?: { scheduleId: string | null; scheduledFor: Date } | null;
 };
 
-function progressDto(job: JobRowForDto): JobProgressDto {
+/** A parent's retrying children as stored by the roll-up (conveyor_child_changed), read loosely. */
+export function toRetries(raw: unknown): RetryingChildDto[] {
+  if (!Array.isArray(raw)) return [];
+  return raw.flatMap((r: Record<string, unknown> | null) =>
+    r &&
+    typeof r.index === "number" &&
+    (r.status === "retrying" || r.status === "running") &&
+    typeof r.attempt === "number" &&
+    typeof r.maxAttempts === "number" &&
+    typeof r.runAt === "string"
+      ? [{ index: r.index, status: r.status, attempt: r.attempt, maxAttempts: r.maxAttempts, runAt: r.runAt }]
+      : [],
+  );
+}
+
+function progressDto(job: JobRowForDto, now: number): JobProgressDto {
+  const samples = job.status === "running" ? toSamples(job.progressSamples) : null;
   const fields = {
     done: Number(job.progressDone),
     total: job.progressTotal === null ? null : Number(job.progressTotal),
@@ -129,10 +175,18 @@ function progressDto(job: JobRowForDto): JobProgressDto {
     ...fields,
     message: progressWords({ type: job.type, input: job.input, progress: fields }),
     bytes: job.progressBytes === null ? null : Number(job.progressBytes),
+    rate: recentRate(samples, now),
+    samples,
     children:
       job.childrenTotal === null
         ? null
-        : { total: job.childrenTotal, done: job.childrenDone ?? 0, failed: job.childrenFailed ?? 0 },
+        : {
+            total: job.childrenTotal,
+            done: job.childrenDone ?? 0,
+            failed: job.childrenFailed ?? 0,
+            retrying: job.childrenRetrying ?? 0,
+            retries: toRetries(job.childrenRetries),
+          },
   };
 }
 
@@ -150,7 +204,7 @@ export function toJobDto(
     queue: job.queue,
     status: job.status,
     input: job.input,
-    progress: progressDto(job),
+    progress: progressDto(job, Date.now()),
     seq: job.seq,
     attempts: job.attempts,
     maxAttempts: job.maxAttempts,

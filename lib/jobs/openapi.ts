@@ -67,7 +67,39 @@ export const jobSchema = z
       message: z.string().nullable(),
       detail: z.record(z.string(), z.unknown()).nullable(),
       bytes: z.number().nullable(),
-      children: z.object({ total: z.number().int(), done: z.number().int(), failed: z.number().int() }).nullable(),
+      rate: z.number().nullable().meta({
+        description:
+          "Units per second over the last 30 s of this run, as of the answer; null before there is enough to tell or when it does not run",
+      }),
+      samples: z
+        .array(z.tuple([z.number(), z.number()]))
+        .nullable()
+        .meta({
+          description:
+            "This run's recent [time in ms since the epoch (the database's clock), done] samples, one every 2 s at most, for a client that recomputes the rate as time passes",
+        }),
+      children: z
+        .object({
+          total: z.number().int(),
+          done: z.number().int(),
+          failed: z.number().int(),
+          retrying: z
+            .number()
+            .int()
+            .meta({ description: "Children waiting for or running an attempt after a failed one" }),
+          retries: z
+            .array(
+              z.object({
+                index: z.number().int().meta({ description: "Its place among the children (0-based)" }),
+                status: z.enum(["retrying", "running"]),
+                attempt: z.number().int().meta({ description: "The attempt that waits (retrying) or runs" }),
+                maxAttempts: z.number().int(),
+                runAt: instant.meta({ description: "When a waiting retry is due" }),
+              }),
+            )
+            .meta({ description: "The first five children in a retry, by place" }),
+        })
+        .nullable(),
     }),
     seq: z.number().int().meta({ description: "Per-job event sequence number (the SSE event id)" }),
     attempts: z.number().int(),

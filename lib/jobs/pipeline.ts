@@ -20,6 +20,7 @@ import { PermanentError } from "./errors";
 import type { JobContext, JobInfo, QueueName, RetryPolicy, TaskDefinition } from "./task";
 import { defineTask } from "./task";
 import { progressWords } from "./progress-words";
+import { toSamples, type ProgressSample } from "./progress-rate";
 
 /** A stage: its task type, and how its input is made from the pipeline's input and earlier outputs. */
 export type StageDefinition<I> = {
@@ -174,6 +175,8 @@ export type StageView = {
     message: string | null;
     stage: string | null;
     detail: Record<string, unknown> | null;
+    /** The running stage's recent (ms, done) samples, for its rate (lib/jobs/progress-rate.ts). */
+    samples: ProgressSample[] | null;
   };
   startedAt: string | null;
   finishedAt: string | null;
@@ -224,6 +227,7 @@ export async function pipelineStages(
     progress_message: string | null;
     progress_stage: string | null;
     progress_detail: Record<string, unknown> | null;
+    progress_samples: unknown;
     input: unknown;
     started_at: Date | null;
     finished_at: Date | null;
@@ -233,7 +237,7 @@ export async function pipelineStages(
     // The newest job of each stage of each pipeline, over the pipeline's chain.
     `SELECT DISTINCT ON (c.root, j.child_index) c.root::text, j.id, j.child_index, j.status::text AS status,
             j.attempts, j.progress_done::text, j.progress_total::text, j.progress_unit, j.progress_message,
-            j.progress_stage, j.progress_detail, j.input, j.started_at, j.finished_at, j.error_message, j.result
+            j.progress_stage, j.progress_detail, j.progress_samples, j.input, j.started_at, j.finished_at, j.error_message, j.result
      FROM unnest($1::uuid[], $2::uuid[]) AS c(root, id)
      JOIN jobs j ON j.parent_id = c.id AND j.child_index IS NOT NULL
      ORDER BY c.root, j.child_index, j.created_at DESC`,
@@ -259,7 +263,11 @@ export async function pipelineStages(
           jobId: r?.id ?? null,
           status: r?.status ?? "pending",
           attempts: r?.attempts ?? 0,
-          progress: { ...progress, message: progressWords({ type: s.type, input: r?.input ?? null, progress }) },
+          progress: {
+            ...progress,
+            message: progressWords({ type: s.type, input: r?.input ?? null, progress }),
+            samples: r?.status === "running" ? toSamples(r.progress_samples) : null,
+          },
           startedAt: r?.started_at?.toISOString() ?? null,
           finishedAt: r?.finished_at?.toISOString() ?? null,
           error: r?.error_message ?? null,

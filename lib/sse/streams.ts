@@ -7,7 +7,8 @@ import { requireTenant } from "../auth/authorize";
 import type { Principal } from "../auth/principal";
 import { env } from "../env";
 import { eventHub, type JobEvent } from "../events/hub";
-import { isTerminal, type JobDto, type JobProgressDto, type JobStatus } from "../jobs/dto";
+import { isTerminal, toRetries, type JobDto, type JobProgressDto, type JobStatus } from "../jobs/dto";
+import { recentRate } from "../jobs/progress-rate";
 import { progressWords } from "../jobs/progress-words";
 import { getJob, jobsChangedSince } from "../jobs/queries";
 import { takeStreamSlot, type StreamSlot } from "./admission";
@@ -246,7 +247,9 @@ function eventToWire(e: JobEvent): JobEventWire {
       }),
       detail: e.detail,
       bytes: e.bytes,
-      children: e.children,
+      rate: recentRate(e.samples, Date.parse(e.at)),
+      samples: e.samples,
+      children: e.children && { ...e.children, retries: toRetries(e.children.retries) },
     },
     cancelRequested: e.cancelRequested,
     admission: e.admission,

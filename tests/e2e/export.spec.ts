@@ -1,6 +1,11 @@
 import { createHash } from "node:crypto";
-import { readFile } from "node:fs/promises";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import path from "node:path";
 import { gunzipSync } from "node:zlib";
+import { exportStorageDir } from "@/lib/env";
+import { attemptFileKey } from "@/lib/exports/files";
+import { partFileName } from "@/lib/exports/parts";
+import type { ExportRequest } from "@/lib/exports/schema";
 import { expect, test } from "./fixtures";
 import {
   DEMO_PASSWORD,
@@ -101,6 +106,109 @@ test.describe("as ada (Acme member)", () => {
       rows += countCsvRecords(gunzipSync(bytes).toString("utf8")) - 1;
     }
     expect(rows).toBe(n);
+  });
+
+  test("a split export's page counts its parts done and shows a part's retry where it is, its redone rows counted once", async ({
+    page,
+    playwright,
+  }) => {
+    test.setTimeout(180_000);
+    const reason = `e2e: progress ${Date.now()}`;
+    const oscar = await playwright.request.newContext({
+      baseURL: test.info().project.use.baseURL,
+      extraHTTPHeaders: { Authorization: `Bearer ${cliToken("oscar@acme.test")}` },
+    });
+    const pause = async () => {
+      const res = await oscar.post("/api/v1/ops/pauses", { data: { queue: "bulk", type: "export_part", reason } });
+      expect(res.status()).toBe(201);
+      return ((await res.json()) as { id: string }).id;
+    };
+    const resume = async (id: string) => expect((await oscar.delete(`/api/v1/ops/pauses/${id}`)).status()).toBe(200);
+    let blocked: string | null = null;
+    try {
+      // The parts wait while the test learns which job part 3 is.
+      const first = await pause();
+      const request = { dataset: "events", format: "csv", compression: "none", partRows: 150_000 } as const;
+      const res = await page.request.post("/api/v1/exports", { data: request });
+      expect(res.status()).toBe(202);
+      const { id } = (await res.json()) as { id: string };
+      type Part = { id: string; tenant_id: string; child_index: number };
+      let parts: Part[] = [];
+      await expect(async () => {
+        parts = await sql<Part>(
+          "SELECT id, tenant_id, child_index FROM jobs WHERE parent_id = $1 ORDER BY child_index",
+          [id],
+        );
+        expect(parts.length).toBeGreaterThanOrEqual(4);
+      }).toPass({ timeout: 60_000 });
+      const n = parts.length;
+      const third = parts[2]!;
+      // Part 3's first attempt streams its rows, then cannot put its file in place (a directory
+      // holds its name): it fails once. Its second attempt writes under another path.
+      blocked = path.join(
+        exportStorageDir(),
+        attemptFileKey(
+          {
+            id: third.id,
+            tenantId: third.tenant_id,
+            type: "export_part",
+            attempt: 1,
+            resume: 0,
+            maxAttempts: 3,
+            createdById: null,
+          },
+          partFileName(request as ExportRequest, 3, n),
+          id,
+        ),
+      );
+      await mkdir(blocked, { recursive: true });
+      await writeFile(path.join(blocked, "in-the-way"), "x");
+
+      await page.goto(`/jobs/${id}`);
+      const message = page.getByTestId("job-progress-message");
+      await expect(message).toContainText(`0 of ${n} parts done`);
+
+      // Part 3 starts; pause the parts again at once, so its retry waits where the page shows it.
+      await resume(first);
+      await expect(async () => {
+        const [p] = await sql<{ status: string }>("SELECT status FROM jobs WHERE id = $1", [third.id]);
+        expect(p!.status).not.toBe("queued");
+      }).toPass({ timeout: 60_000, intervals: [20] });
+      const second = await pause();
+      await expect(async () => {
+        const [p] = await sql<{ status: string }>("SELECT status FROM jobs WHERE id = $1", [third.id]);
+        expect(p!.status).toBe("retrying");
+      }).toPass({ timeout: 60_000 });
+      // A backoff of 0–2 s is too short to read: make it 20 s, as a later attempt's would be.
+      await sql("UPDATE jobs SET run_at = now() + interval '20 seconds' WHERE id = $1 AND status = 'retrying'", [
+        third.id,
+      ]);
+      await resume(second);
+
+      const retry = page.getByTestId("progress-retry");
+      await expect(retry).toHaveText(new RegExp(`^part 3 of ${n} retrying, attempt 2 of 3, next in \\d+s$`));
+      const [counts] = await sql<{ done: number }>(
+        "SELECT count(*)::int AS done FROM jobs WHERE parent_id = $1 AND status = 'succeeded'",
+        [id],
+      );
+      await expect(message).toContainText(new RegExp(`^\\d+ of ${n} parts done`));
+      expect(counts!.done).toBeLessThan(n);
+      // When it runs: no longer waiting, and then gone with the export's end.
+      await expect(page.getByTestId("job-status")).toHaveText("succeeded", { timeout: 120_000 });
+      await expect(retry).toHaveCount(0);
+      await expect(page.getByRole("region", { name: "Parts" })).toContainText(`${n} of ${n} done`);
+      const [row] = await sql<{ done: string; rows: string; attempts: number }>(
+        `SELECT p.progress_done::text AS done, p.result->>'rows' AS rows, c.attempts
+           FROM jobs p JOIN jobs c ON c.parent_id = p.id AND c.id = $2 WHERE p.id = $1`,
+        [id, third.id],
+      );
+      expect(row!.attempts).toBe(2);
+      expect(row!.done).toBe(row!.rows); // part 3's redone rows are counted once
+    } finally {
+      await sql("UPDATE queue_pauses SET resumed_at = now() WHERE reason = $1 AND resumed_at IS NULL", [reason]);
+      if (blocked) await rm(blocked, { recursive: true, force: true });
+      await oscar.dispose();
+    }
   });
 
   test("a download link works without signing in until it is revoked; another tenant cannot make one", async ({

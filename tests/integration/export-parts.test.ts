@@ -231,7 +231,13 @@ describe("split exports", () => {
       const { job } = await requestExport(fx.p.ada, { dataset: "events", format: "csv", partRows: 2500 });
       await drainJobs();
       const waiting = await getJob(fx.p.ada, job.id);
-      assert.deepEqual(waiting.progress.children, { total: waiting.progress.children!.total, done: 0, failed: 0 });
+      assert.deepEqual(waiting.progress.children, {
+        total: waiting.progress.children!.total,
+        done: 0,
+        failed: 0,
+        retrying: 0,
+        retries: [],
+      });
       assert.ok(waiting.progress.children!.total >= 4, "the parent says how many parts it waits for, as data");
       const cancelled = await cancelJob(fx.p.ada, job.id, { reason: "wrong date range" });
       assert.equal(cancelled.status, "cancelled");

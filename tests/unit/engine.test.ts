@@ -84,19 +84,36 @@ test("a NOTIFY payload is parsed with a schema where it is received", () => {
     stage: "waiting",
     message: null,
     bytes: 2048,
-    children: { total: 5, done: 3, failed: 0 },
+    samples: [
+      [1_000, 100],
+      [3_000, 250],
+    ],
+    children: {
+      total: 5,
+      done: 3,
+      failed: 0,
+      retrying: 1,
+      retries: [{ index: 2, status: "retrying", attempt: 2, maxAttempts: 3, runAt: "2026-11-30T12:00:04.000Z" }],
+    },
     cancelRequested: false,
     admission: null,
     at: "2026-11-30T12:00:00.000Z",
   };
   const ok = parseJobEvent(JSON.stringify(payload));
   assert.ok(ok.ok);
-  assert.deepEqual(ok.event.children, { total: 5, done: 3, failed: 0 });
-  // An older trigger's payload (no bytes, children, cancel flag) still parses, with defaults.
-  const { bytes: _b, children: _c, cancelRequested: _r, ...old } = payload;
+  assert.deepEqual(ok.event.children, payload.children);
+  assert.deepEqual(ok.event.samples, payload.samples);
+  // An older trigger's payload (no bytes, samples, children, cancel flag) still parses, with defaults.
+  const { bytes: _b, samples: _s, children: _c, cancelRequested: _r, ...old } = payload;
   const older = parseJobEvent(JSON.stringify(old));
   assert.ok(older.ok);
-  assert.deepEqual([older.event.bytes, older.event.children, older.event.cancelRequested], [null, null, false]);
+  assert.deepEqual(
+    [older.event.bytes, older.event.samples, older.event.children, older.event.cancelRequested],
+    [null, null, null, false],
+  );
+  const counts = parseJobEvent(JSON.stringify({ ...payload, children: { total: 5, done: 3, failed: 0 } }));
+  assert.ok(counts.ok);
+  assert.deepEqual(counts.event.children, { total: 5, done: 3, failed: 0, retrying: 0, retries: [] });
   const bad = parseJobEvent(JSON.stringify({ ...payload, status: "exploded", seq: "4" }));
   assert.ok(!bad.ok);
   assert.match(bad.error, /status/);

@@ -1,6 +1,15 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { formatBytes, formatDuration, localDay, localMidnight, percentDone, rateAndEta } from "@/lib/client/format";
+import {
+  formatBytes,
+  formatDuration,
+  localDay,
+  localMidnight,
+  percentDone,
+  rateAndEta,
+  retryLines,
+} from "@/lib/client/format";
+import { recentRate, timeLeftMs } from "@/lib/jobs/progress-rate";
 
 test("sizes and durations read like people write them", () => {
   assert.equal(formatBytes(512), "512 B");
@@ -11,24 +20,96 @@ test("sizes and durations read like people write them", () => {
   assert.equal(formatDuration(3_720_000), "1h 2m");
 });
 
-test("percent, rate and ETA come from done, total and the start time", () => {
-  const progress = {
-    done: 250,
-    total: 1000,
-    unit: "rows",
-    stage: null,
-    message: null,
-    detail: null,
-    bytes: null,
-    children: null,
-  };
+test("percent comes from done and total; rate and ETA from the recent samples, never the average since the start", () => {
+  const progress = { done: 250, total: 1000, samples: null };
   assert.equal(percentDone({ status: "running", progress }), 25);
   assert.equal(percentDone({ status: "running", progress: { ...progress, total: null } }), null);
   assert.equal(percentDone({ status: "succeeded", progress }), 100);
-  const startedAt = new Date(10_000).toISOString();
-  const { rate, etaMs } = rateAndEta({ progress, startedAt, finishedAt: null }, 20_000);
-  assert.equal(rate, 25);
-  assert.equal(etaMs, 30_000);
+  // Slow for a minute, then fast: the window (30 s) sees only the fast part.
+  const samples: [number, number][] = [
+    [60_000, 100],
+    [70_000, 150],
+    [80_000, 250],
+  ];
+  const { rate, etaMs } = rateAndEta({ status: "running", progress: { ...progress, samples } }, 80_000);
+  assert.equal(rate, 150 / 20, "since the first sample (the window is longer than the run's samples)");
+  assert.equal(etaMs, (750 / 7.5) * 1000);
+  assert.deepEqual(rateAndEta({ status: "retrying", progress: { ...progress, samples } }, 80_000), {
+    rate: null,
+    etaMs: null,
+  });
+  assert.deepEqual(rateAndEta({ status: "running", progress }, 80_000), { rate: null, etaMs: null }, "no samples yet");
+});
+
+test("the recent rate: the last 30 s, a stall falls to 0, one sample or under a second is no rate", () => {
+  const samples: [number, number][] = [
+    [0, 0],
+    [30_000, 3_000], // 100/s for the first 30 s
+    [40_000, 13_000], // 1,000/s for 10 s
+  ];
+  // At 40 s: the window is 10..40 s; done at 10 s (interpolated) is 1,000.
+  assert.equal(recentRate(samples, 40_000), 12_000 / 30);
+  // Nothing since 40 s: at 70 s the window 40..70 s holds no progress.
+  assert.equal(recentRate(samples, 70_000), 0);
+  // At 55 s: the window 25..55 s; done at 25 s was 2,500, so 10,500 rows in 30 s.
+  assert.equal(recentRate(samples, 55_000), 350);
+  assert.equal(recentRate([[0, 10]], 5_000), null, "one sample has no baseline");
+  assert.equal(
+    recentRate(
+      [
+        [0, 0],
+        [500, 100],
+      ],
+      500,
+    ),
+    null,
+    "under a second",
+  );
+  // A clock behind the database's reads the rate as of the newest sample.
+  assert.equal(recentRate(samples, 35_000), recentRate(samples, 40_000));
+  assert.equal(timeLeftMs(13_000, 25_000, 400), 30_000);
+  assert.equal(timeLeftMs(13_000, 25_000, 0), null, "a stalled job has no time left");
+  assert.equal(timeLeftMs(13_000, null, 400), null);
+});
+
+test("a parent's parts in a retry read where they are", () => {
+  const job = {
+    status: "running" as const,
+    progress: {
+      done: 0,
+      total: null,
+      unit: "rows",
+      stage: "waiting",
+      message: null,
+      detail: null,
+      bytes: null,
+      rate: null,
+      samples: null,
+      children: {
+        total: 8,
+        done: 3,
+        failed: 0,
+        retrying: 7,
+        retries: [
+          { index: 2, status: "retrying" as const, attempt: 2, maxAttempts: 3, runAt: new Date(14_000).toISOString() },
+          { index: 4, status: "running" as const, attempt: 2, maxAttempts: 3, runAt: new Date(1_000).toISOString() },
+          { index: 5, status: "retrying" as const, attempt: 3, maxAttempts: 3, runAt: new Date(9_900).toISOString() },
+        ],
+      },
+    },
+  };
+  assert.deepEqual(retryLines(job, "parts", 10_000), [
+    "part 3 of 8 retrying, attempt 2 of 3, next in 4s",
+    "part 5 of 8 retrying, attempt 2 of 3, running",
+    "part 6 of 8 retrying, attempt 3 of 3, starting",
+    "and 4 more parts retrying",
+  ]);
+  assert.deepEqual(
+    retryLines({ ...job, status: "succeeded" as const }, "parts", 10_000),
+    [],
+    "an ended parent has none",
+  );
+  assert.deepEqual(retryLines({ ...job, progress: { ...job.progress, children: null } }), []);
 });
 
 test("a form's day is its local midnight, and that instant reads back as the same day", () => {

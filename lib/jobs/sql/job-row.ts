@@ -21,7 +21,9 @@ export const jobColumns = (j = "") =>
   ${j}waiting_since AS "waitingSince", ${j}cancel_requested_by_id AS "cancelRequestedById",
   ${j}cancel_reason AS "cancelReason", ${j}children_total AS "childrenTotal", ${j}children_done AS "childrenDone",
   ${j}children_failed AS "childrenFailed", ${j}progress_bytes AS "progressBytes", ${j}child_index AS "childIndex",
-  ${j}resume_pending AS "resumePending", ${j}resumes, ${j}trace_context AS "traceContext", ${j}rollup_progress AS "rollupProgress"`;
+  ${j}resume_pending AS "resumePending", ${j}resumes, ${j}trace_context AS "traceContext", ${j}rollup_progress AS "rollupProgress",
+  ${j}progress_samples AS "progressSamples", ${j}children_retrying AS "childrenRetrying",
+  ${j}children_retries AS "childrenRetries"`;
 
 export const JOB_COLUMNS = jobColumns();
 

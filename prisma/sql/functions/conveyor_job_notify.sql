@@ -20,9 +20,13 @@ BEGIN
       -- The structured detail the kinds word progress from; a large one (over 2 kB) stays out of the
       -- payload (NOTIFY's limit is 8 kB) and reaches clients with the next snapshot.
       'detail', CASE WHEN octet_length(NEW.progress_detail::text) <= 2048 THEN NEW.progress_detail END,
+      -- At most 20 (time, done) pairs (conveyor_job_progress_sample): the rate is made from them.
+      'samples', NEW.progress_samples,
       'children', CASE WHEN NEW.children_total IS NULL THEN NULL
                        ELSE json_build_object('total', NEW.children_total, 'done', NEW.children_done,
-                                              'failed', NEW.children_failed) END,
+                                              'failed', NEW.children_failed,
+                                              'retrying', coalesce(NEW.children_retrying, 0),
+                                              'retries', coalesce(NEW.children_retries, '[]'::jsonb)) END,
       'cancelRequested', NEW.cancel_requested_at IS NOT NULL,
       'admission', CASE WHEN NEW.status NOT IN ('queued', 'retrying') THEN NULL
                         WHEN NEW.admitted_at IS NOT NULL THEN 'admitted'

@@ -19,9 +19,12 @@ BEGIN
       -- The structured detail the kinds word progress from; a large one (over 2 kB) stays out of the
       -- payload (NOTIFY's limit is 8 kB) and reaches clients with the next snapshot.
       'detail', CASE WHEN octet_length(n.progress_detail::text) <= 2048 THEN n.progress_detail END,
+      'samples', n.progress_samples,
       'children', CASE WHEN n.children_total IS NULL THEN NULL
                        ELSE json_build_object('total', n.children_total, 'done', n.children_done,
-                                              'failed', n.children_failed) END,
+                                              'failed', n.children_failed,
+                                              'retrying', coalesce(n.children_retrying, 0),
+                                              'retries', coalesce(n.children_retries, '[]'::jsonb)) END,
       'cancelRequested', n.cancel_requested_at IS NOT NULL,
       'admission', CASE WHEN n.status NOT IN ('queued', 'retrying') THEN NULL
                         WHEN n.admitted_at IS NOT NULL THEN 'admitted'

@@ -7,6 +7,9 @@
 import type { Command } from "commander";
 import { cancelJob, replayJob } from "@/lib/jobs/actions";
 import { progressMessage } from "@/lib/client/progress";
+import { formatCount, formatDuration, progressText, retryLines } from "@/lib/client/format";
+import { childNoun } from "@/lib/client/kinds/lookup";
+import { timeLeftMs } from "@/lib/jobs/progress-rate";
 import type { JobDto } from "@/lib/jobs/dto";
 import { getJob, jobStatuses, listJobs } from "@/lib/jobs/queries";
 import { listOpsJobs } from "@/lib/ops/jobs";
@@ -43,7 +46,11 @@ function jobText(j: JobDto): string {
     ["attempts", `${j.attempts} of ${j.maxAttempts}`],
     ["progress", `${progress}${j.progress.stage ? ` (${j.progress.stage})` : ""}`],
     // Worded from the fields by the one formatter the pages and the API use.
-    ["doing", progressMessage(j)],
+    ["doing", progressText(j, childNoun(j.type)) ?? progressMessage(j)],
+    // The API's rate (the last 30 s, lib/jobs/progress-rate.ts), as the pages show it.
+    ["rate", j.progress.rate === null ? null : `${formatCount(j.progress.rate)} ${j.progress.unit ?? "items"}/s`],
+    ["time left", timeLeftOf(j)],
+    ["retrying", retryLines(j, childNoun(j.type)).join("; ")],
     ["requested by", j.requestedBy],
     ["created", when(j.createdAt)],
     ["started", j.startedAt && when(j.startedAt)],
@@ -61,6 +68,11 @@ function jobText(j: JobDto): string {
     .filter(([, v]) => v !== null && v !== undefined && v !== "")
     .map(([k, v]) => `${`${k}:`.padEnd(14)}${v}`)
     .join("\n");
+}
+
+function timeLeftOf(j: JobDto): string | null {
+  const ms = timeLeftMs(j.progress.done, j.progress.total, j.progress.rate);
+  return ms === null ? null : formatDuration(ms);
 }
 
 const oneLineOf = (s: string) => s.replace(/\s*\n\s*/g, " ");
