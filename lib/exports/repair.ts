@@ -128,7 +128,7 @@ export async function startRepair(ctx: JobContext<ExportRequest>, cp: RepairChec
  * export it repairs (the replay chain behind it) name the archive as their
  * replacement and expire now (the workers' cleanup removes their bytes), their
  * links lead to the archive, and each repaired export gets an audit entry
- * (`export.repaired`, no actor: the system). Returns the exports repaired.
+ * (`export.repaired`, its actor the one who asked for the repair). Returns the exports repaired.
  */
 export async function replaceRepairedFiles(
   tx: SqlClient,
@@ -160,8 +160,8 @@ export async function replaceRepairedFiles(
   );
   for (const r of rows) {
     await tx.query(
-      `INSERT INTO audit_logs (tenant_id, action, target_type, target_ids, details)
-       VALUES ($1, 'export.repaired', 'job', ARRAY[$2, $3]::text[], $4::jsonb)`,
+      `INSERT INTO audit_logs (tenant_id, actor_user_id, action, target_type, target_ids, details)
+       SELECT $1, created_by_id, 'export.repaired', 'job', ARRAY[$2, $3]::text[], $4::jsonb FROM jobs WHERE id = $3::uuid`,
       [
         job.tenantId,
         r.job_id,

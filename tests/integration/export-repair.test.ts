@@ -200,7 +200,7 @@ describe("repairing a split export", () => {
     assert.equal(sha256((await zipOf(await api.follow(link.url))).bytes), sha256(complete.bytes));
     // The member is told: an entry on the export's record says it was repaired, and by what.
     const told = await db().auditLog.findFirstOrThrow({ where: { action: "export.repaired", targetIds: { has: id } } });
-    assert.equal(told.actorUserId, null);
+    assert.equal(told.actorUserId, fx.p.oscar.userId, "who asked for the repair");
     assert.deepEqual((told.details as { repairedBy: string; adoptedParts: number[] }).repairedBy, repair.id);
     assert.equal((told.details as { linksMoved: number }).linksMoved, 1);
 
