@@ -69,6 +69,11 @@ export const exportKind: JobKind = {
         return name ? `${name} export` : "Export";
       },
       children: "parts",
+      // Its part number, not its place: a repair runs only some of the parts again.
+      tileLabel: (child, i) => {
+        const part = (child.input as PartInput)?.part;
+        return `Part ${typeof part === "number" ? part : i + 1}`;
+      },
       links: (job) => [{ label: "Request again", href: `/exports?again=${job.id}` }],
       shareLinks: true,
       summary: (job) => summary(job.input),
