@@ -166,9 +166,24 @@ export function ExportList() {
                         </span>
                       </p>
                     )}
-                    <ExpiryNote job={job} />
+                    {file?.replacedBy ? (
+                      // A repair's complete archive replaced its partial file: the download gives that one.
+                      <p className="flex flex-wrap items-center gap-x-2 gap-y-1" data-testid="export-repaired">
+                        <a
+                          href={file.downloadUrl}
+                          className="inline-block whitespace-nowrap rounded bg-emerald-700 px-3 py-1 text-xs font-medium text-white hover:bg-emerald-800"
+                          download
+                        >
+                          Download the complete archive
+                        </a>
+                        <span className="text-xs text-slate-600">Repaired: its dead parts were run again.</span>
+                      </p>
+                    ) : (
+                      <ExpiryNote job={job} />
+                    )}
                     {/* A cancel is what somebody asked for, not a failure: said plainly, not as an alert. */}
                     {job.error &&
+                      !file?.replacedBy &&
                       (job.error.class === "cancelled" ? (
                         <span className="block text-xs break-words text-slate-600">{job.error.message}</span>
                       ) : (

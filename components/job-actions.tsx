@@ -4,6 +4,7 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { refetchAfterChange } from "@/lib/client/refresh";
 import { useRouter } from "next/navigation";
 import { ApiError, cancelJob, jobKeys, replayJob, runJobAction, type JobDto } from "@/lib/client/api";
+import { kindOf } from "@/lib/client/kinds/lookup";
 import { isTerminal } from "@/lib/jobs/dto";
 import { Alert } from "./ui/alert";
 import { Button } from "./ui/button";
@@ -39,6 +40,8 @@ export function JobActions({ job, canOperate }: { job: JobDto; canOperate: boole
   const canRetryNow = canOperate && job.status === "retrying" && job.admission !== "admitted";
   const canDiscard = canOperate && job.status === "failed";
   if (!canCancel && !canReplay && !canRetryNow && !canDiscard) return null;
+  // What a replay does for this kind of job ("Repair 2 dead parts" for a split export).
+  const replayLabel = kindOf(job.type)?.entry.replayLabel?.(job) ?? "Replay job";
   const error = cancel.error ?? replay.error ?? single.error;
   return (
     <div className="flex flex-wrap items-center gap-3">
@@ -66,7 +69,7 @@ export function JobActions({ job, canOperate }: { job: JobDto; canOperate: boole
       )}
       {canReplay && (
         <Button variant="primary" onClick={() => replay.mutate()} disabled={replay.isPending}>
-          {replay.isPending ? "Replaying…" : "Replay job"}
+          {replay.isPending ? "Replaying…" : replayLabel}
         </Button>
       )}
       {canRetryNow && (

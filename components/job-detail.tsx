@@ -70,6 +70,8 @@ export function JobDetail({
   const kind = kindOf(job.type);
   const entry = kind?.entry;
   const list = kind?.kind.list ?? { href: "/exports", label: "Exports" };
+  // The replay that completed it, when it is the direct one (a repair of a repair links from the first).
+  const repairedBy = relations.replays.find((r) => r.status === "succeeded") ?? null;
 
   return (
     <div className="space-y-6">
@@ -141,6 +143,19 @@ export function JobDetail({
         )}
         {cancelText(job) && <p className="mt-2 text-sm text-slate-700">{cancelText(job)}</p>}
       </section>
+      {job.result?.files.some((f) => f.replacedBy) && (
+        // Its partial file was replaced by a repair's complete archive (the download gives that one).
+        <Alert tone="success" title="Repaired" testId="job-repaired">
+          Its dead parts were run again and the complete archive replaces the partial one
+          {repairedBy && (
+            <>
+              {" "}
+              (<JobLink job={repairedBy} testId="repaired-by-link" />)
+            </>
+          )}
+          . Its download and its links now give the complete archive.
+        </Alert>
+      )}
       {job.status === "cancelled" ? (
         <Alert tone="neutral" title="Cancelled" testId="job-outcome">
           {job.cancelRequested?.by ? `By ${job.cancelRequested.by}. ` : ""}
@@ -178,9 +193,14 @@ export function JobDetail({
             {job.result.files.map((f) => (
               <li key={f.id} className="flex flex-wrap items-center gap-4 text-sm">
                 <span className="break-all font-mono">{f.name}</span>
-                {f.partial && (
+                {f.partial && !f.replacedBy && (
                   <span className="rounded bg-amber-100 px-2 py-0.5 text-xs text-amber-800">
                     partial: only the finished parts
+                  </span>
+                )}
+                {f.replacedBy && (
+                  <span className="rounded bg-emerald-100 px-2 py-0.5 text-xs text-emerald-900">
+                    replaced by the repaired, complete archive
                   </span>
                 )}
                 <span>{formatBytes(f.size)}</span>
@@ -189,9 +209,19 @@ export function JobDetail({
                   sha256 {f.sha256.slice(0, 16)}…
                 </span>
                 <span className="text-slate-500">
-                  {f.expired ? "expired " : "expires "}
+                  {f.replacedBy ? "replaced " : f.expired ? "expired " : "expires "}
                   <Time iso={f.expiresAt} /> · downloaded {f.downloadCount}×
                 </span>
+                {f.replacedBy && (
+                  <a
+                    href={f.downloadUrl}
+                    download
+                    data-testid="download"
+                    className="rounded bg-emerald-700 px-3 py-1 text-xs font-medium text-white hover:bg-emerald-800"
+                  >
+                    Download the complete archive
+                  </a>
+                )}
                 {!f.expired && (
                   <a
                     href={entry?.fileHref?.(job, f) ?? f.downloadUrl}

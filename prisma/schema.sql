@@ -145,13 +145,16 @@ CREATE TABLE export_files (
   download_count integer DEFAULT 0 NOT NULL,
   deleted_at timestamp(3) with time zone,
   partial boolean DEFAULT false NOT NULL,
+  replaced_by_id uuid,
   CONSTRAINT export_files_job_id_fkey FOREIGN KEY (job_id) REFERENCES jobs(id) ON UPDATE CASCADE ON DELETE CASCADE,
   CONSTRAINT export_files_pkey PRIMARY KEY (id),
+  CONSTRAINT export_files_replaced_by_id_fkey FOREIGN KEY (replaced_by_id) REFERENCES export_files(id) ON DELETE SET NULL,
   CONSTRAINT export_files_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES tenants(id) ON UPDATE CASCADE ON DELETE CASCADE
 );
 
 CREATE UNIQUE INDEX export_files_job_id_name_key ON public.export_files USING btree (job_id, name);
 CREATE INDEX export_files_live_expiry_idx ON public.export_files USING btree (tenant_id, expires_at) WHERE (deleted_at IS NULL);
+CREATE INDEX export_files_replaced_by_idx ON public.export_files USING btree (replaced_by_id) WHERE (replaced_by_id IS NOT NULL);
 CREATE INDEX export_files_tenant_id_idx ON public.export_files USING btree (tenant_id);
 
 CREATE TABLE export_links (

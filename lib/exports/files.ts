@@ -39,4 +39,6 @@ export type ExportResult = {
   format: ExportRequest["format"];
   compression: ExportRequest["compression"];
   files: ExportFileRecord[];
+  /** A repair (./repair.ts): the export it completes, the parts it adopted from there and those it ran again. */
+  repair?: { of: string; adopted: number[]; rerun: number[] };
 };

@@ -36,6 +36,11 @@ export type PartsCheckpoint = {
   phase: "parts";
   parts: number;
   snapshot: { lastId: string; takenAt: string };
+  /** The export whose parts these are (absent in checkpoints made before repairs: such an export replays from the start). */
+  exportId?: string;
+  /** A repair (./repair.ts): the finished parts it adopted from the export it repairs, and that export. */
+  adopted?: PartResult[];
+  repairOf?: string;
 };
 
 export type PartResult = {
@@ -118,6 +123,7 @@ export async function fanOutIfLarge(ctx: JobContext<ExportRequest>): Promise<voi
     phase: "parts",
     parts: ranges.length,
     snapshot: { lastId: plan.hi, takenAt: new Date().toISOString() },
+    exportId: job.id,
   };
   await ctx.waitForChildren(
     ranges.map((range, i) => ({
@@ -165,7 +171,8 @@ export const exportPartTask = defineTask({
  * The export's second run, once every part has ended: the finished part files
  * go into one zip (stored as they are: a gzip part is not compressed again)
  * with a manifest.json. If a part ended dead, the zip of the finished ones is
- * kept as a partial result and the export fails saying so.
+ * kept as a partial result and the export fails saying so. A repair
+ * (./repair.ts) gathers the parts it adopted with the ones it reran.
  */
 export async function assembleParts(ctx: JobContext<ExportRequest>, cp: PartsCheckpoint): Promise<ExportResult> {
   const { job, input } = ctx;
@@ -178,16 +185,23 @@ export async function assembleParts(ctx: JobContext<ExportRequest>, cp: PartsChe
   const parts = children
     .map((c) => ({ ...c, spec: c.input as { part: number; range: IdRange } }))
     .sort((a, b) => a.spec.part - b.spec.part);
-  const done = parts.filter((p) => p.status === "succeeded").map((p) => p.result as PartResult);
+  const adopted = cp.adopted ?? [];
+  const done = [...adopted, ...parts.filter((p) => p.status === "succeeded").map((p) => p.result as PartResult)].sort(
+    (a, b) => a.part - b.part,
+  );
   const missing = parts.filter((p) => p.status !== "succeeded");
   const partial = missing.length > 0;
+  const total = cp.parts;
   ctx.progress({
     stage: "assembling",
-    detail: { done: done.length, parts: parts.length },
+    detail: { done: done.length, parts: total },
   });
 
   const takenAt = new Date(cp.snapshot.takenAt);
   const rowCount = done.reduce((a, p) => a + p.rows, 0);
+  const repair = cp.repairOf
+    ? { of: cp.repairOf, adopted: adopted.map((p) => p.part), rerun: parts.map((p) => p.spec.part) }
+    : undefined;
   const manifest = {
     export: job.id,
     dataset: input.dataset,
@@ -200,6 +214,8 @@ export async function assembleParts(ctx: JobContext<ExportRequest>, cp: PartsChe
       includes: "rows matching the filter whose id was at most lastId when the export was planned",
     },
     partial,
+    // A repair: the export it completes, the parts it took from there and the ones it ran again.
+    ...(repair ? { repair } : {}),
     rowCount,
     files: done.map((p) => ({
       name: p.name,
@@ -242,12 +258,18 @@ export async function assembleParts(ctx: JobContext<ExportRequest>, cp: PartsChe
   if (partial) {
     const first = missing[0]!;
     throw new PermanentError(
-      `${missing.length} of ${parts.length} parts failed (part ${first.spec.part}: ${first.errorMessage ?? first.status}); ` +
+      `${missing.length} of ${total} parts failed (part ${first.spec.part}: ${first.errorMessage ?? first.status}); ` +
         `the ${done.length} finished parts are offered as a partial result`,
     );
   }
   ctx.progress({ done: rowCount, total: rowCount, stage: "done" });
-  return { rows: rowCount, format: input.format, compression: input.compression, files: [file] };
+  return {
+    rows: rowCount,
+    format: input.format,
+    compression: input.compression,
+    files: [file],
+    ...(repair ? { repair } : {}),
+  };
 }
 
 /** The finished parts' files and the manifest, zipped into storage under `key` as they are read. */
@@ -290,7 +312,10 @@ async function zipParts(
 /**
  * Removes the files of parts whose export has ended (its zip holds them, or it
  * failed or was cancelled): run by the workers' cleanup, after the export's end
- * is committed, never inside it. Marks each part's result `fileDeleted`.
+ * is committed, never inside it. Marks each part's result `fileDeleted`. A
+ * failed export keeps them while it may be repaired (./repair.ts adopts them):
+ * in the dead-letter queue, or offering a partial file no repair has replaced;
+ * a failed or cancelled one while a replay of it is still open.
  */
 export async function sweepPartFiles(limit = 500): Promise<number> {
   const parts = await db().$queryRaw<{ id: string; key: string }[]>`
@@ -298,6 +323,11 @@ export async function sweepPartFiles(limit = 500): Promise<number> {
     FROM jobs c JOIN jobs p ON p.id = c.parent_id
     WHERE c.type = 'export_part' AND c.status = 'succeeded' AND c.result ? 'key'
       AND NOT (c.result ? 'fileDeleted') AND p.status IN ('succeeded', 'failed', 'cancelled', 'expired')
+      AND NOT (p.status = 'failed' AND (p.discarded_at IS NULL OR EXISTS (
+        SELECT 1 FROM export_files f WHERE f.job_id = p.id AND f.deleted_at IS NULL AND f.replaced_by_id IS NULL
+          AND f.expires_at > now())))
+      AND NOT (p.status IN ('failed', 'cancelled') AND EXISTS (
+        SELECT 1 FROM jobs r WHERE r.replay_of_id = p.id AND r.status NOT IN ('succeeded', 'failed', 'cancelled', 'expired')))
     LIMIT ${limit}`;
   let swept = 0;
   for (const part of parts) {

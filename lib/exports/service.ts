@@ -64,7 +64,10 @@ export async function requestExport(
   return { job: jobView(result.job, [], await pauseScopesOfCreate(result)), created: result.created };
 }
 
-/** The principal's export (404 for another tenant's) and its downloadable file. */
+/**
+ * The principal's export (404 for another tenant's) and its downloadable file.
+ * A repaired export's partial file was replaced by its repair's archive: that one is given.
+ */
 export async function findDownloadableExport(principal: Principal, rawJobId: string) {
   const jobId = parseIdOr404(rawJobId, "Export not found");
   const job = await db().job.findFirst({
@@ -72,6 +75,14 @@ export async function findDownloadableExport(principal: Principal, rawJobId: str
     include: { files: { orderBy: { createdAt: "asc" } } },
   });
   if (!job) throw notFound("Export not found");
+  const replacedBy = job.files[0]?.replacedById;
+  if (replacedBy) {
+    const file = await db().exportFile.findFirst({
+      where: { id: replacedBy, tenantId: job.tenantId },
+      include: { job: { select: { status: true } } },
+    });
+    if (file) return { job, file: downloadableFile(file.job.status, file) };
+  }
   return { job, file: downloadableFile(job.status, job.files[0]) };
 }
 

@@ -1,11 +1,13 @@
 /**
  * The `export` task: one file for a small export (./stream.ts), or a split
- * into parts gathered into a zip for a large one (./parts.ts).
+ * into parts gathered into a zip for a large one (./parts.ts); a replay of a
+ * dead split export repairs it (./repair.ts).
  */
 import { defineTask } from "../jobs/task";
 import { announceExportReady } from "./announce";
 import { attemptFileKey, EXPORT_RETRY, recordExportFile, type ExportResult } from "./files";
 import { assembleParts, fanOutIfLarge, type PartsCheckpoint } from "./parts";
+import { repairCheckpoint, replaceRepairedFiles, startRepair, type RepairCheckpoint } from "./repair";
 import { exportRequestSchema, exportRunInput, scheduledExportSchema, type ScheduledExport } from "./schema";
 import { exportContentType, exportFileName, exportToStorage } from "./stream";
 
@@ -25,8 +27,10 @@ export const exportTask = defineTask({
   async handler(ctx): Promise<ExportResult> {
     const { job, input } = ctx;
     // Resumed after its parts ended: gather them. Otherwise split it if it is large (this never returns then).
-    const checkpoint = ctx.lastCheckpoint as PartsCheckpoint | null;
+    const checkpoint = ctx.lastCheckpoint as PartsCheckpoint | RepairCheckpoint | null;
     if (checkpoint?.phase === "parts") return assembleParts(ctx, checkpoint);
+    // A replay of a dead split export: adopt its finished parts, run the others again.
+    if (checkpoint?.phase === "repair") return startRepair(ctx, checkpoint);
     await fanOutIfLarge(ctx);
 
     const name = exportFileName(job.id, input);
@@ -43,9 +47,13 @@ export const exportTask = defineTask({
       files: [{ name, key, size, sha256, rows, contentType: exportContentType(input) }],
     };
   },
-  // The file becomes downloadable in the same transaction that marks the job succeeded.
+  // A replay repairs a split export: only its dead parts run again (./repair.ts).
+  replayCheckpoint: repairCheckpoint,
+  // The file becomes downloadable in the same transaction that marks the job succeeded;
+  // a repair's archive replaces the partial files of the exports it repairs there too.
   async commit(tx, job, result) {
     for (const f of result.files) await recordExportFile(tx, job, f);
+    if (result.repair) await replaceRepairedFiles(tx, job, result.repair);
     await announceExportReady(tx, job);
   },
 });

@@ -105,23 +105,32 @@ export async function replayOne(tx: Tx, principal: Principal, original: JobModel
 
 const DEAD: JobModel["status"][] = ["failed", "cancelled"];
 
-/** Replays a dead (failed or cancelled) job as a new job with a fresh budget, linked to the original. Operators. */
+/**
+ * Replays a dead (failed or cancelled) job as a new job with a fresh budget, linked to the
+ * original. A dead child (an export's part, a pipeline's stage) is replayed through the job it
+ * is part of, once that has ended dead: its task's `replayCheckpoint` decides what runs again
+ * (a split export reruns only its dead parts and adopts the finished ones). Operators.
+ */
 export async function replayJob(principal: Principal, rawId: string): Promise<JobDto> {
   requireOperator(principal);
   const id = parseIdOr404(rawId, "Job not found");
   const replay = await db().$transaction(async (tx) => {
-    const original = await lockJob(tx, principal, id);
-    if (original.parentId) {
-      // Its parent gathered what there was when it ended; a lone child would change nothing.
-      const parent = await tx.job.findUnique({ where: { id: original.parentId }, select: { type: true } });
-      const what = parent?.type ?? "parent job";
-      throw new AppError(
-        "conflict",
-        `This job is a part of ${original.parentId} (${what}): replay the ${what} instead`,
-      );
-    }
+    let original = await lockJob(tx, principal, id);
     if (!DEAD.includes(original.status)) {
       throw new AppError("conflict", `Only failed or cancelled jobs can be replayed; this one is ${original.status}`);
+    }
+    const via = original.parentId ? original.id : null;
+    while (original.parentId) {
+      // Child, then parent: the order the children's trigger locks them in.
+      const parent = await lockJob(tx, principal, original.parentId);
+      if (!DEAD.includes(parent.status)) {
+        // Still gathering its children (or it succeeded): a replay now would change nothing it has.
+        throw new AppError(
+          "conflict",
+          `This job is a part of ${parent.id} (${parent.type}), which is ${parent.status}: it can be replayed once that has failed`,
+        );
+      }
+      original = parent;
     }
     const replay = await replayOne(tx, principal, original);
     if (!replay) throw new AppError("conflict", "This job was already replayed or discarded");
@@ -130,9 +139,9 @@ export async function replayJob(principal: Principal, rawId: string): Promise<Jo
       {
         action: "job.replay",
         targetType: "job",
-        targetIds: [id],
+        targetIds: via ? [original.id, via] : [original.id],
         tenantId: original.tenantId,
-        details: { replayId: replay.id },
+        details: { replayId: replay.id, ...(via ? { via } : {}) },
       },
       tx,
     );

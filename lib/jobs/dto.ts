@@ -19,6 +19,11 @@ export type JobFileDto = {
   expired: boolean;
   /** The finished parts of an export some of whose parts failed (offered although the export failed). */
   partial: boolean;
+  /**
+   * The file that replaced this one (a repaired export's complete archive, replacing its partial
+   * file): `downloadUrl` and the links made for this file give that one. Null when not replaced.
+   */
+  replacedBy: string | null;
 };
 
 export type JobStatus = JobModel["status"];
@@ -135,6 +140,7 @@ export function toFileDto(file: ExportFileModel, now = new Date()): JobFileDto {
     downloadCount: file.downloadCount,
     expired: file.expiresAt <= now || file.deletedAt !== null,
     partial: file.partial,
+    replacedBy: file.replacedById,
   };
 }
 

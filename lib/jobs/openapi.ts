@@ -48,6 +48,10 @@ export const jobFileSchema = z
     downloadCount: z.number().int(),
     expired: z.boolean(),
     partial: z.boolean().meta({ description: "The finished parts of an export some of whose parts failed" }),
+    replacedBy: id.nullable().meta({
+      description:
+        "The file that replaced this one (a repaired export's complete archive): downloadUrl and this file's links give it",
+    }),
   })
   .meta({ id: "JobFile" });
 
@@ -204,7 +208,8 @@ export const jobOperations = {
   }),
   replay: operation("post", "/api/v1/jobs/{id}/replay", {
     tags: ["Jobs"],
-    summary: "Operators: run a failed or cancelled job again, as a new job",
+    summary:
+      "Operators: run a failed or cancelled job again, as a new job (a dead part: its export, which reruns only its dead parts)",
     requestParams: { path: idPath("The job to replay") },
     responses: authed({ "201": created(jobSchema, "The new job") }, 404, 409),
   }),

@@ -1,5 +1,5 @@
 /** The export workload's job kind: an export and its parts. */
-import { capitalize, count, numberIn } from "./words";
+import { capitalize, count, num, numberIn } from "./words";
 import type { JobKind, JobLike, ProgressFields } from "./types";
 
 /** An export request's name: "Events · CSV.gz". */
@@ -25,7 +25,10 @@ function summary(request: unknown, partOf: PartInput = null): string | null {
   return [dataset, file, part].filter(Boolean).join(" · ");
 }
 
-/** Stages: `exporting`, `parts` (split: detail.parts), `assembling` (detail.done of detail.parts), `done`. */
+/**
+ * Stages: `exporting`, `parts` (split: detail.parts), `repairing` (a repair: detail.parts to run
+ * again, detail.adopted kept), `assembling` (detail.done of detail.parts), `done`.
+ */
 function progress(p: ProgressFields, job: JobLike): string | null {
   switch (p.stage) {
     case "exporting":
@@ -38,6 +41,12 @@ function progress(p: ProgressFields, job: JobLike): string | null {
     case "parts": {
       const parts = numberIn(p.detail, "parts");
       return parts === null ? "Split into parts" : `Split into ${count(parts, "part")}`;
+    }
+    case "repairing": {
+      const parts = numberIn(p.detail, "parts");
+      const adopted = numberIn(p.detail, "adopted");
+      if (parts === null) return "Repairing";
+      return `Repairing: ${count(parts, "dead part")} to run again${adopted === null ? "" : `, ${num(adopted)} finished kept`}`;
     }
     case "assembling": {
       const done = numberIn(p.detail, "done");
@@ -60,10 +69,22 @@ export const exportKind: JobKind = {
         return name ? `${name} export` : "Export";
       },
       children: "parts",
+      // Its part number, not its place: a repair runs only some of the parts again.
+      tileLabel: (child, i) => {
+        const part = (child.input as PartInput)?.part;
+        return `Part ${typeof part === "number" ? part : i + 1}`;
+      },
       links: (job) => [{ label: "Request again", href: `/exports?again=${job.id}` }],
       shareLinks: true,
       summary: (job) => summary(job.input),
       progress,
+      // A split export's replay reruns only the parts that did not finish (lib/exports/repair.ts).
+      replayLabel: (job) => {
+        const c = job.progress.children;
+        if (!c || c.total === 0) return null;
+        const dead = c.total - c.done;
+        return dead > 0 ? `Repair ${count(dead, "dead part")}` : "Repair the archive";
+      },
     },
     export_part: {
       title: (job) => {
@@ -75,6 +96,8 @@ export const exportKind: JobKind = {
       childOf: "Part of a split export",
       summary: (job) => summary((job.input as PartInput)?.request, job.input as PartInput),
       progress,
+      // A dead part is replayed through its export, which reruns only its dead parts.
+      replayLabel: () => "Repair its export",
     },
   },
 };

@@ -44,6 +44,11 @@ export type TypeEntry = {
   summary?(job: JobLike): string | null;
   /** Its progress in words, from the structured fields; null to fall back to the generic wording. */
   progress?(p: ProgressFields, job: JobLike): string | null;
+  /**
+   * What replaying a dead job of it does, for the operator's Replay button ("Repair 1 dead
+   * part"); null (or left out) for the plain "Replay job".
+   */
+  replayLabel?(job: Pick<JobDto, "type" | "input" | "progress">): string | null;
 };
 
 export type JobKind = {

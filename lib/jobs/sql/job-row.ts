@@ -52,7 +52,7 @@ export const jobFilesJson = (j: string) => `(SELECT coalesce(json_agg(json_build
     'id', f.id, 'jobId', f.job_id, 'tenantId', f.tenant_id, 'name', f.name, 'storageKey', f.storage_key,
     'contentType', f.content_type, 'size', f.size::text, 'sha256', f.sha256, 'rowCount', f.row_count::text,
     'createdAt', f.created_at, 'expiresAt', f.expires_at, 'downloadCount', f.download_count,
-    'deletedAt', f.deleted_at, 'partial', f.partial) ORDER BY f.id), '[]')
+    'deletedAt', f.deleted_at, 'partial', f.partial, 'replacedById', f.replaced_by_id) ORDER BY f.id), '[]')
   FROM export_files f WHERE f.job_id = ${j}.id)`;
 
 export type FileJson = Omit<ExportFileModel, "size" | "rowCount" | "createdAt" | "expiresAt" | "deletedAt"> & {
