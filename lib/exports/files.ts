@@ -39,4 +39,6 @@ export type ExportResult = {
   format: ExportRequest["format"];
   compression: ExportRequest["compression"];
   files: ExportFileRecord[];
+  /** Rows an earlier attempt had committed when the last attempt started (0 or absent: it wrote the file from the start). */
+  resumedFrom?: number;
 };
