@@ -323,7 +323,7 @@ export function formatExportReport(r: ExportChaosReport): string {
     ...r.kills.flatMap((k) =>
       k.files.map(
         (f) =>
-          `  SIGKILL worker ${k.pid}: ${f.type} ${f.job.slice(0, 8)} had committed ${f.committed} rows; ` +
+          `  SIGKILL worker ${k.pid}: ${f.type} ${f.job.slice(-8)} had committed ${f.committed} rows; ` +
           `its next attempt resumed from ${f.resumedFrom}: ${f.reread} rows read again`,
       ),
     ),
