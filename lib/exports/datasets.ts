@@ -72,6 +72,23 @@ export function buildBoundsQuery(tenantId: string, request: Pick<ExportRequest, 
 }
 
 /**
+ * The id that ends a segment: the `rows`-th id of `range` in export order (null when the range
+ * holds fewer rows, so the segment runs to its end). An index-only walk of `(tenant_id, id)`
+ * unless a time filter makes it read the rows too.
+ */
+export function buildSegmentEndQuery(
+  tenantId: string,
+  request: Pick<ExportRequest, "dataset" | "filter">,
+  quote: Quote,
+  range: IdRange,
+  rows: number,
+): string {
+  const ds = datasets[request.dataset];
+  // Aliased apart from `id`: ORDER BY would otherwise sort the text ("10" before "9").
+  return `SELECT id::text AS last_id FROM ${ds.table} WHERE ${whereOf(tenantId, request, quote, range)} ORDER BY id OFFSET ${Math.max(0, Math.trunc(rows) - 1)} LIMIT 1`;
+}
+
+/**
  * Splits the ids [lo, hi] into `parts` contiguous ranges of equal width (the
  * last takes the remainder). Ids are dense per tenant in practice, so equal
  * widths are near-equal row counts; a gap only makes a part smaller.
@@ -86,12 +103,13 @@ export function splitRange(lo: number, hi: number, parts: number): IdRange[] {
 }
 
 /**
- * Wraps a SELECT in the COPY that streams it.
+ * Wraps a SELECT in the COPY that streams it (CSV's header line only when `header`: the first
+ * segment of a file has it, the others continue the file).
  * JSONL: one JSON object per row. CSV format with control-character quote and
  * delimiter makes COPY emit each JSON text untouched (JSON escapes every
  * control character and newline, so neither can occur in it).
  */
-export function buildCopyStatement(select: string, format: "csv" | "jsonl"): string {
-  if (format === "csv") return `COPY (${select}) TO STDOUT WITH (FORMAT csv, HEADER true)`;
+export function buildCopyStatement(select: string, format: "csv" | "jsonl", header = true): string {
+  if (format === "csv") return `COPY (${select}) TO STDOUT WITH (FORMAT csv, HEADER ${header})`;
   return `COPY (SELECT row_to_json(r)::text FROM (${select}) r) TO STDOUT WITH (FORMAT csv, QUOTE E'\\x01', DELIMITER E'\\x02')`;
 }

@@ -41,4 +41,6 @@ export type ExportResult = {
   files: ExportFileRecord[];
   /** A repair (./repair.ts): the export it completes, the parts it adopted from there and those it ran again. */
   repair?: { of: string; adopted: number[]; rerun: number[] };
+  /** Rows an earlier attempt had committed when the last attempt started (0 or absent: it wrote the file from the start). */
+  resumedFrom?: number;
 };

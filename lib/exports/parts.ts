@@ -26,7 +26,8 @@ import { withSpan } from "../tracing";
 import { buildBoundsQuery, buildExportQuery, splitRange, type IdRange } from "./datasets";
 import { attemptFileKey, EXPORT_RETRY, recordExportFile, type ExportResult } from "./files";
 import { exportRequestSchema, type ExportRequest } from "./schema";
-import { estimateRows, exportToStorage } from "./stream";
+import { exportToStorage } from "./segments";
+import { estimateRows } from "./stream";
 import { logger } from "../log";
 
 /** The most parts one export is split into. */
@@ -51,6 +52,8 @@ export type PartResult = {
   sha256: string;
   rows: number;
   range: IdRange;
+  /** Rows an earlier attempt had committed when this one started (0: it wrote the file from the start). */
+  resumedFrom?: number;
 };
 
 /** `events-part-0003-of-0008.csv.gz` */
@@ -156,14 +159,14 @@ export const exportPartTask = defineTask({
   async handler(ctx): Promise<PartResult> {
     const { job, input } = ctx;
     const name = partFileName(input.request, input.part, input.parts);
-    const key = attemptFileKey(job, name, input.exportId);
-    const { rows, size, sha256 } = await exportToStorage(ctx, {
+    // Continues the file an earlier attempt checkpointed, if any (./segments.ts).
+    const { key, rows, size, sha256, resumedFrom } = await exportToStorage(ctx, {
       request: input.request,
       range: input.range,
-      key,
+      key: attemptFileKey(job, name, input.exportId),
     });
     ctx.progress({ done: rows, total: rows, stage: "done" });
-    return { part: input.part, name, key, size, sha256, rows, range: input.range };
+    return { part: input.part, name, key, size, sha256, rows, range: input.range, resumedFrom };
   },
 });
 

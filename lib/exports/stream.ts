@@ -1,18 +1,13 @@
 /**
- * Streaming one dataset of one tenant (or one id range of it) with
- * `COPY (SELECT …) TO STDOUT` (rows counted from its messages) through optional gzip into
- * storage: the work of the `export` task and of each `export_part`.
+ * The pieces of streaming one dataset of one tenant with `COPY (SELECT …) TO
+ * STDOUT` into storage: file names, the planner's estimate, and the transforms
+ * between COPY and the file (gathering, optional gzip). ./segments.ts runs
+ * them, one segment of a file at a time.
  */
-import { Transform, type Readable } from "node:stream";
+import { Transform } from "node:stream";
 import { createGzip } from "node:zlib";
 import type pg from "pg";
-import { pool } from "../db";
 import { exportSettings } from "./settings";
-import type { JobContext } from "../jobs/task";
-import { storage } from "../storage";
-import { withSpan } from "../tracing";
-import { buildCopyStatement, buildExportQuery, type IdRange } from "./datasets";
-import { countingCopyTo } from "./copy";
 import { createRowCounter } from "./row-counter";
 import type { ExportRequest } from "./schema";
 
@@ -79,10 +74,11 @@ export function coalesce(bytes: number): Transform {
 export function createExportTransforms(
   request: Pick<ExportRequest, "format" | "compression">,
   countBytes?: { onRows: (done: number) => void },
+  header = true,
 ): { transforms: Transform[]; rows: () => number } {
   const transforms: Transform[] = [coalesce(COALESCE_BYTES)];
   // CSV's header line is counted like a row.
-  let rows = request.format === "csv" ? -1 : 0;
+  let rows = request.format === "csv" && header ? -1 : 0;
   if (countBytes) {
     const countRows = createRowCounter(request.format);
     transforms.push(
@@ -101,106 +97,4 @@ export function createExportTransforms(
     transforms.push(createGzip({ level: exportSettings().EXPORT_GZIP_LEVEL, chunkSize: 256 * 1024 }));
   }
   return { transforms, rows: () => Math.max(rows, 0) };
-}
-
-type StreamExportOptions = {
-  tenantId: string;
-  request: ExportRequest;
-  /** One part's ids (inclusive). */
-  range?: IdRange;
-  key: string;
-  signal?: AbortSignal;
-  onRows?: (done: number, estimate: number) => void;
-};
-
-/**
- * Streams an export into storage under `key` from one REPEATABLE READ
- * snapshot; resolves with the exact row count, size and sha256.
- */
-export function streamExport(opts: StreamExportOptions): Promise<{ rows: number; size: number; sha256: string }> {
-  // One span for the COPY from its snapshot to its COMMIT; gzip runs inside it (a stage of the stream),
-  // and the storage write it feeds is its child.
-  return withSpan(
-    "export.copy",
-    {
-      "db.system.name": "postgresql",
-      "db.operation.name": "COPY",
-      "conveyor.export.dataset": opts.request.dataset,
-      "conveyor.export.format": opts.request.format,
-      "conveyor.export.compression": opts.request.compression,
-      ...(opts.range
-        ? { "conveyor.export.range_from": opts.range.from, "conveyor.export.range_to": opts.range.to }
-        : {}),
-    },
-    async (span) => {
-      const stored = await copyToStorage(opts);
-      span.setAttributes({ "db.response.returned_rows": stored.rows, "conveyor.export.bytes": stored.size });
-      return stored;
-    },
-  );
-}
-
-async function copyToStorage(opts: StreamExportOptions): Promise<{ rows: number; size: number; sha256: string }> {
-  const client = await pool().connect();
-  let broken: Error | undefined;
-  let copyStream: Readable | undefined;
-  try {
-    await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-    // Stable, zone-independent timestamps in the file.
-    await client.query("SET LOCAL TimeZone = 'UTC'; SET LOCAL DateStyle = 'ISO, YMD'");
-    const select = buildExportQuery(opts.tenantId, opts.request, (v) => client.escapeLiteral(v), opts.range);
-    const estimate = await estimateRows(client, select);
-    opts.onRows?.(0, estimate);
-
-    const copy = countingCopyTo(buildCopyStatement(select, opts.request.format));
-    // pg hands its connection's errors to the COPY stream as an 'error' event, even once the
-    // stream is destroyed and nothing reads it: when a failed write gives the connection up
-    // below, its "Connection terminated" must land here, not as an uncaught exception that
-    // kills the worker (and with it every attempt it runs, before their failures are written).
-    copyStream = copy.stream;
-    copy.stream.on("error", () => {});
-    // CSV's header is one message more than its rows.
-    const header = opts.request.format === "csv" ? 1 : 0;
-    if (copy.counted) copy.onPush((messages) => opts.onRows?.(Math.max(messages - header, 0), estimate));
-    const onRows = (done: number) => opts.onRows?.(done, estimate);
-    const { transforms, rows } = createExportTransforms(opts.request, copy.counted ? undefined : { onRows });
-    const stored = await storage().write(opts.key, client.query(copy.stream), transforms, opts.signal);
-    await client.query("COMMIT");
-    // COPY's own count (its CommandComplete) is exact; prefer it.
-    const exact = copy.stream.rowCount || (copy.counted ? Math.max(copy.messages() - header, 0) : rows());
-    return { rows: exact, ...stored };
-  } catch (err) {
-    // A connection mid-COPY cannot be reused: destroy it (the COPY's stream first, should the
-    // storage write have failed before reading it).
-    broken = err instanceof Error ? err : new Error(String(err));
-    if (copyStream && !copyStream.destroyed) copyStream.destroy(broken);
-    throw err;
-  } finally {
-    client.release(broken);
-  }
-}
-
-/**
- * A task's file: streams the export (or one range of it) to `key` with the
- * attempt's progress and abort signal; a file completed after a cancel or a
- * lost lease is deleted, never left behind.
- */
-export async function exportToStorage(
-  ctx: Pick<JobContext<unknown>, "job" | "signal" | "progress">,
-  opts: { request: ExportRequest; key: string; range?: IdRange },
-): Promise<{ rows: number; size: number; sha256: string }> {
-  ctx.progress({ done: 0, unit: "rows", stage: "exporting" });
-  const stored = await streamExport({
-    tenantId: ctx.job.tenantId,
-    request: opts.request,
-    range: opts.range,
-    key: opts.key,
-    signal: ctx.signal,
-    onRows: (done, estimate) => ctx.progress({ done, total: Math.max(estimate, done) }),
-  });
-  if (ctx.signal.aborted) {
-    await storage().delete(opts.key);
-    throw ctx.signal.reason;
-  }
-  return stored;
 }

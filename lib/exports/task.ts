@@ -9,7 +9,8 @@ import { attemptFileKey, EXPORT_RETRY, recordExportFile, type ExportResult } fro
 import { assembleParts, fanOutIfLarge, type PartsCheckpoint } from "./parts";
 import { repairCheckpoint, replaceRepairedFiles, startRepair, type RepairCheckpoint } from "./repair";
 import { exportRequestSchema, exportRunInput, scheduledExportSchema, type ScheduledExport } from "./schema";
-import { exportContentType, exportFileName, exportToStorage } from "./stream";
+import { readSegmentsCheckpoint, exportToStorage } from "./segments";
+import { exportContentType, exportFileName } from "./stream";
 
 export const exportTask = defineTask({
   type: "export",
@@ -26,18 +27,18 @@ export const exportTask = defineTask({
   },
   async handler(ctx): Promise<ExportResult> {
     const { job, input } = ctx;
-    // Resumed after its parts ended: gather them. Otherwise split it if it is large (this never returns then).
+    // Resumed after its parts ended: gather them. Otherwise split it if it is large (this never returns
+    // then) — unless an earlier attempt already wrote part of it as one file: that file continues.
     const checkpoint = ctx.lastCheckpoint as PartsCheckpoint | RepairCheckpoint | null;
     if (checkpoint?.phase === "parts") return assembleParts(ctx, checkpoint);
     // A replay of a dead split export: adopt its finished parts, run the others again.
     if (checkpoint?.phase === "repair") return startRepair(ctx, checkpoint);
-    await fanOutIfLarge(ctx);
+    if (!readSegmentsCheckpoint(ctx.lastCheckpoint, undefined, `[task:export] job ${job.id}`)) await fanOutIfLarge(ctx);
 
     const name = exportFileName(job.id, input);
-    const key = attemptFileKey(job, name);
-    const { rows, size, sha256 } = await exportToStorage(ctx, {
+    const { key, rows, size, sha256, resumedFrom } = await exportToStorage(ctx, {
       request: input,
-      key,
+      key: attemptFileKey(job, name),
     });
     ctx.progress({ done: rows, total: rows, stage: "done" });
     return {
@@ -45,6 +46,7 @@ export const exportTask = defineTask({
       format: input.format,
       compression: input.compression,
       files: [{ name, key, size, sha256, rows, contentType: exportContentType(input) }],
+      resumedFrom,
     };
   },
   // A replay repairs a split export: only its dead parts run again (./repair.ts).

@@ -1,18 +1,15 @@
 /**
  * The chunk and load stages: the clean file cut into byte ranges, then an
- * unlogged staging table filled by one `import_load_chunk` job per chunk.
+ * unlogged staging table filled by one `import_load_chunk` job per chunk
+ * (./load-chunk.ts).
  */
-import { pipeline as pipe } from "node:stream/promises";
-import { from as copyFrom } from "pg-copy-streams";
-import { z } from "zod";
-import { inTransaction, pool } from "../db";
+import { pool } from "../db";
 import { importSettings } from "./settings";
-import { datasetNames } from "../tenants/datasets";
 import { PermanentError } from "../jobs/errors";
 import { defineTask, type JobContext } from "../jobs/task";
 import { storage } from "../storage";
-import { withSpan } from "../tracing";
 import { importDatasets } from "./columns";
+import { importLoadChunkTask } from "./load-chunk";
 import {
   type Chunk,
   type ChunkOutput,
@@ -92,79 +89,6 @@ export const importChunkTask = defineTask({
 });
 
 // ── load ────────────────────────────────────────────────────────────────────
-
-export const loadChunkInputSchema = z
-  .object({
-    importId: z.uuid(),
-    dataset: z.enum(datasetNames),
-    chunk: z.object({
-      n: z.number().int(),
-      key: z.string(),
-      start: z.number().int().min(0),
-      end: z.number().int().min(0),
-      rows: z.number().int(),
-      fromLine: z.number().int(),
-      toLine: z.number().int(),
-    }),
-    chunks: z.number().int(),
-  })
-  .strict();
-
-/** One chunk into the staging table: its line range replaced in one transaction, so a retry loads it once. */
-export const importLoadChunkTask = defineTask({
-  type: "import_load_chunk",
-  queue: "bulk",
-  inputSchema: loadChunkInputSchema,
-  retry: { ...IMPORT_RETRY, maxAttempts: 5 },
-  timeoutMs: 30 * 60_000,
-  leaseMs: 10_000,
-  async handler(ctx): Promise<{ n: number; rows: number }> {
-    const { chunk } = ctx.input;
-    const table = stagingTableOf(ctx.input.importId);
-    const opened = await storage().open(chunk.key, { start: chunk.start, end: chunk.end });
-    if (!opened) throw new PermanentError(`Chunk ${chunk.n} is gone; replay the import`);
-    ctx.progress({
-      done: 0,
-      total: chunk.rows,
-      unit: "rows",
-      stage: "load",
-      detail: { chunk: chunk.n, chunks: ctx.input.chunks },
-    });
-    const load = () =>
-      inTransaction(async (tx) => {
-        // Two attempts of one chunk (a stale one still running) take turns; the later one replaces the earlier's rows.
-        await tx.query("SELECT pg_advisory_xact_lock(hashtext($1), $2)", [table, chunk.n]);
-        await tx.query(`DELETE FROM ${table} WHERE line BETWEEN $1 AND $2`, [chunk.fromLine, chunk.toLine]);
-        const copy = (tx as unknown as import("pg").PoolClient).query(copyFrom(`COPY ${table} FROM STDIN`));
-        const abort = () => opened.stream.destroy(ctx.signal.reason as Error);
-        ctx.signal.addEventListener("abort", abort, { once: true });
-        try {
-          await pipe(opened.stream, copy);
-        } finally {
-          ctx.signal.removeEventListener("abort", abort);
-        }
-        return Number(copy.rowCount ?? 0);
-      });
-    const rows = await withSpan(
-      "import.copy",
-      { "db.system.name": "postgresql", "db.operation.name": "COPY", "conveyor.import.chunk": chunk.n },
-      async (span) => {
-        const loaded = await load();
-        span.setAttribute("conveyor.import.rows", loaded);
-        return loaded;
-      },
-    );
-    if (rows !== chunk.rows) throw new PermanentError(`Chunk ${chunk.n} loaded ${rows} rows, not ${chunk.rows}`);
-    ctx.progress({
-      done: rows,
-      total: rows,
-      unit: "rows",
-      stage: "load",
-      detail: { chunk: chunk.n, chunks: ctx.input.chunks },
-    });
-    return { n: chunk.n, rows };
-  },
-});
 
 export const importLoadTask = defineTask({
   type: "import_load",

@@ -7,7 +7,8 @@
  *           text format (one row per line), bad rows → errors.csv (line, column, reason)
  *   chunk   the clean file cut into byte ranges of IMPORT_CHUNK_ROWS rows (nothing copied)
  *   load    an unlogged staging table, filled by one `import_load_chunk` job per chunk
- *           (COPY … FROM STDIN; a chunk's rows are replaced, so a retried chunk loads once)
+ *           (COPY … FROM STDIN in committed pieces of IMPORT_LOAD_PIECE_ROWS, each checkpointed:
+ *           a killed load continues after its last piece, and every row loads once)
  *   commit  one transaction moves the staged rows into the tenant's table (insert, or upsert
  *           by the natural key) and drops the staging table; all or nothing, once
  *
@@ -19,4 +20,5 @@ export * from "./scan";
 export * from "./rows";
 export * from "./parse";
 export * from "./load";
+export * from "./load-chunk";
 export * from "./commit";

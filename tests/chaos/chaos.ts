@@ -1,11 +1,15 @@
 /**
  * npm run chaos [-- --jobs 2000 --workers 4 --concurrency 4 --kill-every 1500 --terminate-every 700]
+ *               [-- --exports 4 --part-rows 60000 --segment-rows 2000 --export-workers 3 --scale 0.2]
  * Runs the chaos harness on a fresh database (on DATABASE_URL's server, or the
- * embedded Postgres) and exits non-zero when a check fails.
+ * embedded Postgres), then the export chaos (workers SIGKILLed mid-file:
+ * ./exports-harness.ts; `--exports 0` skips it) on another, and exits non-zero
+ * when a check fails.
  */
 import { parseArgs } from "node:util";
 import { seed } from "../../prisma/seed";
 import { withScratchDatabase } from "../../scripts/database";
+import { exportChaos, exportChaosOptions } from "./exports-harness";
 import { formatReport, runChaos } from "./harness";
 
 async function main(): Promise<number> {
@@ -18,9 +22,10 @@ async function main(): Promise<number> {
       "terminate-every": { type: "string", default: "700" },
       "max-sleep": { type: "string", default: "100" },
       poison: { type: "string", default: "1" },
+      ...exportChaosOptions,
     },
   });
-  return withScratchDatabase("conveyor_chaos", async ({ url }) => {
+  const probes = await withScratchDatabase("conveyor_chaos", async ({ url }) => {
     const tenants = await seed(0.001);
     const report = await runChaos({
       databaseUrl: url,
@@ -36,8 +41,12 @@ async function main(): Promise<number> {
       log: console.log,
     });
     console.log(`\n${formatReport(report)}`);
-    return report.ok ? 0 : 1;
+    return report.ok;
   });
+  if (Number(values.exports) === 0) return probes ? 0 : 1;
+  console.log("\n[chaos] exports: workers SIGKILLed while a file is half written");
+  const exports = await exportChaos(values);
+  return probes && exports ? 0 : 1;
 }
 
 main().then(
