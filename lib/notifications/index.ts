@@ -3,9 +3,9 @@
  * run ended — in the app (the bell, over the tenant's event stream) and, per their preferences,
  * by e-mail; operators may ask for a digest of new dead letters. It consumes the engine's outbox
  * of job ends (`event_consumers`: `conveyor_notify_consume` writes the notification, and its mail
- * job, in the transaction that ended the job). Its manifest: the mail task on a queue of its own
- * (a slow mail server never holds an export's slot), the digest service, settings, its job-keyed
- * table (notifications go with their job) and its history (digests, after the job retention).
+ * job, in the transaction that ended the job). Its manifest: the mail task (on the engine's bulk
+ * queue), the digest service, settings, its job-keyed table (notifications go with their job) and
+ * its history (digests, after the job retention).
  */
 import { defineWorkload } from "../jobs/task";
 import { loop } from "../runtime/service";
@@ -19,16 +19,6 @@ import { mailTask } from "./task";
 export const notificationsWorkload = defineWorkload({
   name: "notifications",
   tasks: [mailTask],
-  queues: [
-    {
-      name: "mail",
-      description: "notification and digest e-mails (a pool of their own: they wait on the mail server)",
-      tenantCap: () => notificationSettings().QUEUE_MAIL_TENANT_CAP,
-      window: () => notificationSettings().QUEUE_MAIL_WINDOW,
-      health: { oldestReadyAge: { warning: 120, behind: 900 }, startLatencyP95: { warning: 60, behind: 600 } },
-      concurrency: () => notificationSettings().MAIL_CONCURRENCY,
-    },
-  ],
   settings: notificationSettings,
   services: [
     loop({

@@ -3,12 +3,6 @@ import { z } from "zod";
 import { defineSettings, intFrom } from "../env";
 
 export const notificationSettings = defineSettings({
-  /** Default cap: notification mails of one tenant admitted or sending at once. */
-  QUEUE_MAIL_TENANT_CAP: intFrom(8, 0, 100_000),
-  /** Notification mails of all tenants admitted or sending at once. */
-  QUEUE_MAIL_WINDOW: intFrom(32, 1, 100_000),
-  /** Mails the mail worker pool sends at once. */
-  MAIL_CONCURRENCY: intFrom(4, 1, 64),
   /** How often the operators' dead-letter digest goes out (one window), in ms: at most one mail per operator and tenant per window. */
   NOTIFY_DIGEST_WINDOW_MS: intFrom(3_600_000, 200, 7 * 24 * 3_600_000),
   /** Dead letters a digest names one by one (the rest are counted). */

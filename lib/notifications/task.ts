@@ -112,7 +112,8 @@ async function sendMail(ctx: JobContext<MailInput>): Promise<MailResult> {
 
 export const mailTask = defineTask({
   type: "notification_mail",
-  queue: "mail",
+  // Bulk: nobody waits on it, and a queue of its own would need a worker pool of its own in every deployment.
+  queue: "bulk",
   inputSchema,
   // Seven tries on the schedule above (the budget conveyor_notify_mail gives each mail job).
   retry: { maxAttempts: 7, initialBackoffMs: 10_000, maxBackoffMs: 21_600_000, multiplier: 6, jitter: "full" },

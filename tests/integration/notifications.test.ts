@@ -22,7 +22,6 @@ import { GET as listRoute } from "@/app/api/v1/notifications/route";
 import { GET as getPrefsRoute, PUT as putPrefsRoute } from "@/app/api/v1/notifications/preferences/route";
 import { POST as readRoute } from "@/app/api/v1/notifications/read/route";
 import { POST as unsubscribeRoute } from "@/app/api/v1/notifications/unsubscribe/route";
-import { seedQueueSettings } from "@/lib/admission/admitter";
 import { createApiTokenForEmail } from "@/lib/auth/tokens";
 import { pool } from "@/lib/db";
 import { resetEnvCache } from "@/lib/env";
@@ -88,8 +87,6 @@ const fx = useTestDatabase({
   seed: 0.001,
   tasks: [chimeTask],
   setup: async () => {
-    // What a worker does at start: the manifest's `mail` queue gets its row (caps, window).
-    await seedQueueSettings();
     await pool().query(
       `INSERT INTO notification_kinds (kind, label, audience, email_default) VALUES ('notify_chime', 'chime', 'members', true)`,
     );
