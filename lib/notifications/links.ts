@@ -13,7 +13,8 @@ import { existingKey, signingKey } from "./sql/statements";
 export type UnsubscribeClaim = { userId: string; tenantId: string; kind: string };
 
 const b64 = (s: string | Buffer) => Buffer.from(s).toString("base64url");
-const sign = (key: string, payload: string) => createHmac("sha256", Buffer.from(key, "base64url")).update(payload).digest();
+const sign = (key: string, payload: string) =>
+  createHmac("sha256", Buffer.from(key, "base64url")).update(payload).digest();
 
 /** The page a notification's mail links to: the job it is about. */
 export function jobLink(jobId: string): string {

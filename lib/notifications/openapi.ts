@@ -37,12 +37,17 @@ export const notificationSchema = z
 const listSchema = z
   .object({
     notifications: z.array(notificationSchema),
-    unread: z.number().int().meta({ description: "The caller's unread notifications in the tenant (the bell's number)" }),
+    unread: z
+      .number()
+      .int()
+      .meta({ description: "The caller's unread notifications in the tenant (the bell's number)" }),
     ...cursorPage,
   })
   .meta({ id: "NotificationList" });
 
-const markedSchema = z.object({ marked: z.number().int(), unread: z.number().int() }).meta({ id: "NotificationsMarked" });
+const markedSchema = z
+  .object({ marked: z.number().int(), unread: z.number().int() })
+  .meta({ id: "NotificationsMarked" });
 
 const preferencesSchema = z
   .object({

@@ -161,7 +161,10 @@ describe("notifications", () => {
     const list = await bell("ada@acme.test");
     const n = list.notifications.find((x) => x.job.id === job.id);
     assert.ok(n, "the export's notification is in the bell");
-    assert.deepEqual([n.kind, n.kindLabel, n.outcome, n.job.url, n.readAt], ["export", "export", "succeeded", `/jobs/${job.id}`, null]);
+    assert.deepEqual(
+      [n.kind, n.kindLabel, n.outcome, n.job.url, n.readAt],
+      ["export", "export", "succeeded", `/jobs/${job.id}`, null],
+    );
     assert.ok(list.unread >= 1);
 
     const mine = await waitFor(async () => {
@@ -172,7 +175,11 @@ describe("notifications", () => {
     assert.equal(mine.length, 1, "one mail for the job");
     assert.match(mine[0]!.body, /Subject: Your export finished/);
     assert.ok(mine[0]!.body.includes(`/jobs/${job.id}`), "the job's link is in the mail");
-    assert.match(mine[0]!.body, /\/unsubscribe\/[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}/, "an unsubscribe link is in the mail");
+    assert.match(
+      mine[0]!.body,
+      /\/unsubscribe\/[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}/,
+      "an unsubscribe link is in the mail",
+    );
 
     // Nothing more for it, however often the workers run.
     await settle();
@@ -180,10 +187,18 @@ describe("notifications", () => {
 
     // Another tenant's member neither sees it nor can mark it read.
     assert.ok(!(await bell("gus@globex.test")).notifications.some((x) => x.id === n.id));
-    const theirs = await call(readRoute, { as: "gus@globex.test", path: "/api/v1/notifications/read", body: { ids: [n.id] } });
+    const theirs = await call(readRoute, {
+      as: "gus@globex.test",
+      path: "/api/v1/notifications/read",
+      body: { ids: [n.id] },
+    });
     assert.equal(((await theirs.json()) as { marked: number }).marked, 0);
 
-    const read = await call(readRoute, { as: "ada@acme.test", path: "/api/v1/notifications/read", body: { ids: [n.id] } });
+    const read = await call(readRoute, {
+      as: "ada@acme.test",
+      path: "/api/v1/notifications/read",
+      body: { ids: [n.id] },
+    });
     assert.equal(read.status, 200);
     const marked = (await read.json()) as { marked: number; unread: number };
     assert.equal(marked.marked, 1);
@@ -199,7 +214,10 @@ describe("notifications", () => {
     const first = await bell("ada@acme.test", "?limit=1");
     assert.equal(first.notifications.length, 1);
     assert.equal(first.notifications[0]!.job.id, bad, "newest first");
-    assert.deepEqual([first.notifications[0]!.outcome, first.notifications[0]!.error], ["failed", "the chime is broken"]);
+    assert.deepEqual(
+      [first.notifications[0]!.outcome, first.notifications[0]!.error],
+      ["failed", "the chime is broken"],
+    );
     assert.ok(first.nextCursor);
     const next = await bell("ada@acme.test", `?limit=1&cursor=${first.nextCursor}`);
     assert.equal(next.notifications[0]!.job.id, ok);
@@ -224,7 +242,12 @@ describe("notifications", () => {
       [putPrefsRoute, "/api/v1/notifications/preferences", { kind: "dead_letters", email: true }, "kind"],
       [putPrefsRoute, "/api/v1/notifications/preferences", { kind: "nothing", email: true }, "kind"],
     ] as const) {
-      const res = await call(route, { as: "ada@acme.test", method: route === putPrefsRoute ? "PUT" : "POST", path, body });
+      const res = await call(route, {
+        as: "ada@acme.test",
+        method: route === putPrefsRoute ? "PUT" : "POST",
+        path,
+        body,
+      });
       assert.equal(res.status, 400, JSON.stringify(body));
       const err = (await res.json()) as { error: { fields?: { path: string }[] } };
       assert.equal(err.error.fields?.[0]?.path, field, JSON.stringify(body));
@@ -295,13 +318,18 @@ describe("notifications", () => {
 
   test("e-mail per kind: off, the bell still tells and no mail goes; the unsubscribe link turns it off without a sign-in", async () => {
     const prefs = async (as: string) =>
-      ((await (await call(getPrefsRoute, { as, path: "/api/v1/notifications/preferences" })).json()) as {
-        preferences: PreferenceDto[];
-      }).preferences;
+      (
+        (await (await call(getPrefsRoute, { as, path: "/api/v1/notifications/preferences" })).json()) as {
+          preferences: PreferenceDto[];
+        }
+      ).preferences;
     const kinds = (await prefs("ada@acme.test")).map((p) => p.kind);
     assert.ok(kinds.includes("export") && kinds.includes("import") && kinds.includes("schedule"));
     assert.ok(!kinds.includes("dead_letters"), "the digest is offered to operators only");
-    assert.ok((await prefs("oscar@acme.test")).some((p) => p.kind === "dead_letters" && !p.email), "off by default");
+    assert.ok(
+      (await prefs("oscar@acme.test")).some((p) => p.kind === "dead_letters" && !p.email),
+      "off by default",
+    );
 
     const off = await call(putPrefsRoute, {
       as: "ada@acme.test",
@@ -312,7 +340,10 @@ describe("notifications", () => {
     assert.equal(off.status, 200);
     const quiet = await chime("ada");
     await settle();
-    assert.ok((await bell("ada@acme.test")).notifications.some((n) => n.job.id === quiet), "the bell still tells");
+    assert.ok(
+      (await bell("ada@acme.test")).notifications.some((n) => n.job.id === quiet),
+      "the bell still tells",
+    );
     assert.ok(!mails.some((m) => m.body.includes(quiet)), "no mail");
 
     // On again; the next mail's unsubscribe link turns it off, no sign-in, and a forged one is refused.
@@ -329,7 +360,10 @@ describe("notifications", () => {
     });
     const token = /\/unsubscribe\/([A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43})/.exec(mail.body)![1]!;
     const forged = `${token.slice(0, -4)}AAAA`;
-    assert.equal((await call(unsubscribeRoute, { path: "/api/v1/notifications/unsubscribe", body: { token: forged } })).status, 404);
+    assert.equal(
+      (await call(unsubscribeRoute, { path: "/api/v1/notifications/unsubscribe", body: { token: forged } })).status,
+      404,
+    );
     const res = await call(unsubscribeRoute, { path: "/api/v1/notifications/unsubscribe", body: { token } });
     assert.equal(res.status, 200);
     assert.deepEqual(await res.json(), { kind: "notify_chime", label: "chime", email: false });
