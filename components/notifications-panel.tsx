@@ -13,6 +13,7 @@ import {
   notificationKeys,
   updatePreference,
   type NotificationDto,
+  type PreferenceDto,
 } from "@/lib/client/notifications";
 
 /** Every notification of the member in their tenant, newest first, paged; marking read. */
@@ -68,13 +69,26 @@ export function NotificationPreferences() {
   const qc = useQueryClient();
   const prefs = useQuery({ queryKey: notificationKeys.preferences(), queryFn: fetchPreferences });
   const [error, setError] = useState<string | null>(null);
+  const key = notificationKeys.preferences();
   const save = useMutation({
     mutationFn: ({ kind, email }: { kind: string; email: boolean }) => updatePreference(kind, email),
+    // The box follows the click at once; a refusal puts it back and says why.
+    onMutate: ({ kind, email }) => {
+      const before = qc.getQueryData<{ preferences: PreferenceDto[] }>(key);
+      if (before)
+        qc.setQueryData(key, {
+          preferences: before.preferences.map((p) => (p.kind === kind ? { ...p, email } : p)),
+        });
+      return { before };
+    },
     onSuccess: (data) => {
       setError(null);
-      qc.setQueryData(notificationKeys.preferences(), data);
+      qc.setQueryData(key, data);
     },
-    onError: (e) => setError(e instanceof Error ? e.message : "The change was not saved"),
+    onError: (e, _vars, ctx) => {
+      if (ctx?.before) qc.setQueryData(key, ctx.before);
+      setError(e instanceof Error ? e.message : "The change was not saved");
+    },
   });
   if (prefs.isError) return <Alert tone="error">E-mail settings could not be loaded.</Alert>;
   if (!prefs.data) return <p className="text-sm text-slate-600">Loading…</p>;
@@ -85,9 +99,8 @@ export function NotificationPreferences() {
         <label key={p.kind} className="flex items-center gap-2 text-sm">
           <input
             type="checkbox"
-            className="h-4 w-4"
+            className="h-4 w-4 shrink-0"
             checked={p.email}
-            disabled={save.isPending}
             onChange={(e) => save.mutate({ kind: p.kind, email: e.target.checked })}
           />
           {p.audience === "operators"
