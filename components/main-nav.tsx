@@ -15,7 +15,18 @@ function isCurrent(pathname: string, href: string): boolean {
  * the same links as a list below it. The current page's link has
  * `aria-current="page"`.
  */
-export function MainNav({ items, who, signOut }: { items: NavItem[]; who: ReactNode; signOut: ReactNode }) {
+export function MainNav({
+  items,
+  who,
+  signOut,
+  actions,
+}: {
+  items: NavItem[];
+  who: ReactNode;
+  signOut: ReactNode;
+  /** Controls shown at every width, before who is signed in (the notification bell). */
+  actions?: ReactNode;
+}) {
   const pathname = usePathname();
   const [open, setOpen] = useState(false);
   const menuRef = useRef<HTMLDivElement>(null);
@@ -49,7 +60,8 @@ export function MainNav({ items, who, signOut }: { items: NavItem[]; who: ReactN
         <div className="hidden flex-wrap items-center gap-x-5 gap-y-1 lg:flex">
           {items.map((n) => link(n, "text-sm"))}
         </div>
-        <div className="ml-auto hidden shrink-0 items-center gap-4 whitespace-nowrap lg:flex">
+        {actions && <div className="ml-auto flex shrink-0 items-center">{actions}</div>}
+        <div className={`${actions ? "" : "ml-auto "}hidden shrink-0 items-center gap-4 whitespace-nowrap lg:flex`}>
           <span
             className="max-w-64 truncate text-sm text-slate-500"
             data-testid="whoami"
@@ -61,7 +73,7 @@ export function MainNav({ items, who, signOut }: { items: NavItem[]; who: ReactN
         </div>
         <button
           type="button"
-          className="ml-auto rounded border border-slate-300 px-3 py-1.5 text-sm lg:hidden"
+          className={`${actions ? "" : "ml-auto "}rounded border border-slate-300 px-3 py-1.5 text-sm lg:hidden`}
           aria-expanded={open}
           aria-controls="main-menu"
           onClick={() => setOpen((o) => !o)}

@@ -413,6 +413,88 @@ CREATE TABLE memberships (
 
 CREATE INDEX memberships_tenant_id_idx ON public.memberships USING btree (tenant_id);
 
+CREATE TABLE notification_digest_marks (
+  tenant_id uuid NOT NULL,
+  covered_to timestamp(3) with time zone NOT NULL,
+  CONSTRAINT notification_digest_marks_pkey PRIMARY KEY (tenant_id),
+  CONSTRAINT notification_digest_marks_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES tenants(id) ON DELETE CASCADE
+);
+
+CREATE TABLE notification_digests (
+  id uuid NOT NULL,
+  tenant_id uuid NOT NULL,
+  user_id uuid NOT NULL,
+  window_from timestamp(3) with time zone NOT NULL,
+  window_to timestamp(3) with time zone NOT NULL,
+  total integer NOT NULL,
+  job_ids uuid[] NOT NULL,
+  mail_job_id uuid,
+  mailed_at timestamp(3) with time zone,
+  created_at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+  CONSTRAINT notification_digests_pkey PRIMARY KEY (id),
+  CONSTRAINT notification_digests_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES tenants(id) ON DELETE CASCADE,
+  CONSTRAINT notification_digests_user_id_fkey FOREIGN KEY (user_id) REFERENCES users(id) ON DELETE CASCADE
+);
+
+CREATE INDEX notification_digests_tenant_idx ON public.notification_digests USING btree (tenant_id, created_at);
+
+CREATE TABLE notification_keys (
+  user_id uuid NOT NULL,
+  tenant_id uuid NOT NULL,
+  key text NOT NULL,
+  created_at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+  CONSTRAINT notification_keys_pkey PRIMARY KEY (user_id, tenant_id),
+  CONSTRAINT notification_keys_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES tenants(id) ON DELETE CASCADE,
+  CONSTRAINT notification_keys_user_id_fkey FOREIGN KEY (user_id) REFERENCES users(id) ON DELETE CASCADE
+);
+
+CREATE TABLE notification_kinds (
+  kind text NOT NULL,
+  label text NOT NULL,
+  audience text NOT NULL,
+  email_default boolean NOT NULL,
+  CONSTRAINT notification_kinds_audience_check CHECK ((audience = ANY (ARRAY['members'::text, 'operators'::text]))),
+  CONSTRAINT notification_kinds_pkey PRIMARY KEY (kind)
+);
+
+CREATE TABLE notification_preferences (
+  user_id uuid NOT NULL,
+  tenant_id uuid NOT NULL,
+  kind text NOT NULL,
+  email boolean NOT NULL,
+  updated_at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+  CONSTRAINT notification_preferences_kind_fkey FOREIGN KEY (kind) REFERENCES notification_kinds(kind) ON DELETE CASCADE,
+  CONSTRAINT notification_preferences_pkey PRIMARY KEY (user_id, tenant_id, kind),
+  CONSTRAINT notification_preferences_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES tenants(id) ON DELETE CASCADE,
+  CONSTRAINT notification_preferences_user_id_fkey FOREIGN KEY (user_id) REFERENCES users(id) ON DELETE CASCADE
+);
+
+CREATE INDEX notification_preferences_tenant_kind_idx ON public.notification_preferences USING btree (tenant_id, kind) WHERE email;
+
+CREATE TABLE notifications (
+  id uuid NOT NULL,
+  tenant_id uuid NOT NULL,
+  user_id uuid NOT NULL,
+  job_id uuid NOT NULL,
+  kind text NOT NULL,
+  job_type text NOT NULL,
+  outcome text NOT NULL,
+  error_message text,
+  mail_job_id uuid,
+  mailed_at timestamp(3) with time zone,
+  read_at timestamp(3) with time zone,
+  created_at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+  CONSTRAINT notifications_job_id_fkey FOREIGN KEY (job_id) REFERENCES jobs(id) ON UPDATE CASCADE ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED,
+  CONSTRAINT notifications_job_user_key UNIQUE (job_id, user_id),
+  CONSTRAINT notifications_outcome_check CHECK ((outcome = ANY (ARRAY['succeeded'::text, 'failed'::text, 'cancelled'::text]))),
+  CONSTRAINT notifications_pkey PRIMARY KEY (id),
+  CONSTRAINT notifications_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES tenants(id) ON DELETE CASCADE,
+  CONSTRAINT notifications_user_id_fkey FOREIGN KEY (user_id) REFERENCES users(id) ON DELETE CASCADE
+);
+
+CREATE INDEX notifications_unread_idx ON public.notifications USING btree (user_id, tenant_id) WHERE (read_at IS NULL);
+CREATE INDEX notifications_user_idx ON public.notifications USING btree (user_id, tenant_id, created_at DESC, id DESC);
+
 CREATE TABLE open_job_counts (
   tenant_id uuid NOT NULL,
   user_id uuid NOT NULL,
@@ -1636,6 +1718,66 @@ AS $function$
       (SELECT jsonb_agg(conveyor_jsonb_strip_keys(a.v, keys) ORDER BY a.i)
          FROM jsonb_array_elements(doc) WITH ORDINALITY AS a(v, i)), '[]'::jsonb)
     ELSE doc END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.conveyor_notify_consume(p_tenant uuid, p_event text, p_data jsonb, p_job uuid)
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  v_owner uuid;
+  v_canceller uuid;
+  v_kind text;
+  v_email boolean;
+  v_id uuid;
+  v_outcome text := p_data ->> 'status';
+BEGIN
+  IF NOT conveyor_notify_wanted(p_tenant, p_event) OR p_job IS NULL THEN
+    RETURN;
+  END IF;
+  SELECT created_by_id, cancel_requested_by_id INTO v_owner, v_canceller FROM jobs WHERE id = p_job;
+  IF v_owner IS NULL OR (v_outcome = 'cancelled' AND v_canceller = v_owner)
+     OR NOT EXISTS (SELECT 1 FROM memberships WHERE user_id = v_owner AND tenant_id = p_tenant) THEN
+    RETURN;
+  END IF;
+  SELECT k.kind, coalesce(p.email, k.email_default) INTO v_kind, v_email
+    FROM notification_kinds k
+    LEFT JOIN notification_preferences p ON p.user_id = v_owner AND p.tenant_id = p_tenant AND p.kind = k.kind
+   WHERE k.audience = 'members'
+     AND k.kind = CASE WHEN EXISTS (SELECT 1 FROM schedule_runs WHERE job_id = p_job) THEN 'schedule'
+                       ELSE p_data ->> 'type' END;
+  IF v_kind IS NULL THEN
+    RETURN;
+  END IF;
+  v_id := conveyor_uuid_v7();
+  INSERT INTO notifications (id, tenant_id, user_id, job_id, kind, job_type, outcome, error_message)
+  VALUES (v_id, p_tenant, v_owner, p_job, v_kind, p_data ->> 'type', v_outcome, p_data -> 'error' ->> 'message')
+  ON CONFLICT (job_id, user_id) DO NOTHING;
+  IF FOUND AND v_email THEN
+    UPDATE notifications SET mail_job_id = conveyor_notify_mail(p_tenant, jsonb_build_object('notificationId', v_id))
+     WHERE id = v_id;
+  END IF;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.conveyor_notify_mail(p_tenant uuid, p_input jsonb)
+ RETURNS uuid
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  v_job uuid := conveyor_uuid_v7();
+BEGIN
+  INSERT INTO jobs (id, tenant_id, type, queue, priority, status, input, input_hash, max_attempts, run_at, updated_at)
+  VALUES (v_job, p_tenant, 'notification_mail', 'bulk', 0, 'queued', p_input,
+          encode(sha256(convert_to('notification_mail:' || p_input::text, 'UTF8')), 'hex'), 7, now(), now());
+  RETURN v_job;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.conveyor_notify_wanted(p_tenant uuid, p_event text)
+ RETURNS boolean
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+  SELECT p_event IN ('job.succeeded', 'job.failed', 'job.cancelled')
 $function$;
 
 CREATE OR REPLACE FUNCTION public.conveyor_open_job_counts_compact()

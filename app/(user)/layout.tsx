@@ -4,6 +4,7 @@ import { signOut } from "@/lib/http/auth";
 import { isOperator } from "@/lib/auth/authorize";
 import { sessionPrincipal } from "@/lib/http/principal";
 import { MainNav } from "@/components/main-nav";
+import { NotificationBell } from "@/components/notification-bell";
 import { queueNames } from "@/lib/jobs/registry";
 import { QueueNamesProvider } from "@/lib/client/queues";
 import { navFor } from "@/lib/client/nav";
@@ -37,6 +38,7 @@ export default async function UserLayout({ children }: { children: ReactNode }) 
         <MainNav
           items={items}
           who={who}
+          actions={principal.tenantId ? <NotificationBell /> : undefined}
           signOut={
             <form action={logout}>
               <button type="submit" className="text-sm text-slate-600 underline hover:text-slate-900">

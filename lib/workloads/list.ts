@@ -8,3 +8,4 @@ export { probeWorkload } from "../probe";
 export { schedulesWorkload } from "../schedules";
 export { webhooksWorkload } from "../webhooks";
 export { reportsWorkload } from "../reports";
+export { notificationsWorkload } from "../notifications";

@@ -7,3 +7,4 @@ export { importKind } from "./import";
 export { scheduleKind } from "./schedule";
 export { webhookKind } from "./webhook";
 export { reportKind } from "./report";
+export { notificationKind } from "./notification";
