@@ -3,7 +3,9 @@ CREATE OR REPLACE FUNCTION public.conveyor_webhook_consume(p_tenant uuid, p_even
  LANGUAGE plpgsql
 AS $function$
 BEGIN
-  IF p_event LIKE 'job.%' AND p_data ->> 'type' = 'webhook_delivery' THEN
+  -- The platform's own messengers are not the tenant's work: a delivery's or a notification mail's
+  -- end is told to no endpoint (a delivery's would loop).
+  IF p_event LIKE 'job.%' AND p_data ->> 'type' IN ('webhook_delivery', 'notification_mail') THEN
     RETURN;
   END IF;
   PERFORM conveyor_webhook_emit(p_tenant, p_event, p_data, p_job);
