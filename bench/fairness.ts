@@ -48,8 +48,8 @@ async function flood(tenantId: string, queue: string, n: number, sleepMs: number
        SELECT gen_random_uuid(), $1, 'probe', $2, 'queued', json_build_object('sleepMs', $4::int), 'bench', 3,
               CASE WHEN $5::boolean THEN now() END, now()
        FROM generate_series(1, $3::int)
-       RETURNING id, queue, type, priority)
-     SELECT count(conveyor_dispatch(id, queue, type, priority)) FROM inserted WHERE $5::boolean`,
+       RETURNING id, queue, type)
+     SELECT count(conveyor_dispatch(id, queue, type)) FROM inserted WHERE $5::boolean`,
     [tenantId, queue, n, sleepMs, direct],
   );
 }

@@ -9,6 +9,7 @@ import { JobActions } from "./job-actions";
 import { JobProgress } from "./job-progress";
 import { Alert } from "./ui/alert";
 import { LoadMore } from "./ui/load-more";
+import { PriorityBadge } from "./ui/priority-badge";
 import { StatusBadge } from "./ui/status-badge";
 import { PauseBadge } from "./pause-notice";
 import { Time } from "./ui/time";
@@ -137,7 +138,7 @@ export function ExportList() {
                   </div>
                   <div>
                     <span className={cellLabel}>Status</span> <StatusBadge status={job.status} />{" "}
-                    <PauseBadge pause={job.pause} />
+                    <PriorityBadge priority={job.priority} /> <PauseBadge pause={job.pause} />
                   </div>
                   <div className="min-w-0">
                     <span className={cellLabel}>Progress</span>

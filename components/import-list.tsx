@@ -7,6 +7,7 @@ import { currentStage, fetchImports, importKeys, importName, type ImportDto } fr
 import { useJobEventsWhere } from "@/lib/client/live";
 import { isTerminal } from "@/lib/jobs/dto";
 import { Alert } from "./ui/alert";
+import { PriorityBadge } from "./ui/priority-badge";
 import { StatusBadge } from "./ui/status-badge";
 import { TableBox, td, th, theadClass } from "./ui/table";
 import { Time } from "./ui/time";
@@ -104,7 +105,7 @@ export function ImportList({ selected }: { selected?: string }) {
                     {imp.fileName ? <span className="block text-xs text-slate-600">{imp.fileName}</span> : null}
                   </td>
                   <td className={`${td} whitespace-nowrap`}>
-                    <StatusBadge status={imp.job.status} />
+                    <StatusBadge status={imp.job.status} /> <PriorityBadge priority={imp.job.priority} />
                     {!isTerminal(imp.job.status) && (
                       <span className="block text-xs text-slate-600">
                         stage {at.index} of {at.of}: {at.stage.name}

@@ -15,6 +15,7 @@ import { JobParts } from "./job-parts";
 import { ExportLinks } from "./export-links";
 import { JobProgress } from "./job-progress";
 import { Alert } from "./ui/alert";
+import { PriorityBadge } from "./ui/priority-badge";
 import { StatusBadge } from "./ui/status-badge";
 import { Time } from "./ui/time";
 import { PauseBadge, PauseNotice } from "./pause-notice";
@@ -107,6 +108,7 @@ export function JobDetail({
           {jobTitle(job)}
         </h1>
         <StatusBadge status={job.status} />
+        <PriorityBadge priority={job.priority} />
         <PauseBadge pause={job.pause} />
         <div className="flex w-full flex-wrap items-center gap-3 sm:ml-auto sm:w-auto">
           {entry?.links?.(job).map((l) => (
@@ -131,7 +133,7 @@ export function JobDetail({
               : job.replayOfId
                 ? "A replay"
                 : "Requested by a deleted user or the system"}{" "}
-        · <Time iso={job.createdAt} />
+        · <Time iso={job.createdAt} /> · <span data-testid="job-priority-text">{job.priority} priority</span>
       </p>
       <PauseNotice pause={job.pause} canOperate={canOperate} />
       <section aria-label="Progress" className="rounded-lg border border-slate-200 bg-white p-5 shadow-sm">

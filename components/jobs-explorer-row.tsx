@@ -9,6 +9,7 @@ import type { JobDto } from "@/lib/client/api";
 import { formatDuration } from "@/lib/client/format";
 import { kindOf } from "@/lib/client/kinds/lookup";
 import { CopyButton } from "./ui/copy-button";
+import { PriorityBadge } from "./ui/priority-badge";
 import { StatusBadge } from "./ui/status-badge";
 import { td } from "./ui/table";
 import { Time } from "./ui/time";
@@ -91,7 +92,7 @@ export function JobRow({
         </td>
       )}
       <td className={td}>
-        <StatusBadge status={j.status} />
+        <StatusBadge status={j.status} /> <PriorityBadge priority={j.priority} />
       </td>
       <td className={`${td} whitespace-nowrap`} data-testid="ops-job-requester">
         {requesterOf(j)}

@@ -21,6 +21,7 @@ import { Alert } from "./ui/alert";
 import { Button } from "./ui/button";
 import { useConfirm } from "./ui/confirm-dialog";
 import { CopyButton } from "./ui/copy-button";
+import { TenantPriorityForm } from "./tenant-priority-form";
 import { TenantRetentionForm } from "./tenant-retention-form";
 import { fieldClass, Select } from "./ui/select";
 
@@ -148,6 +149,7 @@ export function PeoplePanel({ isAdmin, ownTenant }: { isAdmin: boolean; ownTenan
         <Alert tone="error">{newTenant.error.message}</Alert>
       )}
       {isAdmin && shownTenant && <TenantRetentionForm key={shownTenant.id} tenant={shownTenant} />}
+      {shown && <TenantPriorityForm key={shown} tenant={shown} />}
 
       <form onSubmit={onInvite} aria-label="Invite someone" className={`${card} flex flex-wrap items-end gap-3`}>
         <h2 className="w-full text-lg font-semibold">Invite someone{shown ? ` to ${shown}` : ""}</h2>

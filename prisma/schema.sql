@@ -619,6 +619,7 @@ CREATE TABLE schedules (
   created_at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
   updated_at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
   quota_skipped_count integer DEFAULT 0 NOT NULL,
+  priority integer DEFAULT 0 NOT NULL,
   CONSTRAINT schedules_catchup_check CHECK (((catchup_window_seconds >= 0) AND ((max_catchup >= 1) AND (max_catchup <= 1000)))),
   CONSTRAINT schedules_created_by_id_fkey FOREIGN KEY (created_by_id) REFERENCES users(id) ON UPDATE CASCADE ON DELETE SET NULL,
   CONSTRAINT schedules_missed_run_policy_check CHECK ((missed_run_policy = ANY (ARRAY['skip'::text, 'once'::text, 'all'::text]))),
@@ -690,6 +691,8 @@ CREATE TABLE tenants (
   job_retention_days integer,
   dead_letter_retention_days integer,
   audit_retention_days integer,
+  max_priority text DEFAULT 'normal'::text NOT NULL,
+  CONSTRAINT tenants_max_priority_check CHECK ((max_priority = ANY (ARRAY['normal'::text, 'high'::text]))),
   CONSTRAINT tenants_pkey PRIMARY KEY (id),
   CONSTRAINT tenants_retention_days_check CHECK ((((job_retention_days IS NULL) OR ((job_retention_days >= 1) AND (job_retention_days <= 3650))) AND ((dead_letter_retention_days IS NULL) OR ((dead_letter_retention_days >= 1) AND (dead_letter_retention_days <= 3650))) AND ((audit_retention_days IS NULL) OR ((audit_retention_days >= 1) AND (audit_retention_days <= 3650)))))
 );
@@ -865,7 +868,6 @@ DECLARE
   -- Every fetched job, in fetch order, with its tenant's index; and the round-robin's picks (tenant indexes).
   f_id uuid[] := '{}';
   f_type text[] := '{}';
-  f_prio integer[] := '{}';
   f_ten integer[] := '{}';
   v_picks integer[] := '{}';
   c_id uuid[];
@@ -881,7 +883,6 @@ DECLARE
   v_left boolean := false;
   v_ids uuid[];
   v_types text[];
-  v_prios integer[];
 BEGIN
   IF NOT pg_try_advisory_xact_lock(hashtext('conveyor_admit'), hashtext(p_queue)) THEN RETURN -1; END IF;
   SELECT * INTO v_q FROM queues WHERE name = p_queue;
@@ -989,7 +990,6 @@ BEGIN
       IF v_k > 0 THEN
         f_id := f_id || c_id;
         f_type := f_type || c_type;
-        f_prio := f_prio || c_prio;
         f_ten := f_ten || array_fill(v_best, ARRAY[v_k]);
         v_fetched[v_best] := v_fetched[v_best] + v_k;
         v_last_prio[v_best] := c_prio[v_k];
@@ -1015,11 +1015,11 @@ BEGIN
       SELECT p.ten, p.ord, row_number() OVER (PARTITION BY p.ten ORDER BY p.ord) AS rn
         FROM unnest(v_picks) WITH ORDINALITY AS p(ten, ord)
     ), fetched AS (
-      SELECT f.id, f.type, f.prio, f.ten, row_number() OVER (PARTITION BY f.ten ORDER BY f.ord) AS rn
-        FROM unnest(f_id, f_type, f_prio, f_ten) WITH ORDINALITY AS f(id, type, prio, ten, ord)
+      SELECT f.id, f.type, f.ten, row_number() OVER (PARTITION BY f.ten ORDER BY f.ord) AS rn
+        FROM unnest(f_id, f_type, f_ten) WITH ORDINALITY AS f(id, type, ten, ord)
     )
-    SELECT array_agg(f.id ORDER BY p.ord), array_agg(f.type ORDER BY p.ord), array_agg(f.prio ORDER BY p.ord)
-      INTO v_ids, v_types, v_prios
+    SELECT array_agg(f.id ORDER BY p.ord), array_agg(f.type ORDER BY p.ord)
+      INTO v_ids, v_types
       FROM picks p JOIN fetched f ON f.ten = p.ten AND f.rn = p.rn;
     -- (status::text: said as status IN (…), the check implies jobs_waiting_idx's predicate,
     -- and a planner without statistics scans that whole index instead of the primary key.)
@@ -1028,11 +1028,11 @@ BEGIN
        WHERE id = ANY(v_ids) AND status::text IN ('queued', 'retrying') AND admitted_at IS NULL
       RETURNING id
     )
-    SELECT array_agg(c.id ORDER BY c.ord), array_agg(c.type ORDER BY c.ord), array_agg(c.prio ORDER BY c.ord)
-      INTO v_ids, v_types, v_prios
-      FROM unnest(v_ids, v_types, v_prios) WITH ORDINALITY AS c(id, type, prio, ord)
+    SELECT array_agg(c.id ORDER BY c.ord), array_agg(c.type ORDER BY c.ord)
+      INTO v_ids, v_types
+      FROM unnest(v_ids, v_types) WITH ORDINALITY AS c(id, type, ord)
      WHERE c.id IN (SELECT id FROM marked);
-    PERFORM conveyor_dispatch_many(v_ids, p_queue, v_types, v_prios);
+    PERFORM conveyor_dispatch_many(v_ids, p_queue, v_types);
 
     INSERT INTO admission_state (queue, tenant_id, vtime)
     SELECT p_queue, t, v FROM unnest(v_tenants, v_vtime) AS x(t, v)
@@ -1146,18 +1146,20 @@ BEGIN
   RETURN NULL;
 END $function$;
 
-CREATE OR REPLACE FUNCTION public.conveyor_dispatch(p_id uuid, p_queue text, p_type text, p_priority integer)
+CREATE OR REPLACE FUNCTION public.conveyor_dispatch(p_id uuid, p_queue text, p_type text)
  RETURNS void
  LANGUAGE plpgsql
 AS $function$
 BEGIN
   -- max_attempts: graphile retries a dispatch only when the task itself throws
   -- (the database was unreachable before our claim); a handler's failure never reaches it.
+  -- No priority: admission ordered the job (its tenant's by priority, tenants by the
+  -- round-robin); a graphile priority would let it overtake other tenants' admitted jobs.
   PERFORM graphile_worker.add_job(p_queue || ':' || p_type, json_build_object('jobId', p_id::text),
-    run_at => now(), max_attempts => 5, job_key => p_id::text, priority => p_priority);
+    run_at => now(), max_attempts => 5, job_key => p_id::text);
 END $function$;
 
-CREATE OR REPLACE FUNCTION public.conveyor_dispatch_many(p_ids uuid[], p_queue text, p_types text[], p_priorities integer[])
+CREATE OR REPLACE FUNCTION public.conveyor_dispatch_many(p_ids uuid[], p_queue text, p_types text[])
  RETURNS void
  LANGUAGE plpgsql
 AS $function$
@@ -1165,11 +1167,13 @@ DECLARE
   v_n integer := coalesce(array_length(p_ids, 1), 0);
 BEGIN
   IF v_n = 0 THEN RETURN; END IF;
+  -- In admission's order (run_at stepped back a microsecond per place), all at priority 0:
+  -- admission already ordered them, and a graphile priority would reorder tenants' turns.
   PERFORM graphile_worker.add_jobs(array(
     SELECT ROW(p_queue || ':' || x.type, json_build_object('jobId', x.id::text), NULL,
                now() - (v_n - x.ord) * interval '1 microsecond', 5::smallint,
-               x.id::text, x.priority::smallint, NULL)::graphile_worker.job_spec
-      FROM unnest(p_ids, p_types, p_priorities) WITH ORDINALITY AS x(id, type, priority, ord)
+               x.id::text, 0::smallint, NULL)::graphile_worker.job_spec
+      FROM unnest(p_ids, p_types) WITH ORDINALITY AS x(id, type, ord)
      ORDER BY x.ord));
 END $function$;
 
@@ -1475,7 +1479,7 @@ BEGIN
                LIMIT v_cap) s) < v_cap
       THEN
         NEW.admitted_at := now();
-        PERFORM conveyor_dispatch(NEW.id, NEW.queue, NEW.type, NEW.priority);
+        PERFORM conveyor_dispatch(NEW.id, NEW.queue, NEW.type);
         RETURN NEW;
       END IF;
     END IF;

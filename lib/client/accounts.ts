@@ -1,9 +1,11 @@
 /** Browser-side fetchers for accounts: invitations, members, tenants, one's own password. */
 import type { InviteDto, MemberDto } from "../auth/accounts";
+import type { MaxPriorityName } from "../jobs/priority-names";
+import type { TenantPriorityDto } from "../jobs/priority";
 import type { TenantDto } from "../tenants/settings";
 import { request } from "./api";
 
-export type { InviteDto, MemberDto, TenantDto };
+export type { InviteDto, MemberDto, TenantDto, TenantPriorityDto };
 
 export const peopleKeys = {
   all: ["people"] as const,
@@ -69,4 +71,19 @@ export type TenantSettingsForm = Partial<{
 
 export function updateTenantSettings(tenant: string, body: TenantSettingsForm): Promise<TenantDto> {
   return request(`/api/v1/ops/tenants/${encodeURIComponent(tenant)}`, { method: "PATCH", body: JSON.stringify(body) });
+}
+
+export const priorityKeys = { tenant: (tenant: string) => ["tenant-priority", tenant] as const };
+
+/** The highest priority a tenant's callers may ask for (a member: their own tenant). */
+export function fetchTenantPriority(tenant: string): Promise<TenantPriorityDto> {
+  return request(`/api/v1/ops/tenants/${encodeURIComponent(tenant)}/priority`);
+}
+
+/** Sets it: operators of the tenant, platform admins (audited). */
+export function setTenantPriority(tenant: string, maxPriority: MaxPriorityName): Promise<TenantPriorityDto> {
+  return request(`/api/v1/ops/tenants/${encodeURIComponent(tenant)}/priority`, {
+    method: "PUT",
+    body: JSON.stringify({ maxPriority }),
+  });
 }

@@ -66,7 +66,17 @@ export async function request<T>(url: string, init?: RequestInit): Promise<T> {
   return (res.status === 204 ? undefined : await res.json()) as T;
 }
 
-export type JobFilters = { type?: string; status?: string; limit?: number };
+/** GET /api/v1/jobs's filters (docs/API.md): `type` may list several, comma-separated; `from`/`to` are instants. */
+export type JobFilters = {
+  type?: string;
+  status?: string;
+  source?: "manual" | "schedule";
+  from?: string;
+  to?: string;
+  roots?: "1";
+  mine?: "1";
+  limit?: number;
+};
 
 export const jobKeys = {
   all: ["jobs"] as const,

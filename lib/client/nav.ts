@@ -1,6 +1,6 @@
 /**
- * The main navigation: the kinds' pages (`lib/client/kinds`) and the console's
- * own. People's pages first, then the console's (the kinds' console pages
+ * The main navigation: the kinds' pages (`lib/client/kinds`), one's own jobs of every kind, and
+ * the console's own. People's pages first, then the console's (the kinds' console pages
  * after Dead letters), Settings last.
  */
 import { KINDS } from "./kinds";
@@ -27,8 +27,12 @@ const CONSOLE_LAST: Page[] = [
 const page = ({ href, label, for: audience }: NavEntry): Page => ({ href, label, for: audience });
 const entries = KINDS.flatMap((k) => k.nav ?? []);
 
+/** Every kind's jobs of one's own on one page (app/(user)/jobs). */
+const HISTORY: Page = { href: "/jobs", label: "My jobs", for: "everyone" };
+
 export const NAV: readonly Page[] = [
   ...entries.filter((e) => e.area === "user").map(page),
+  HISTORY,
   ...CONSOLE_FIRST,
   ...entries.filter((e) => e.area === "console").map(page),
   ...CONSOLE_LAST,

@@ -23,18 +23,20 @@ import { createLinkSchema } from "../files/links";
 import { linkListSchema, linkSchema } from "../files/openapi";
 import { jobSchema } from "../jobs/openapi";
 import type { listExportLinks } from "./links";
+import { addPriorityProperty } from "../jobs/priority";
 import { exportRequestSchema } from "./schema";
 import type { requestExport } from "./service";
 
-// A POST /api/v1/exports body may carry `runAt` beside the export request (lib/exports/service.ts splits it off).
+// A POST /api/v1/exports body may carry `runAt` and `priority` beside the export request (lib/exports/service.ts splits it off).
 const exportBodySchema = exportRequestSchema.meta({
   id: "ExportRequest",
-  override: ({ jsonSchema }) => {
-    const properties = (jsonSchema.properties ??= {});
+  override: (ctx) => {
+    const properties = (ctx.jsonSchema.properties ??= {});
     properties.runAt = {
       type: ["string", "null"],
       description: "Start no earlier than this (ISO 8601, at most a year ahead): the job waits as `scheduled`",
     };
+    addPriorityProperty(ctx);
   },
 });
 

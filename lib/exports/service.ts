@@ -9,6 +9,7 @@ import { parseIdOr404 } from "../ids";
 import type { JobDto } from "../jobs/dto";
 import { enqueueJob } from "../jobs/enqueue";
 import { pauseScopesOfCreate } from "../jobs/pause-scopes";
+import { allowedPriority, splitPriority } from "../jobs/priority";
 import { jobView } from "../jobs/view";
 import { isoInstant } from "../validation";
 import { exportTask } from "./task";
@@ -50,11 +51,13 @@ export async function requestExport(
       [{ path: "Idempotency-Key", message: `must be 1 to ${MAX_IDEMPOTENCY_KEY} characters` }],
     );
   }
-  const { input, runAt } = splitRunAt(body);
+  const { rest, priority } = splitPriority(body);
+  const { input, runAt } = splitRunAt(rest);
   const result = await enqueueJob({
     tenantId,
     type: exportTask.type,
     input,
+    priority: await allowedPriority(tenantId, priority),
     ...(runAt ? { runAt } : {}),
     createdById: principal.userId,
     idempotencyKey,

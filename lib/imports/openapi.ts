@@ -24,6 +24,7 @@ import { createLinkSchema } from "../files/links";
 import { linkSchema } from "../files/openapi";
 import { jobSchema } from "../jobs/openapi";
 import type { createImportErrorsLink, getImport, listImports, requestImport } from "./service";
+import { addPriorityProperty } from "../jobs/priority";
 import { importRequestSchema } from "./stages";
 
 const dataset = z.enum(["customers", "orders", "events"]);
@@ -95,7 +96,7 @@ export const importOperations = {
         "Idempotency-Key": z.string().optional().meta({ description: "A repeat with the same key answers the first" }),
       }),
     },
-    requestBody: body(importRequestSchema),
+    requestBody: body(importRequestSchema.meta({ override: addPriorityProperty })),
     responses: authed(
       {
         "202": {

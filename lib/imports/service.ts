@@ -12,6 +12,7 @@ import { parseIdOr404 } from "../ids";
 import type { JobDto } from "../jobs/dto";
 import { enqueueJob } from "../jobs/enqueue";
 import { pauseScopesFor, pauseScopesOfCreate } from "../jobs/pause-scopes";
+import { allowedPriority, splitPriority } from "../jobs/priority";
 import { pipelineStages, replayChains, type StageView } from "../jobs/pipeline";
 import { jobView } from "../jobs/view";
 import { checkQuotas } from "../tenants/quotas";
@@ -62,11 +63,13 @@ export async function requestImport(
 ): Promise<{ job: JobDto; created: boolean }> {
   const tenantId = requireTenant(principal);
   checkIdempotencyKey(idempotencyKey);
-  const input = parseOrThrow(importTask.inputSchema, body);
+  const { rest, priority } = splitPriority(body);
+  const input = parseOrThrow(importTask.inputSchema, rest);
   const result = await enqueueJob({
     tenantId,
     type: importTask.type,
     input,
+    priority: await allowedPriority(tenantId, priority),
     createdById: principal.userId,
     idempotencyKey,
     beforeInsert: async (tx, jobId, inserting) => {

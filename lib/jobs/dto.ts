@@ -3,6 +3,7 @@
  */
 import { admissionOf, jobPause, type Admission, type JobPauseDto, type PauseContext } from "./admission-state";
 import type { ExportFileModel, JobModel } from "../generated/prisma/models";
+import { priorityName, type PriorityName } from "./priority-names";
 import { progressWords } from "./progress-words";
 import { recentRate, toSamples, type ProgressSample } from "./progress-rate";
 
@@ -83,6 +84,8 @@ export type JobDto = {
   tenantId: string;
   type: string;
   queue: string;
+  /** Its place among its tenant's waiting jobs (lib/jobs/priority-names.ts): high, normal or low. */
+  priority: PriorityName;
   status: JobStatus;
   input: unknown;
   progress: JobProgressDto;
@@ -208,6 +211,7 @@ export function toJobDto(
     tenantId: job.tenantId,
     type: job.type,
     queue: job.queue,
+    priority: priorityName(job.priority),
     status: job.status,
     input: job.input,
     progress: progressDto(job, Date.now()),

@@ -298,6 +298,8 @@ export type ScheduledRunRow = {
   type: string;
   input: unknown;
   createdById: string | null;
+  /** jobs.priority (lower runs first): the schedule's. */
+  priority: number;
   scheduleId: string;
   scheduledFor: Date;
 };
@@ -346,8 +348,8 @@ export async function insertScheduledRuns(
   const { rows: made } = await client.query<{ id: string; scheduleId: string; scheduledFor: Date }>(
     `WITH r AS (
        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::jsonb[], $5::text[], $6::int[], $7::uuid[],
-                            $8::uuid[], $9::timestamptz[])
-         AS r(id, tenant_id, type, input, input_hash, max_attempts, created_by_id, schedule_id, scheduled_for)
+                            $8::uuid[], $9::timestamptz[], $10::int[])
+         AS r(id, tenant_id, type, input, input_hash, max_attempts, created_by_id, schedule_id, scheduled_for, priority)
      ), claimed AS (
        INSERT INTO schedule_runs (job_id, schedule_id, scheduled_for)
        SELECT id, schedule_id, scheduled_for FROM r
@@ -356,7 +358,7 @@ export async function insertScheduledRuns(
      ), inserted AS (
        INSERT INTO jobs (id, tenant_id, type, queue, priority, status, input, input_hash, max_attempts, created_by_id,
                          run_at, updated_at)
-       SELECT r.id, r.tenant_id, r.type, 'bulk', 0, 'queued', r.input, r.input_hash, r.max_attempts, r.created_by_id,
+       SELECT r.id, r.tenant_id, r.type, 'bulk', r.priority, 'queued', r.input, r.input_hash, r.max_attempts, r.created_by_id,
               now(), now()
          FROM r JOIN claimed c ON c.job_id = r.id
        RETURNING id
@@ -373,6 +375,7 @@ export async function insertScheduledRuns(
       admitted.map((r) => r.createdById),
       admitted.map((r) => r.scheduleId),
       admitted.map((r) => r.scheduledFor),
+      admitted.map((r) => r.priority),
     ],
   );
   return { made, refused };

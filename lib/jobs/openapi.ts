@@ -23,6 +23,7 @@ import {
   type Same,
 } from "../api-doc";
 import { cancelBodySchema } from "./actions";
+import { priorityField } from "./priority-names";
 import {
   deadLetterActionSchema,
   listDeadLettersSchema,
@@ -61,6 +62,9 @@ export const jobSchema = z
     tenantId: id,
     type: z.string().meta({ description: "The task, e.g. export, export_part, import" }),
     queue: z.string(),
+    priority: priorityField.meta({
+      description: "Its place among its tenant's waiting jobs: high first, then normal, then low",
+    }),
     status: jobStatus,
     input: z.unknown().meta({ description: "The job's input, as the task's schema parsed it" }),
     progress: z.object({

@@ -142,6 +142,11 @@ export function workloadTables(): (WorkloadTable & { workload: string })[] {
   return manifests().flatMap((w) => (w.tables ?? []).map((t) => ({ ...t, workload: w.name })));
 }
 
+/** The workloads' conditions under which a user owns a job they did not create (`Workload.ownedJobs`). */
+export function ownedJobConditions(userId: string): string[] {
+  return manifests().flatMap((w) => (w.ownedJobs ? [`(${w.ownedJobs(userId)})`] : []));
+}
+
 /** The history tables the workloads own (pruned after the tenant's job retention). */
 export function historyTables(): (HistoryTable & { workload: string })[] {
   return manifests().flatMap((w) => (w.history ?? []).map((t) => ({ ...t, workload: w.name })));

@@ -230,6 +230,12 @@ export type Workload = {
   tables?: readonly WorkloadTable[];
   /** Its history tables, pruned after the tenant's job retention. */
   history?: readonly HistoryTable[];
+  /**
+   * Jobs a user owns besides those they created (`jobs.created_by_id`, which a schedule's runs
+   * carry too): an SQL condition on the job `j`, given the SQL expression of the user's id
+   * (webhooks: the deliveries to endpoints the user made). A member's job lists show what they own.
+   */
+  ownedJobs?: (userId: string) => string;
   /** Its commands in `npm run cli`. */
   cli?: CliCommands;
   /** Its routes, described for the OpenAPI document (its folder's openapi.ts; lib/api-doc.ts). */

@@ -9,6 +9,8 @@ import { cursorPage, id, instant, nullableInstant, type Out, type Ret, type Same
 import type { createPause, listPauses, resumePause } from "../admission/pauses";
 import type { clearTenantLimit, getQueues, setTenantLimit, updateQueueSettings } from "../admission/queues";
 import { jobAttemptSchema, jobSchema, transitionSchema } from "../jobs/openapi";
+import type { getTenantPriority, setTenantPriority } from "../jobs/priority";
+import { maxPriorityNames, priorityField } from "../jobs/priority-names";
 import type { getHealth } from "../ops/health";
 import type { listAudit, listDeadLetterGroups, listStuckJobs, listWorkers } from "../ops/console";
 import { STUCK_KINDS } from "../ops/console";
@@ -45,6 +47,16 @@ export const tenantSchema = z
   })
   .meta({ id: "Tenant" });
 export const tenantListSchema = z.object({ tenants: z.array(tenantSchema) });
+
+export const tenantPriorityViewSchema = z
+  .object({
+    tenant: z.object({ id, slug: z.string() }),
+    maxPriority: z
+      .enum(maxPriorityNames)
+      .meta({ description: "The highest priority the tenant's callers may ask for" }),
+    allowed: z.array(priorityField).meta({ description: "What a create may say, lowest first" }),
+  })
+  .meta({ id: "TenantPriority" });
 
 // ── Operations console ─────────────────────────────────────────────────────
 
@@ -329,6 +341,8 @@ export const workersSchema = z.object({ workers: z.array(workerSchema), pools: z
 /** One entry per response schema; `tsc` reports the first that is not `true`. */
 export const opsSchemasMatchTheirTypes: {
   tenant: Same<Out<typeof tenantSchema>, Ret<typeof createTenant>>;
+  tenantPriority: Same<Out<typeof tenantPriorityViewSchema>, Ret<typeof setTenantPriority>>;
+  tenantPriorityRead: Same<Out<typeof tenantPriorityViewSchema>, Ret<typeof getTenantPriority>>;
   tenants: Same<Out<typeof tenantListSchema>, { tenants: Ret<typeof listTenants> }>;
   pause: Same<Out<typeof pauseSchema>, Ret<typeof resumePause>>;
   createdPause: Same<Out<typeof createdPauseSchema>, Ret<typeof createPause>>;
@@ -352,6 +366,8 @@ export const opsSchemasMatchTheirTypes: {
   >;
 } = {
   tenant: true,
+  tenantPriority: true,
+  tenantPriorityRead: true,
   tenants: true,
   pause: true,
   createdPause: true,

@@ -15,6 +15,7 @@ import { auditQuerySchema, deadLetterGroupsSchema, stuckSchema } from "../ops/co
 import { healthQuerySchema } from "../ops/health";
 import { overviewSchema as overviewQuerySchema } from "../ops/stats";
 import { createTenantSchema, tenantSettingsSchema } from "../tenants/settings";
+import { tenantPrioritySchema } from "../jobs/priority";
 import * as s from "./ops-schemas";
 
 const queuePath = () => z.enum(["interactive", "bulk", "webhooks"]);
@@ -141,6 +142,20 @@ export const opsOperations = {
     requestParams: { path: z.object({ tenant: tenantParam() }) },
     requestBody: body(tenantSettingsSchema),
     responses: authed({ "200": jsonOf(s.tenantSchema, "The tenant") }, 400, 404, 413),
+  }),
+  tenantPriority: operation("get", "/api/v1/ops/tenants/{tenant}/priority", {
+    tags: ["Operations"],
+    summary: "The highest priority the tenant's callers may ask for (its members too: their own tenant)",
+    requestParams: { path: z.object({ tenant: tenantParam() }) },
+    responses: authed({ "200": jsonOf(s.tenantPriorityViewSchema, "The tenant's maximum priority") }, 404),
+  }),
+  setTenantPriority: operation("put", "/api/v1/ops/tenants/{tenant}/priority", {
+    tags: ["Operations"],
+    summary:
+      "Operators (their tenant) and platform admins: the highest priority the tenant's callers may ask for; audited",
+    requestParams: { path: z.object({ tenant: tenantParam() }) },
+    requestBody: body(tenantPrioritySchema),
+    responses: authed({ "200": jsonOf(s.tenantPriorityViewSchema, "The tenant's maximum priority") }, 400, 404, 413),
   }),
   workers: operation("get", "/api/v1/ops/workers", {
     tags: ["Platform"],

@@ -16,10 +16,11 @@ import {
   type Same,
 } from "../api-doc";
 import { jobSchema } from "../jobs/openapi";
+import { addPriorityProperty } from "../jobs/priority";
 import { reportRequestSchema } from "./schema";
 import type { getReport } from "./service";
 
-const reportBodySchema = reportRequestSchema.meta({ id: "ReportRequest" });
+const reportBodySchema = reportRequestSchema.meta({ id: "ReportRequest", override: addPriorityProperty });
 
 export const reportSchema = z
   .object({

@@ -10,6 +10,7 @@ import { downloadableFile, openAndCount, type ExportDownload } from "../files/op
 import { parseIdOr404 } from "../ids";
 import type { JobDto } from "../jobs/dto";
 import { enqueueJob } from "../jobs/enqueue";
+import { allowedPriority, splitPriority } from "../jobs/priority";
 import { getJob } from "../jobs/queries";
 import type { ReportResult, ReportRow } from "./schema";
 import { reportTask } from "./task";
@@ -23,10 +24,12 @@ export type ReportDto = {
 /** Requests a report of the principal's tenant's jobs; answers at once with the queued job. */
 export async function requestReport(principal: Principal, body: unknown): Promise<JobDto> {
   const tenantId = requireTenant(principal);
+  const { rest, priority } = splitPriority(body);
   const { job } = await enqueueJob({
     tenantId,
     type: reportTask.type,
-    input: body,
+    input: rest,
+    priority: await allowedPriority(tenantId, priority),
     createdById: principal.userId,
     quota: { userId: principal.userId },
   });

@@ -5,6 +5,7 @@ import { db, pool } from "../db";
 import { notFound } from "../errors";
 import type { ScheduleModel } from "../generated/prisma/models";
 import { parseIdOr404 } from "../ids";
+import { priorityName, type PriorityName } from "../jobs/priority";
 import { taskDefinitions } from "../jobs/registry";
 import type { RunRefusal } from "../jobs/sql/gate-scheduled-runs";
 import { isoInZone, nextOccurrences } from "./cron";
@@ -38,6 +39,8 @@ export type ScheduleDto = {
   overlapSkippedCount: number;
   /** Runs the quotas refused (each a `quota_skipped` event). */
   quotaSkippedCount: number;
+  /** Its runs' priority. */
+  priority: PriorityName;
   createdBy: string | null;
   createdAt: string;
   updatedAt: string;
@@ -91,6 +94,7 @@ export function toDto(s: Row, lastRun: ScheduleDto["lastRun"], now = new Date())
     missedCount: s.missedCount,
     overlapSkippedCount: s.overlapSkippedCount,
     quotaSkippedCount: s.quotaSkippedCount,
+    priority: priorityName(s.priority),
     createdBy: s.createdBy?.email ?? null,
     createdAt: s.createdAt.toISOString(),
     updatedAt: s.updatedAt.toISOString(),

@@ -52,13 +52,14 @@ type ScheduleRow = {
   nextRunAt: Date | null;
   bufferedFor: Date | null;
   createdById: string | null;
+  priority: number;
 };
 
 const SCHEDULE_COLUMNS = `s.id, s.tenant_id AS "tenantId", s.cron, s.timezone, s.task, s.input,
   s.missed_run_policy AS "missedRunPolicy", s.overlap_policy AS "overlapPolicy",
   s.catchup_window_seconds AS "catchupWindowSeconds", s.max_catchup AS "maxCatchup",
   s.start_at AS "startAt", s.end_at AS "endAt", s.next_run_at AS "nextRunAt", s.buffered_for AS "bufferedFor",
-  s.created_by_id AS "createdById"`;
+  s.created_by_id AS "createdById", s.priority`;
 
 export type EventKind = "missed" | "overlap_skipped" | "buffered" | "cancelled_other" | "quota_skipped";
 /** `quota`: on a quota_skipped event, the quota that refused the run. */
@@ -319,6 +320,7 @@ export function runRow(s: ScheduleRow, scheduledFor: Date, previous: Date | null
     type: s.task,
     input: def.schedulable.runInput(def.schedulable.inputSchema.parse(s.input), { scheduledFor, previousScheduledFor }),
     createdById: s.createdById,
+    priority: s.priority,
     scheduleId: s.id,
     scheduledFor,
   };

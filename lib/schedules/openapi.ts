@@ -4,6 +4,7 @@
  * workload, its manifest hands this over in `openapi`).
  */
 import { z } from "zod";
+import { priorityField } from "../jobs/priority";
 import {
   authed,
   body,
@@ -59,6 +60,7 @@ const scheduleSchema = z
     missedCount: z.number().int(),
     overlapSkippedCount: z.number().int(),
     quotaSkippedCount: z.number().int().meta({ description: "Runs the quotas refused (each a quota_skipped event)" }),
+    priority: priorityField.meta({ description: "Its runs' priority" }),
     createdBy: z.string().nullable(),
     createdAt: instant,
     updatedAt: instant,

@@ -1,5 +1,6 @@
 /** The bodies of the schedule routes. */
 import { z } from "zod";
+import { priorityField } from "../jobs/priority";
 import { isoInstant } from "../validation";
 import { scheduleSettings } from "./settings";
 import { cronProblem, intervalProblem, zoneProblem } from "./cron";
@@ -59,6 +60,8 @@ const fields = {
   startAt: optionalInstant,
   endAt: optionalInstant,
   paused: z.boolean({ error: "must be true or false" }).default(false),
+  /** Its runs' priority (lib/jobs/priority.ts): high only where the tenant allows it. */
+  priority: priorityField.default("normal"),
 };
 
 function windowInOrder(v: { startAt?: string | null; endAt?: string | null }, ctx: z.RefinementCtx): void {
@@ -84,6 +87,7 @@ export const updateScheduleSchema = z
     maxCatchup: maxCatchup.optional(),
     startAt: optionalInstant,
     endAt: optionalInstant,
+    priority: priorityField.optional(),
   })
   .strict()
   .superRefine(windowInOrder);

@@ -12,6 +12,7 @@ import { db, inTransaction, Prisma } from "../db";
 import { AppError, notFound, parseOrThrow } from "../errors";
 import type { ScheduleModel } from "../generated/prisma/models";
 import { parseIdOr404 } from "../ids";
+import { allowedPriority } from "../jobs/priority";
 import { getTaskDefinition } from "../jobs/registry";
 import { requestCancel } from "../jobs/transitions";
 import { scheduleSettings } from "./settings";
@@ -85,6 +86,7 @@ export async function createSchedule(
   const tenantId = requireTenant(principal);
   const b = parseOrThrow(createScheduleSchema, body);
   const input = checkTask(b.task, b.input, opts.internal);
+  const priority = await allowedPriority(tenantId, b.priority);
   const timing = {
     cron: b.cron,
     timezone: b.timezone,
@@ -122,6 +124,7 @@ export async function createSchedule(
           pausedAt: b.paused ? new Date() : null,
           nextRunAt: firstRun(timing),
           createdById: principal.userId,
+          priority,
         },
         include: scheduleInclude,
       });
@@ -179,6 +182,7 @@ export async function updateSchedule(principal: Principal, rawId: string, body: 
     .$transaction(async (tx) => {
       const s = await lockSchedule(tx, principal, rawId);
       const input = b.input !== undefined ? checkTask(s.task, b.input) : undefined;
+      const priority = b.priority !== undefined ? await allowedPriority(s.tenantId, b.priority) : undefined;
       const timing = {
         cron: b.cron ?? s.cron,
         timezone: b.timezone ?? s.timezone,
@@ -201,6 +205,7 @@ export async function updateSchedule(principal: Principal, rawId: string, body: 
           ...(b.overlapPolicy ? { overlapPolicy: b.overlapPolicy } : {}),
           ...(b.catchupWindowSeconds !== undefined ? { catchupWindowSeconds: b.catchupWindowSeconds } : {}),
           ...(b.maxCatchup !== undefined ? { maxCatchup: b.maxCatchup } : {}),
+          ...(priority !== undefined ? { priority } : {}),
           ...(retimed
             ? {
                 cron: timing.cron,

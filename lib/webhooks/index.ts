@@ -30,4 +30,9 @@ export const webhooksWorkload = defineWorkload({
   // Messages with no delivery left (their deliveries went with their jobs).
   history: [{ name: "webhook_messages", prune: pruneWebhookMessages }],
   cli: webhooksCommands,
+  // A user owns the deliveries to the endpoints they made (each replay's job carries the delivery's id).
+  ownedJobs: (userId) =>
+    `j.type = '${deliveryTask.type}' AND EXISTS (SELECT 1 FROM webhook_deliveries d
+       JOIN webhook_endpoints e ON e.id = d.endpoint_id
+      WHERE d.id = (j.input->>'deliveryId')::uuid AND e.created_by_id = ${userId})`,
 });

@@ -29,7 +29,7 @@ async function checkPage(page: Page, path: string, current?: string): Promise<vo
 test.describe("as ada (member)", () => {
   test.use({ storageState: storageStateFor("ada@acme.test") });
 
-  test("exports, a job, imports, schedules, settings and webhooks", async ({ page }) => {
+  test("exports, a job, imports, schedules, my jobs, settings and webhooks", async ({ page }) => {
     await checkPage(page, "/exports", "Exports");
     const [job] = await sql<{ id: string }>(
       `SELECT j.id FROM jobs j JOIN tenants t ON t.id = j.tenant_id
@@ -51,6 +51,7 @@ test.describe("as ada (member)", () => {
     );
     if (imp) await checkPage(page, `/imports?id=${imp.id}`, "Imports");
     await checkPage(page, "/schedules", "Schedules");
+    await checkPage(page, "/jobs", "My jobs");
     await checkPage(page, "/settings", "Settings");
     await checkPage(page, "/settings/webhooks");
   });

@@ -43,11 +43,12 @@ test("every job type belongs to one kind", () => {
 
 test("the navigation holds the kinds' pages among the console's, by audience", () => {
   const member = navFor({ member: true, operator: false, admin: false }).map((n) => n.label);
-  assert.deepEqual(member, ["Exports", "Imports", "Schedules", "Settings"]);
+  assert.deepEqual(member, ["Exports", "Imports", "Schedules", "My jobs", "Settings"]);
   const admin = navFor({ member: false, operator: true, admin: true }).map((n) => n.label);
   assert.deepEqual(admin, [
     "Exports",
     "Schedules",
+    "My jobs",
     "Overview",
     "Jobs",
     "Queues",

@@ -22,7 +22,6 @@ DECLARE
   -- Every fetched job, in fetch order, with its tenant's index; and the round-robin's picks (tenant indexes).
   f_id uuid[] := '{}';
   f_type text[] := '{}';
-  f_prio integer[] := '{}';
   f_ten integer[] := '{}';
   v_picks integer[] := '{}';
   c_id uuid[];
@@ -38,7 +37,6 @@ DECLARE
   v_left boolean := false;
   v_ids uuid[];
   v_types text[];
-  v_prios integer[];
 BEGIN
   IF NOT pg_try_advisory_xact_lock(hashtext('conveyor_admit'), hashtext(p_queue)) THEN RETURN -1; END IF;
   SELECT * INTO v_q FROM queues WHERE name = p_queue;
@@ -146,7 +144,6 @@ BEGIN
       IF v_k > 0 THEN
         f_id := f_id || c_id;
         f_type := f_type || c_type;
-        f_prio := f_prio || c_prio;
         f_ten := f_ten || array_fill(v_best, ARRAY[v_k]);
         v_fetched[v_best] := v_fetched[v_best] + v_k;
         v_last_prio[v_best] := c_prio[v_k];
@@ -172,11 +169,11 @@ BEGIN
       SELECT p.ten, p.ord, row_number() OVER (PARTITION BY p.ten ORDER BY p.ord) AS rn
         FROM unnest(v_picks) WITH ORDINALITY AS p(ten, ord)
     ), fetched AS (
-      SELECT f.id, f.type, f.prio, f.ten, row_number() OVER (PARTITION BY f.ten ORDER BY f.ord) AS rn
-        FROM unnest(f_id, f_type, f_prio, f_ten) WITH ORDINALITY AS f(id, type, prio, ten, ord)
+      SELECT f.id, f.type, f.ten, row_number() OVER (PARTITION BY f.ten ORDER BY f.ord) AS rn
+        FROM unnest(f_id, f_type, f_ten) WITH ORDINALITY AS f(id, type, ten, ord)
     )
-    SELECT array_agg(f.id ORDER BY p.ord), array_agg(f.type ORDER BY p.ord), array_agg(f.prio ORDER BY p.ord)
-      INTO v_ids, v_types, v_prios
+    SELECT array_agg(f.id ORDER BY p.ord), array_agg(f.type ORDER BY p.ord)
+      INTO v_ids, v_types
       FROM picks p JOIN fetched f ON f.ten = p.ten AND f.rn = p.rn;
     -- (status::text: said as status IN (…), the check implies jobs_waiting_idx's predicate,
     -- and a planner without statistics scans that whole index instead of the primary key.)
@@ -185,11 +182,11 @@ BEGIN
        WHERE id = ANY(v_ids) AND status::text IN ('queued', 'retrying') AND admitted_at IS NULL
       RETURNING id
     )
-    SELECT array_agg(c.id ORDER BY c.ord), array_agg(c.type ORDER BY c.ord), array_agg(c.prio ORDER BY c.ord)
-      INTO v_ids, v_types, v_prios
-      FROM unnest(v_ids, v_types, v_prios) WITH ORDINALITY AS c(id, type, prio, ord)
+    SELECT array_agg(c.id ORDER BY c.ord), array_agg(c.type ORDER BY c.ord)
+      INTO v_ids, v_types
+      FROM unnest(v_ids, v_types) WITH ORDINALITY AS c(id, type, ord)
      WHERE c.id IN (SELECT id FROM marked);
-    PERFORM conveyor_dispatch_many(v_ids, p_queue, v_types, v_prios);
+    PERFORM conveyor_dispatch_many(v_ids, p_queue, v_types);
 
     INSERT INTO admission_state (queue, tenant_id, vtime)
     SELECT p_queue, t, v FROM unnest(v_tenants, v_vtime) AS x(t, v)

@@ -36,7 +36,7 @@ BEGIN
                LIMIT v_cap) s) < v_cap
       THEN
         NEW.admitted_at := now();
-        PERFORM conveyor_dispatch(NEW.id, NEW.queue, NEW.type, NEW.priority);
+        PERFORM conveyor_dispatch(NEW.id, NEW.queue, NEW.type);
         RETURN NEW;
       END IF;
     END IF;
