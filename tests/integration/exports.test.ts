@@ -273,11 +273,11 @@ describe("exports", () => {
     );
   });
 
-  test("keyset pagination walks every job of the tenant once, newest first (an operator's list)", async () => {
+  test("keyset pagination walks every job once, newest first", async () => {
     const all: string[] = [];
     let cursor: string | undefined;
     do {
-      const page = await listJobs(fx.p.oscar, { limit: "2", ...(cursor ? { cursor } : {}) });
+      const page = await listJobs(fx.p.ada, { limit: "2", ...(cursor ? { cursor } : {}) });
       all.push(...page.jobs.map((j) => j.id));
       cursor = page.nextCursor ?? undefined;
     } while (cursor);
@@ -300,18 +300,16 @@ describe("exports", () => {
   });
 
   test("the exports list pages through 60 exports, 25 at a time: each once, newest first, none missed", async () => {
-    // 60 exports of ada's, a third of them made in the same millisecond (ties are broken by id),
-    // between other jobs of the tenant and another tenant's exports, which the list never shows
-    // (a member's list is their own jobs: tests/integration/job-history.test.ts).
+    // 60 exports of ada's tenant, a third of them made in the same millisecond (ties are broken by id),
+    // between other jobs of the tenant and another tenant's exports, which the list never shows.
     const base = Date.now() - 3_600_000;
     const made: string[] = [];
     for (let i = 0; i < 60; i++) {
       const at = new Date(i < 20 ? base : base + i * 1_000);
       const { rows } = await pool().query<{ id: string }>(
-        `INSERT INTO jobs (id, tenant_id, type, queue, status, input, input_hash, created_at, finished_at, updated_at,
-                           created_by_id)
-         VALUES (gen_random_uuid(), $1, 'export', 'interactive', 'succeeded', $2, 'paging', $3, $3, now(), $4) RETURNING id`,
-        [fx.p.acmeId, JSON.stringify({ dataset: "orders", format: "csv", compression: "none" }), at, fx.p.ada.userId],
+        `INSERT INTO jobs (id, tenant_id, type, queue, status, input, input_hash, created_at, finished_at, updated_at)
+         VALUES (gen_random_uuid(), $1, 'export', 'interactive', 'succeeded', $2, 'paging', $3, $3, now()) RETURNING id`,
+        [fx.p.acmeId, JSON.stringify({ dataset: "orders", format: "csv", compression: "none" }), at],
       );
       made.push(rows[0]!.id);
       await pool().query(
@@ -333,12 +331,7 @@ describe("exports", () => {
       if (pages.length === 1) await requestExport(fx.p.ada, { dataset: "customers" });
     } while (cursor);
     const expected = await db().job.findMany({
-      where: {
-        tenantId: fx.p.acmeId,
-        type: "export",
-        createdById: fx.p.ada.userId,
-        createdAt: { lte: new Date(base + 59_000) },
-      },
+      where: { tenantId: fx.p.acmeId, type: "export", createdAt: { lte: new Date(base + 59_000) } },
       orderBy: [{ createdAt: "desc" }, { id: "desc" }],
       select: { id: true },
     });
