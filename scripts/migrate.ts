@@ -1,4 +1,4 @@
-// npm run db:migrate – apply Prisma migrations and graphile-worker's schema
+// npm run db:migrate – apply Prisma migrations, re-apply prisma/sql (functions and triggers), and graphile-worker's schema
 import { directDatabaseUrl } from "@/lib/env";
 import { logger } from "@/lib/log";
 import { openDatabase, migrate } from "./database";

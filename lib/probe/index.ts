@@ -1,7 +1,7 @@
 /**
  * The probe workload: one task that sleeps and records an idempotent side
- * effect, for `npm run chaos` and `npm run bench:throughput`. The worked
- * example of docs/ARCHITECTURE.md's "Adding a task type".
+ * effect, for `npm run chaos` and `npm run bench:throughput` (a workload as
+ * docs/ARCHITECTURE.md's "Adding a workload" describes; its worked example is lib/reports).
  */
 import { defineWorkload } from "../jobs/task";
 import { probeTask } from "./task";
