@@ -8,6 +8,7 @@ DECLARE
   v_kind text;
   v_email boolean;
   v_id uuid;
+  v_mail uuid;
   v_outcome text := p_data ->> 'status';
 BEGIN
   IF NOT conveyor_notify_wanted(p_tenant, p_event) OR p_job IS NULL THEN
@@ -32,7 +33,9 @@ BEGIN
   VALUES (v_id, p_tenant, v_owner, p_job, v_kind, p_data ->> 'type', v_outcome, p_data -> 'error' ->> 'message')
   ON CONFLICT (job_id, user_id) DO NOTHING;
   IF FOUND AND v_email THEN
-    UPDATE notifications SET mail_job_id = conveyor_notify_mail(p_tenant, jsonb_build_object('notificationId', v_id))
-     WHERE id = v_id;
+    v_mail := conveyor_notify_mail(p_tenant, jsonb_build_object('notificationId', v_id));
+    UPDATE notifications SET mail_job_id = v_mail WHERE id = v_id;
+    -- The mail is part of the work it tells of: its attempt continues that job's trace (lib/tracing.ts).
+    UPDATE jobs SET trace_context = (SELECT trace_context FROM jobs WHERE id = p_job) WHERE id = v_mail;
   END IF;
 END $function$;
