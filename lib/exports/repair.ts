@@ -10,6 +10,7 @@
  * export says it was repaired.
  */
 import { pool, type SqlClient } from "../db";
+import { run } from "../sql";
 import { PermanentError } from "../jobs/errors";
 import type { JobContext, JobInfo } from "../jobs/task";
 import { storage } from "../storage";
@@ -17,6 +18,7 @@ import type { IdRange } from "./datasets";
 import type { ExportResult } from "./files";
 import { assembleParts, exportPartTask, type PartResult, type PartsCheckpoint } from "./parts";
 import type { ExportRequest } from "./schema";
+import { auditRepaired, repairChildren, replaceRepairedFiles as replaceRepairedFilesSql } from "./sql/statements";
 
 /** Where a repair starts: the export whose parts it adopts, and what that export had adopted itself. */
 export type RepairCheckpoint = {
@@ -67,10 +69,7 @@ async function isStored(p: PartResult): Promise<boolean> {
  */
 export async function startRepair(ctx: JobContext<ExportRequest>, cp: RepairCheckpoint): Promise<ExportResult> {
   const { job, input } = ctx;
-  const { rows: children } = await pool().query<{ status: string; result: unknown; input: unknown }>(
-    `SELECT status::text AS status, result, input FROM jobs WHERE parent_id = $1 ORDER BY created_at`,
-    [cp.of],
-  );
+  const { rows: children } = await run(pool(), repairChildren, [cp.of]);
   const ranges = new Map<number, IdRange>();
   const finished = new Map<number, PartResult>();
   for (const p of cp.adopted) {
@@ -135,48 +134,22 @@ export async function replaceRepairedFiles(
   job: Pick<JobInfo, "id" | "tenantId">,
   repair: NonNullable<ExportResult["repair"]>,
 ): Promise<string[]> {
-  const { rows } = await tx.query<{ job_id: string; files: string[]; links: number; file_id: string }>(
-    `WITH RECURSIVE chain AS (
-       SELECT id, replay_of_id, 0 AS depth FROM jobs WHERE id = $1 AND tenant_id = $2
-       UNION ALL
-       SELECT j.id, j.replay_of_id, c.depth + 1 FROM jobs j JOIN chain c ON j.id = c.replay_of_id
-       WHERE c.depth < 50 AND j.tenant_id = $2
-     ), archive AS (
-       SELECT id FROM export_files WHERE job_id = $1 ORDER BY created_at LIMIT 1
-     ), replaced AS (
-       UPDATE export_files f SET replaced_by_id = a.id, expires_at = least(f.expires_at, now())
-       FROM archive a
-       WHERE f.job_id IN (SELECT id FROM chain WHERE id <> $1) AND f.replaced_by_id IS NULL AND f.deleted_at IS NULL
-       RETURNING f.id, f.job_id, f.name, a.id AS archive_id
-     ), moved AS (
-       UPDATE export_links l SET file_id = r.archive_id FROM replaced r WHERE l.file_id = r.id
-       RETURNING r.id AS file_id
-     )
-     SELECT r.job_id, array_agg(r.name ORDER BY r.name) AS files, coalesce(sum(m.n), 0)::int AS links,
-            min(r.archive_id::text) AS file_id
-     FROM replaced r LEFT JOIN (SELECT file_id, count(*) AS n FROM moved GROUP BY file_id) m ON m.file_id = r.id
-     GROUP BY r.job_id`,
-    [job.id, job.tenantId],
-  );
+  const { rows } = await run(tx, replaceRepairedFilesSql, [job.id, job.tenantId]);
   for (const r of rows) {
-    await tx.query(
-      `INSERT INTO audit_logs (tenant_id, actor_user_id, action, target_type, target_ids, details)
-       SELECT $1, created_by_id, 'export.repaired', 'job', ARRAY[$2, $3]::text[], $4::jsonb FROM jobs WHERE id = $3::uuid`,
-      [
-        job.tenantId,
-        r.job_id,
-        job.id,
-        JSON.stringify({
-          repairedBy: job.id,
-          repairOf: repair.of,
-          replacedFiles: r.files,
-          file: r.file_id,
-          linksMoved: r.links,
-          adoptedParts: repair.adopted,
-          rerunParts: repair.rerun,
-        }),
-      ],
-    );
+    await run(tx, auditRepaired, [
+      job.tenantId,
+      r.job_id,
+      job.id,
+      JSON.stringify({
+        repairedBy: job.id,
+        repairOf: repair.of,
+        replacedFiles: r.files,
+        file: r.file_id,
+        linksMoved: r.links,
+        adoptedParts: repair.adopted,
+        rerunParts: repair.rerun,
+      }),
+    ]);
   }
   return rows.map((r) => r.job_id);
 }
