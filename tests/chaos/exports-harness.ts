@@ -54,7 +54,7 @@ type Queryable = {
  * An export COPY of a worker's: its ids, and the rows Postgres has sent so far (null: all of them —
  * the COPY is done and its connection waits in its transaction for the worker's next statement).
  */
-export type CopyInFlight = { from: number; to: number; sent: number | null };
+export type CopyInFlight = { from: number; to: number; sent: number | null; format: "csv" | "jsonl" };
 
 /**
  * The export COPYs the connections named `appName` (one worker's, by PGAPPNAME) run or last ran in
@@ -68,7 +68,9 @@ export async function exportCopiesInFlight(db: Queryable, appName: string): Prom
   );
   return rows.flatMap((r) => {
     const m = /id BETWEEN (\d+) AND (\d+)/.exec(r.query);
-    return m ? [{ from: Number(m[1]), to: Number(m[2]), sent: r.sent === null ? null : Number(r.sent) }] : [];
+    if (!m) return [];
+    const format = r.query.includes("row_to_json(") ? ("jsonl" as const) : ("csv" as const);
+    return [{ from: Number(m[1]), to: Number(m[2]), sent: r.sent === null ? null : Number(r.sent), format }];
   });
 }
 
@@ -77,15 +79,23 @@ export async function exportCopiesInFlight(db: Queryable, appName: string): Prom
  * last committed segment, or null if it committed none) — what its successor reads again: the
  * rows of a segment it finished but had not checkpointed yet (ids from `after + 1` up to its COPY
  * in flight), and what that COPY had been sent. `copies` (those of the killed process) are taken
- * as they are matched to the files it was writing.
+ * as they are matched to the files it was writing; with `format` given, only a COPY of that format
+ * is the file's. Without it, a COPY read just before the kill whose segment its own file then
+ * checkpointed (it no longer matches that file) could be taken for another file's, and every row
+ * between that file's checkpoint and the COPY counted as read again.
  */
 export async function rowsReadAgain(
   db: Queryable,
-  file: { tenantId: string; after: number | null; to: number | null },
+  file: { tenantId: string; after: number | null; to: number | null; format?: "csv" | "jsonl" },
   copies: CopyInFlight[],
 ): Promise<number> {
   const mine = copies
-    .filter((c) => (file.after === null || c.from > file.after) && (file.to === null || c.to <= file.to))
+    .filter(
+      (c) =>
+        (file.format === undefined || c.format === file.format) &&
+        (file.after === null || c.from > file.after) &&
+        (file.to === null || c.to <= file.to),
+    )
     .sort((a, b) => a.from - b.from)[0];
   if (!mine) return 0; // killed between two segments, its last one checkpointed
   copies.splice(copies.indexOf(mine), 1);
@@ -187,10 +197,12 @@ export async function runExportChaos(o: ExportChaosOptions): Promise<ExportChaos
           job: string;
           type: string;
           tenant: string;
+          format: "csv" | "jsonl";
           checkpoint: { rows: number; after: number; ids: { to: number } | null } | null;
           range: { from: number; to: number } | null;
         }>(
-          `SELECT a.job_id AS job, j.type, j.tenant_id AS tenant, j.checkpoint, j.input->'range' AS range
+          `SELECT a.job_id AS job, j.type, j.tenant_id AS tenant, j.checkpoint, j.input->'range' AS range,
+                  coalesce(j.input->'request'->>'format', j.input->>'format') AS format
            FROM job_attempts a JOIN jobs j ON j.id = a.job_id
            WHERE a.worker_id = $1 AND a.outcome <> 'waiting'
              AND a.started_at = (SELECT max(b.started_at) FROM job_attempts b WHERE b.job_id = a.job_id)
@@ -204,7 +216,7 @@ export async function runExportChaos(o: ExportChaosOptions): Promise<ExportChaos
         for (const f of files) {
           const after = f.checkpoint ? f.checkpoint.after : f.range ? f.range.from - 1 : null;
           const to = f.range?.to ?? f.checkpoint?.ids?.to ?? null;
-          const reread = await rowsReadAgain(db, { tenantId: f.tenant, after, to }, copies);
+          const reread = await rowsReadAgain(db, { tenantId: f.tenant, after, to, format: f.format }, copies);
           caught.push({ job: f.job, type: f.type, committed: f.checkpoint?.rows ?? 0, reread });
           killed.add(f.job);
         }
