@@ -2,7 +2,8 @@
 
 import { useQuery } from "@tanstack/react-query";
 import { fetchJobHistory, historyKeys, type JobDto } from "@/lib/client/api";
-import { formatDuration, formatTime } from "@/lib/client/format";
+import { formatDuration, formatTime, zoneLabel } from "@/lib/client/format";
+import { useDisplayZone } from "@/lib/client/time-zone";
 import { TableBox, td, th, theadClass } from "./ui/table";
 import { Time } from "./ui/time";
 
@@ -25,6 +26,7 @@ export function JobAttempts({
   job: Pick<JobDto, "id" | "status" | "attempts" | "startedAt" | "finishedAt">;
   noun?: string;
 }) {
+  const zone = useDisplayZone();
   const moved = [job.status, job.attempts, job.startedAt, job.finishedAt];
   const { data } = useQuery({
     queryKey: [...historyKeys.detail(job.id), ...moved],
@@ -81,9 +83,12 @@ export function JobAttempts({
           ))}
         </tbody>
       </TableBox>
-      <p className="mt-3 text-xs text-slate-500" title={`Times in ${Intl.DateTimeFormat().resolvedOptions().timeZone}`}>
-        Timeline: {data.transitions.map((t) => `${t.to} ${formatTime(t.at).split(", ")[1] ?? ""}`).join(" → ")}
-      </p>
+      {zone && data.transitions.length > 0 && (
+        <p className="mt-3 text-xs text-slate-500" data-testid="attempts-timeline">
+          Timeline ({zoneLabel(zone, data.transitions[0]!.at)}):{" "}
+          {data.transitions.map((t) => `${t.to} ${formatTime(t.at, zone, "clock")}`).join(" → ")}
+        </p>
+      )}
     </section>
   );
 }

@@ -3,7 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { fetchJob, jobKeys, type JobDto } from "@/lib/client/api";
-import { cancelText, formatBytes, formatCount, formatTime, isHeld, progressText } from "@/lib/client/format";
+import { cancelText, formatBytes, formatCount, isHeld, progressText } from "@/lib/client/format";
 import { childNoun, jobTitle, kindOf } from "@/lib/client/kinds/lookup";
 import type { JobFileDto, JobRelations } from "@/lib/jobs/dto";
 import { useJobEvents } from "@/lib/client/live";
@@ -287,7 +287,7 @@ export function JobDetail({
           {job.scheduleId && (
             <Row label="Schedule">
               <Link href={`/schedules/${job.scheduleId}`} className="text-indigo-700 underline">
-                The run for {formatTime(job.scheduledFor)}
+                The run for <Time iso={job.scheduledFor} mode="absolute" />
               </Link>
             </Row>
           )}
