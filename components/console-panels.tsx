@@ -21,6 +21,7 @@ import { TableBox, theadClass } from "./ui/table";
 import { LoadMore } from "./ui/load-more";
 import { Alert } from "./ui/alert";
 import { Button } from "./ui/button";
+import { shortId } from "@/lib/ids";
 
 const card = "rounded-lg border border-slate-200 bg-white shadow-sm";
 const th = "px-4 py-2 font-medium";
@@ -193,7 +194,9 @@ export function StuckJobsPanel({ isAdmin }: { isAdmin: boolean }) {
                       <Link href={`/jobs/${j.id}`} className="text-indigo-700 underline">
                         {jobTitle(j)}
                       </Link>
-                      <span className="font-mono text-xs text-slate-500">{j.id.slice(0, 8)}</span>
+                      <span className="font-mono text-xs text-slate-500" title={j.id} data-testid="stuck-job-id">
+                        {shortId(j.id)}
+                      </span>
                       <span className="text-xs text-slate-500">
                         {j.status} · attempt {j.attempts}/{j.maxAttempts} · since <Time iso={j.since} />
                       </span>

@@ -292,7 +292,7 @@ export function JobDetail({
             </Row>
           )}
           <Row label="Requested">
-            <Time iso={job.createdAt} mode="absolute" />
+            <Time iso={job.createdAt} mode="absolute" testId="job-requested-at" />
           </Row>
           {job.status === "scheduled" && (
             <Row label="Starts at">
