@@ -14,7 +14,7 @@ import {
   type JobAction,
   type StuckJobDto,
 } from "@/lib/client/api";
-import { jobTitle } from "@/lib/client/kinds/lookup";
+import { attemptsText, jobTitle } from "@/lib/client/kinds/lookup";
 import { useConfirm } from "./ui/confirm-dialog";
 import { Time } from "./ui/time";
 import { TableBox, theadClass } from "./ui/table";
@@ -198,7 +198,7 @@ export function StuckJobsPanel({ isAdmin }: { isAdmin: boolean }) {
                         {shortId(j.id)}
                       </span>
                       <span className="text-xs text-slate-500">
-                        {j.status} · attempt {j.attempts}/{j.maxAttempts} · since <Time iso={j.since} />
+                        {j.status} · attempt {attemptsText(j)} · since <Time iso={j.since} />
                       </span>
                       {g.kind === "retrying_repeatedly" && (
                         <span className="w-full text-xs text-slate-600">{j.detail}</span>

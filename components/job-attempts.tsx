@@ -67,7 +67,11 @@ export function JobAttempts({
               <td className={`${td} min-w-64`}>
                 {a.error && (
                   <details>
-                    <summary className="cursor-pointer text-red-700" data-testid="attempt-error">
+                    {/* A cancel somebody asked for is no error: it reads in the page's own colour. */}
+                    <summary
+                      className={`cursor-pointer ${a.error.class === "cancelled" ? "text-slate-700" : "text-red-700"}`}
+                      data-testid="attempt-error"
+                    >
                       <span className="font-medium">{a.error.class ?? "error"}</span>: {a.error.message}
                       {a.error.stack ? <span className="text-xs text-slate-500"> (stack trace)</span> : null}
                     </summary>

@@ -7,7 +7,7 @@
 import Link from "next/link";
 import type { JobDto } from "@/lib/client/api";
 import { formatDuration } from "@/lib/client/format";
-import { kindOf } from "@/lib/client/kinds/lookup";
+import { attemptsText, kindOf } from "@/lib/client/kinds/lookup";
 import { CopyButton } from "./ui/copy-button";
 import { PriorityBadge } from "./ui/priority-badge";
 import { StatusBadge } from "./ui/status-badge";
@@ -104,9 +104,7 @@ export function JobRow({
       <td className={`${td} whitespace-nowrap`} data-testid="ops-job-duration">
         {duration ?? "—"}
       </td>
-      <td className={td}>
-        {j.attempts}/{j.maxAttempts}
-      </td>
+      <td className={td}>{attemptsText(j)}</td>
       <td className={`${td} max-w-sm truncate text-xs text-slate-600`} title={j.error?.message ?? ""}>
         {j.error?.message ?? ""}
       </td>

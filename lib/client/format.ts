@@ -259,10 +259,10 @@ export function isHeld(job: Pick<JobDto, "admission" | "pause">): boolean {
 }
 
 /** What a pause holding a job says: "Paused by ada@acme.test: db maintenance". */
-export function pauseText(p: NonNullable<JobDto["pause"]>): string {
+export function pauseText(p: NonNullable<JobDto["pause"]>, noun = "parts"): string {
   const scope = [p.queue ? `queue ${p.queue}` : null, p.type ? `type ${p.type}` : null].filter(Boolean).join(", ");
   const who = p.by ? ` by ${p.by}` : " by an operator";
-  const what = p.via === "parts" ? "Its parts are paused" : "Paused";
+  const what = p.via === "parts" ? `Its ${noun} are paused` : "Paused";
   return `${what}${who}${scope ? ` (${scope})` : ""}${p.reason ? `: ${p.reason}` : ""}`;
 }
 

@@ -13,6 +13,8 @@ import {
   zoneLabel,
 } from "@/lib/client/format";
 import { formatInZone } from "@/lib/client/schedules";
+import { failureCause, failureWords } from "@/lib/client/failures";
+import { shortId } from "@/lib/ids";
 import { recentRate, timeLeftMs } from "@/lib/jobs/progress-rate";
 
 test("sizes and durations read like people write them", () => {
@@ -166,4 +168,25 @@ test("a schedule's clock uses the same formatter", () => {
     formatInZone("2026-12-02T01:30:00Z", "Europe/Berlin", false, now),
     formatTime("2026-12-02T01:30:00Z", "Europe/Berlin", "minute", { now }),
   );
+});
+
+test("ids are shown by their end: time-ordered ids made together share their start", () => {
+  const a = "01a23abf-7c1e-7a00-8000-3f9a1c2e0001";
+  const b = "01a23abf-7c1e-7a00-8000-3f9a1c2e0002";
+  assert.equal(shortId(a), "…1c2e0001");
+  assert.notEqual(shortId(a), shortId(b));
+  assert.equal(shortId("short"), "short");
+});
+
+test("a failure reads in two layers: a plain sentence with what to do, and the cause for operators", () => {
+  const lost = failureWords("crashed", true);
+  assert.equal(lost.whose, "ours");
+  assert.doesNotMatch(lost.summary, /lease|worker/);
+  assert.match(lost.next, /Request it again/);
+  assert.match(failureWords("crashed", false).next, /tried again on its own/);
+  assert.equal(failureWords("permanent", true).whose, "request");
+  assert.equal(failureWords("rate_limited", true).whose, "downstream");
+  assert.equal(failureWords(null, true).whose, "ours", "an unknown class is ours, never the member's");
+  const cause = "The attempt was lost: worker vm:31405:1fd691 stopped renewing its lease";
+  assert.equal(failureCause({ class: "crashed", message: cause }), `crashed: ${cause}`);
 });
