@@ -3,6 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { fetchJobHistory, historyKeys, type JobDto } from "@/lib/client/api";
 import { formatDuration, formatTime, zoneLabel } from "@/lib/client/format";
+import { failureWords } from "@/lib/client/failures";
 import { useDisplayZone } from "@/lib/client/time-zone";
 import { TableBox, td, th, theadClass } from "./ui/table";
 import { Time } from "./ui/time";
@@ -22,9 +23,12 @@ function outcomeText(outcome: string, later: boolean, noun: string): string {
 export function JobAttempts({
   job,
   noun = "parts",
+  canOperate = false,
 }: {
   job: Pick<JobDto, "id" | "status" | "attempts" | "startedAt" | "finishedAt">;
   noun?: string;
+  /** Operators read an attempt's error as the worker wrote it; members its plain sentence first. */
+  canOperate?: boolean;
 }) {
   const zone = useDisplayZone();
   const moved = [job.status, job.attempts, job.startedAt, job.finishedAt];
@@ -59,7 +63,9 @@ export function JobAttempts({
                 {a.resume > 0 && <span className="text-xs text-slate-500"> resumed</span>}
               </td>
               <td className={td}>{outcomeText(a.outcome, i < data.attempts.length - 1, noun)}</td>
-              <td className={`${td} min-w-40 font-mono text-xs break-all`}>{a.workerId ?? "—"}</td>
+              <td className={`${td} min-w-40 font-mono text-xs break-all`}>
+                {a.workerId ?? <span title="Shown to operators">—</span>}
+              </td>
               <td className={td}>
                 <Time iso={a.startedAt} />
               </td>
@@ -72,9 +78,21 @@ export function JobAttempts({
                       className={`cursor-pointer ${a.error.class === "cancelled" ? "text-slate-700" : "text-red-700"}`}
                       data-testid="attempt-error"
                     >
-                      <span className="font-medium">{a.error.class ?? "error"}</span>: {a.error.message}
+                      {canOperate || a.error.class === "cancelled" ? (
+                        <>
+                          <span className="font-medium">{a.error.class ?? "error"}</span>: {a.error.message}
+                        </>
+                      ) : (
+                        // A member reads what happened in plain words; the cause opens below.
+                        failureWords(a.error.class, false).summary
+                      )}
                       {a.error.stack ? <span className="text-xs text-slate-500"> (stack trace)</span> : null}
                     </summary>
+                    {!canOperate && a.error.class !== "cancelled" && (
+                      <p className="mt-1 text-xs text-slate-600">
+                        {a.error.class ?? "error"}: {a.error.message}
+                      </p>
+                    )}
                     {a.error.stack && (
                       <pre className="mt-1 max-w-xl overflow-x-auto text-xs whitespace-pre-wrap text-slate-600">
                         {a.error.stack}

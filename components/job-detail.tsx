@@ -246,7 +246,7 @@ export function JobDetail({
         </section>
       )}
       {entry?.children && <JobParts jobId={job.id} type={job.type} status={job.status} />}
-      <JobAttempts job={job} noun={childNoun(job.type)} />
+      <JobAttempts job={job} noun={childNoun(job.type)} canOperate={canOperate} />
       {canOperate && (
         <JobOpsPanel jobId={job.id} status={job.status} attempts={job.attempts} replayOfId={job.replayOfId} />
       )}
