@@ -2,14 +2,7 @@
 
 import { useEffect, useState } from "react";
 import type { JobDto } from "@/lib/client/api";
-import {
-  formatCount,
-  formatDuration,
-  percentDone,
-  rateAndEta,
-  retryLines,
-  waitingText,
-} from "@/lib/client/format";
+import { formatCount, formatDuration, percentDone, rateAndEta, retryLines, waitingText } from "@/lib/client/format";
 import { childNoun } from "@/lib/client/kinds/lookup";
 import { ProgressBar } from "./ui/progress-bar";
 import { useFormatTime } from "./ui/time";

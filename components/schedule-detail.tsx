@@ -189,7 +189,11 @@ export function ScheduleDetail({ id }: { id: string }) {
             <Row label="Created">
               <Time iso={s.createdAt} mode="absolute" /> by {s.createdBy ?? "a deleted user"}
             </Row>
-            {s.paused && <Row label="Paused since"><Time iso={s.pausedAt} mode="absolute" /></Row>}
+            {s.paused && (
+              <Row label="Paused since">
+                <Time iso={s.pausedAt} mode="absolute" />
+              </Row>
+            )}
           </dl>
         </section>
 

@@ -133,7 +133,9 @@ export function Deliveries({ id }: { id: string }) {
                     <td className={td}>
                       {d.status === "pending" && d.nextAttemptAt ? <Time iso={d.nextAttemptAt} mode="absolute" /> : "—"}
                     </td>
-                    <td className={`${td} whitespace-nowrap`}><Time iso={d.createdAt} mode="absolute" /></td>
+                    <td className={`${td} whitespace-nowrap`}>
+                      <Time iso={d.createdAt} mode="absolute" />
+                    </td>
                   </tr>
                   {open === d.id && (
                     <tr id={`delivery-${d.id}`} className="border-t border-slate-100 bg-slate-50/50">
@@ -239,7 +241,9 @@ function Attempt({ attempt: a }: { attempt: AttemptDto }) {
   return (
     <li data-testid="attempt" className="space-y-2 rounded border border-slate-200 bg-white p-3">
       <p className="flex flex-wrap gap-x-4 gap-y-1 text-sm">
-        <span><Time iso={a.startedAt} mode="absolute" /></span>
+        <span>
+          <Time iso={a.startedAt} mode="absolute" />
+        </span>
         <span>{formatCount(a.durationMs)} ms</span>
         <span data-testid="attempt-status">{a.statusCode !== null ? `HTTP ${a.statusCode}` : "no answer"}</span>
         <span className="text-slate-600">{a.outcome}</span>

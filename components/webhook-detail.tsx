@@ -155,7 +155,8 @@ export function WebhookDetail({ id }: { id: string }) {
       {rotated && (
         <SecretOnce secret={rotated.secret}>
           <p className="mt-2" data-testid="rotation-note">
-            The old secret keeps signing too for 24 h, until <Time iso={rotated.previousSecretExpiresAt} mode="absolute" />.
+            The old secret keeps signing too for 24 h, until{" "}
+            <Time iso={rotated.previousSecretExpiresAt} mode="absolute" />.
           </p>
         </SecretOnce>
       )}
@@ -194,9 +195,13 @@ export function WebhookDetail({ id }: { id: string }) {
               </Row>
             )}
             {e.previousSecretExpiresAt && (
-              <Row label="Old secret">signs too until <Time iso={e.previousSecretExpiresAt} mode="absolute" /></Row>
+              <Row label="Old secret">
+                signs too until <Time iso={e.previousSecretExpiresAt} mode="absolute" />
+              </Row>
             )}
-            <Row label="Created"><Time iso={e.createdAt} mode="absolute" /></Row>
+            <Row label="Created">
+              <Time iso={e.createdAt} mode="absolute" />
+            </Row>
           </dl>
         </section>
         <section aria-label="Health" className={card}>

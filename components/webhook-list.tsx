@@ -63,13 +63,21 @@ export function EndpointHealth({ health: h }: { health: EndpointDto["health"] })
           circuit {h.circuit === "half_open" ? "half-open" : h.circuit}
         </span>
         {h.circuit === "open" && h.circuitRetryAt && (
-          <span className="text-xs text-slate-600">probe at <Time iso={h.circuitRetryAt} mode="absolute" /></span>
+          <span className="text-xs text-slate-600">
+            probe at <Time iso={h.circuitRetryAt} mode="absolute" />
+          </span>
         )}
       </span>
       {h.blockedUntil && (
-        <span className="text-xs text-amber-800">Retry-After: waits until <Time iso={h.blockedUntil} mode="absolute" /></span>
+        <span className="text-xs text-amber-800">
+          Retry-After: waits until <Time iso={h.blockedUntil} mode="absolute" />
+        </span>
       )}
-      {h.failingSince && <span className="text-xs text-red-800">failing since <Time iso={h.failingSince} mode="absolute" /></span>}
+      {h.failingSince && (
+        <span className="text-xs text-red-800">
+          failing since <Time iso={h.failingSince} mode="absolute" />
+        </span>
+      )}
       <span className="text-xs text-slate-600" data-testid="delivery-counts">
         {formatCount(h.pending)} pending · {formatCount(h.dead)} dead
         {h.waiting ? ` · ${formatCount(h.waiting)} waiting their turn` : ""}

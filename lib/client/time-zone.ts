@@ -57,7 +57,11 @@ export function displayZone(): string {
 
 /** The switch's value, null on the server and while hydrating. */
 export function useTimesIn(): TimesIn | null {
-  return useSyncExternalStore(subscribe, () => memory ?? readTimesIn(), () => null);
+  return useSyncExternalStore(
+    subscribe,
+    () => memory ?? readTimesIn(),
+    () => null,
+  );
 }
 
 /** The zone to draw times in (`displayZone`), null on the server and while hydrating. */
