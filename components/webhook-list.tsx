@@ -79,7 +79,8 @@ export function EndpointHealth({ health: h }: { health: EndpointDto["health"] })
         </span>
       )}
       <span className="text-xs text-slate-600" data-testid="delivery-counts">
-        {formatCount(h.pending)} pending · {formatCount(h.dead)} dead
+        {/* One word per state, the deliveries' own (`status`: pending, delivered, failed); the API's count is `dead`. */}
+        {formatCount(h.pending)} pending · {formatCount(h.dead)} failed
         {h.waiting ? ` · ${formatCount(h.waiting)} waiting their turn` : ""}
       </span>
     </span>
