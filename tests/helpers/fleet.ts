@@ -171,7 +171,9 @@ export async function runFleet(
               () => false,
             );
           },
-          120_000,
+          // Next.js's prepare alone took over 2 minutes for each of two servers on a 2-core box at load 20.
+          300_000,
+          outputs,
         );
       }
       await waitFor(
