@@ -15,13 +15,14 @@
  * standalone output, beside the traced server files (see Dockerfile).
  */
 import { readFileSync } from "node:fs";
-import { createServer } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import path from "node:path";
 import next from "next";
 import { env } from "@/lib/env";
 import { logger } from "@/lib/log";
 import { capUndeclaredBody, needsBodyCap } from "@/lib/http/body-cap";
 import { recordForwarded } from "@/lib/http/client";
+import { admit } from "@/lib/http/gate";
 import { followParent } from "@/lib/parent";
 import { directRouteFor } from "@/lib/http/sse-direct-routes";
 import { shutdownTracing } from "@/lib/tracing";
@@ -50,8 +51,19 @@ async function main(): Promise<void> {
   const app = next({ dev, port, hostname: "localhost", ...(conf ? { conf } : {}) });
   await app.prepare();
   const handle = app.getRequestHandler();
+  const gate = {
+    concurrency: env().WEB_USER_CONCURRENCY,
+    queue: env().WEB_USER_QUEUE,
+    production: env().NODE_ENV === "production",
+  };
   const server = createServer((req, res) => {
     recordForwarded(req);
+    // Before anything else: a request whose user (token, session or address) Postgres refused within
+    // REFUSAL_MEMORY_MS is answered 429 from memory, and a user's requests take turns, so one user's
+    // flood does not hold up everybody else's (lib/http/gate.ts). Next.js sees only what is let on.
+    admit(req, res, gate, () => dispatch(req, res));
+  });
+  const dispatch = (req: IncomingMessage, res: ServerResponse) => {
     // Event streams go onto the socket without Next.js's piping (lib/http/sse-direct.ts), and the API's hot
     // routes are answered by their handlers without Next.js's wrapping (lib/http/api-direct.ts), once their
     // route is loaded. Bearer-authenticated ones only (or a public route): a session cookie is read by
@@ -62,7 +74,7 @@ async function main(): Promise<void> {
     else if (needsBodyCap(req))
       void capUndeclaredBody(req, res, env().MAX_BODY_BYTES).then((capped) => capped && handle(capped, res));
     else void handle(req, res);
-  });
+  };
   // Idle keep-alive connections live 65 s (Node's default is 5 s): longer than a client's or a load
   // balancer's idle timeout, so a request never lands on a socket the server is closing.
   server.keepAliveTimeout = 65_000;
