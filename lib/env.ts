@@ -170,6 +170,11 @@ const envSchema = z.object({
   WEB_USER_CONCURRENCY: intFrom(2, 0, 1_000),
   /** Requests of one user that may wait their turn in one process; past it, 429 at once. */
   WEB_USER_QUEUE: intFrom(200, 0, 100_000),
+  /**
+   * Web server processes sharing the port (scripts/serve.ts, node:cluster); 0: one per core. Each
+   * is a whole server (its own Next.js, pools and LISTEN connection); `npm run dev` runs one.
+   */
+  WEB_PROCESSES: intFrom(0, 0, 64),
   /** Live API tokens (neither revoked nor expired) one user may have, in all tenants together. */
   QUOTA_TOKENS_PER_USER: intFrom(50, 1, 100_000),
   /** Unfinished jobs (scheduled, queued, running, retrying) one user may have; a tenant's own value wins. */

@@ -9,13 +9,16 @@
  * the app as `x-conveyor-client-address` (lib/http/client.ts), which no client
  * can set. `X-Forwarded-Host` and `-Proto` are replaced the same way: what a
  * trusted proxy said, else the connection's own (Auth.js and the CSRF check read them).
- * It listens on HOST (127.0.0.1 unless told otherwise).
+ * It listens on HOST (127.0.0.1 unless told otherwise), in WEB_PROCESSES processes sharing the
+ * port (node:cluster; one per core unless told otherwise: runPrimary below).
  *   node --import tsx scripts/serve.ts [--dev]
  * In the container image it runs bundled (`web/serve.js`) inside Next's
  * standalone output, beside the traced server files (see Dockerfile).
  */
+import cluster from "node:cluster";
 import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { availableParallelism } from "node:os";
 import path from "node:path";
 import next from "next";
 import { env } from "@/lib/env";
@@ -97,7 +100,56 @@ async function main(): Promise<void> {
   followParent(stop);
 }
 
-main().catch((err: Error) => {
-  logger.fatal({ err }, `[web] fatal: ${err.message}`);
-  process.exit(1);
-});
+/**
+ * Several server processes on the one port (node:cluster): WEB_PROCESSES of them (0: one per core;
+ * one under --dev, whose compiler is one process's). This process then only starts them and keeps
+ * them: the connections are handed out in turn, so one stalled or busy process is not the whole
+ * product. What they must agree on is in Postgres (the rate limits, the event streams' caps: docs/
+ * ARCHITECTURE.md, "Several hosts"); what each remembers (refusals, a user's turns) is its own, and
+ * a refusal it answers from memory is at most REFUSAL_MEMORY_MS stale. A process that dies after it
+ * listened is replaced; one that dies before, while the others are still starting, stops them all
+ * (a server that cannot start is a fault to report, not to retry). Stopping (SIGTERM, SIGINT, npm
+ * start's supervisor gone) stops each process as one server stops, then this one.
+ */
+function runPrimary(count: number): void {
+  let stopping = false;
+  const listening = new Set<number>();
+  const fork = () => {
+    const worker = cluster.fork();
+    worker.on("listening", () => listening.add(worker.id));
+    worker.on("exit", (code, signal) => {
+      const wasUp = listening.delete(worker.id);
+      if (stopping) {
+        if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+        return;
+      }
+      if (!wasUp) {
+        logger.fatal(`[web] a server process exited while starting (${signal ?? code}); stopping`);
+        stop(1);
+        return;
+      }
+      logger.error(`[web] a server process exited (${signal ?? code}); starting another`);
+      fork();
+    });
+  };
+  const stop = (code = 0) => {
+    if (stopping) return;
+    stopping = true;
+    const workers = Object.values(cluster.workers ?? {});
+    if (workers.length === 0) process.exit(code);
+    for (const w of workers) w?.process.kill("SIGTERM");
+    setTimeout(() => process.exit(code), 6_000).unref();
+  };
+  for (let i = 0; i < count; i++) fork();
+  process.on("SIGTERM", () => stop());
+  process.on("SIGINT", () => stop());
+  followParent(() => stop());
+}
+
+const processes = dev ? 1 : env().WEB_PROCESSES || availableParallelism();
+if (processes > 1 && cluster.isPrimary) runPrimary(processes);
+else
+  main().catch((err: Error) => {
+    logger.fatal({ err }, `[web] fatal: ${err.message}`);
+    process.exit(1);
+  });
