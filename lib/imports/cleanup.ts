@@ -3,11 +3,14 @@
  * its staging table (whenever it ended: a replay loads again), and once it
  * succeeded or was cancelled — or failed more than a day ago, the time left
  * to replay it — its stage files and its upload. Its errors file stays until
- * it expires like an export's file.
+ * it expires like an export's file. And a parse stage that failed for good or
+ * was cancelled mid-file leaves, in its checkpoint, the staged clean file and
+ * its pieces' bad-row objects, which no later run continues: those go too.
  */
 import { inTransaction, pool } from "../db";
 import { withMaintenanceLock } from "../maintenance";
 import { storage } from "../storage";
+import { segmentStateSchema } from "../storage/driver";
 import { removeUpload } from "../uploads/service";
 import { logger } from "../log";
 
@@ -25,7 +28,9 @@ type Ended = {
   finished_at: Date | null;
 };
 
-export async function cleanupImports(limit = 50): Promise<{ ran: boolean; staging: number; imports: number }> {
+export async function cleanupImports(
+  limit = 50,
+): Promise<{ ran: boolean; staging: number; imports: number; parses: number }> {
   const run = await withMaintenanceLock(
     IMPORT_CLEANUP_LOCK,
     (tx) =>
@@ -39,7 +44,7 @@ export async function cleanupImports(limit = 50): Promise<{ ran: boolean; stagin
              OR j.finished_at < now() - make_interval(secs => ${KEEP_FAILED_MS / 1000}::float8))
       ORDER BY i.created_at LIMIT ${limit}`,
   );
-  if (!run.ran) return { ran: false, staging: 0, imports: 0 };
+  if (!run.ran) return { ran: false, staging: 0, imports: 0, parses: 0 };
   let staging = 0;
   let imports = 0;
   for (const i of run.value) {
@@ -72,5 +77,39 @@ export async function cleanupImports(limit = 50): Promise<{ ran: boolean; stagin
     await pool().query("UPDATE imports SET cleaned_at = now() WHERE id = $1", [i.id]);
     imports++;
   }
-  return { ran: true, staging, imports };
+  return { ran: true, staging, imports, parses: await sweepParseStaging(limit) };
+}
+
+/**
+ * Parse stages that ended without their output (failed for good, cancelled) while their clean
+ * file was staged: the staging file (or S3 multipart upload) and the bad-row objects their
+ * checkpoint names are thrown away — a replay parses afresh in a new stage job — and leave the
+ * checkpoint. Returns how many.
+ */
+export async function sweepParseStaging(limit = 50): Promise<number> {
+  const { rows } = await pool().query<{ id: string; clean: unknown; pieces: unknown }>(
+    `SELECT id, checkpoint -> 'clean' AS clean, checkpoint -> 'errorPieces' AS pieces FROM jobs
+     WHERE type = 'import_parse' AND status IN ('failed', 'cancelled')
+       AND checkpoint ->> 'phase' = 'parse' AND checkpoint ? 'clean'
+     ORDER BY finished_at LIMIT $1`,
+    [limit],
+  );
+  let swept = 0;
+  for (const row of rows) {
+    try {
+      const clean = segmentStateSchema.safeParse(row.clean);
+      if (clean.success) await storage().discardSegments(clean.data);
+      for (const key of Array.isArray(row.pieces) ? row.pieces : []) {
+        if (typeof key === "string") await storage().delete(key);
+      }
+      await pool().query("UPDATE jobs SET checkpoint = checkpoint - 'clean' - 'errorPieces' WHERE id = $1", [row.id]);
+      swept++;
+    } catch (err) {
+      logger.error(
+        { err, jobId: row.id },
+        `[imports] could not discard the staged parse of ${row.id}: ${(err as Error).message}`,
+      );
+    }
+  }
+  return swept;
 }

@@ -449,7 +449,7 @@ describe("imports", () => {
     );
     assert.ok(kept.rows.length >= 2);
     for (const k of kept.rows) assert.deepEqual([k.staging_table, k.cleaned_at], [null, null]);
-    assert.deepEqual(await cleanupImports(), { ran: true, staging: 0, imports: 0 });
+    assert.deepEqual(await cleanupImports(), { ran: true, staging: 0, imports: 0, parses: 0 });
   });
 
   test("a long statement stops at once when the attempt's signal fires (the commit's cancel)", async () => {

@@ -1,14 +1,19 @@
 /**
- * The staged segments of an export file that will never be finished leave storage: an export
- * cancelled while its file was half written (its checkpoint naming the staging file) has that
- * file removed by the export cleanup, and `file` dropped from its checkpoint; an export still
- * open keeps its staged bytes for its next attempt.
+ * The staged segments of a file that will never be finished leave storage: an export cancelled
+ * while its file was half written (its checkpoint naming the staging file) has that file removed
+ * by the export cleanup, and `file` dropped from its checkpoint; an export still open keeps its
+ * staged bytes for its next attempt. Likewise an import's parse stage: its staged clean file and
+ * its pieces' bad-row objects, by the imports cleanup.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Readable } from "node:stream";
 import { pool } from "@/lib/db";
+import { randomUUID } from "node:crypto";
 import { cleanupExpiredExports } from "@/lib/exports/links";
+import { cleanupImports } from "@/lib/imports/cleanup";
+import { PARSE_CHECKPOINT_VERSION } from "@/lib/imports/parse";
+import { enqueueJob } from "@/lib/jobs/enqueue";
 import { SEGMENTS_VERSION } from "@/lib/exports/segments";
 import { requestExport } from "@/lib/exports/service";
 import { cancelJob } from "@/lib/jobs/actions";
@@ -59,4 +64,48 @@ test("a cancelled export's staged file leaves storage at the next cleanup; an op
   assert.ok(await storage().open(open.stagingKey), "the open export's staged bytes stay for its next attempt");
   assert.ok(cp.get(open.id)!.file, "and its checkpoint still names them");
   assert.equal((await cleanupExpiredExports()).staged, 0, "nothing twice");
+});
+
+test("a cancelled parse stage's staged clean file and bad-row pieces leave storage at the imports cleanup", async () => {
+  const importId = randomUUID();
+  const { job } = await enqueueJob({
+    tenantId: fx.p.acmeId,
+    type: "import_parse",
+    input: { importId, jobId: randomUUID(), request: { uploadId: "u-1", dataset: "events" } },
+    createdById: fx.p.ada.userId,
+  });
+  const run = `${fx.p.acmeId}/imports/${importId}/parse/${job.id}/1`;
+  const clean = await storage().segmented(`${run}/clean.tsv`);
+  await clean.append(Readable.from([Buffer.from("a\tb\n")]), []);
+  const piece = `${run}/errors.1.csv`;
+  await storage().write(piece, Readable.from([Buffer.from("2,type,bad,x\n")]), []);
+  const checkpoint = {
+    phase: "parse",
+    version: PARSE_CHECKPOINT_VERSION,
+    uploadId: "u-1",
+    at: { offset: 10, line: 2, newline: "\n" },
+    pieces: 1,
+    rowsRead: 1,
+    good: 1,
+    rejected: 1,
+    shown: [],
+    clean: clean.state(),
+    errorPieces: [piece],
+  };
+  await pool().query("UPDATE jobs SET checkpoint = $2 WHERE id = $1", [job.id, JSON.stringify(checkpoint)]);
+  await cancelJob(fx.p.ada, job.id);
+
+  const r = await cleanupImports();
+  assert.equal(r.parses, 1, "one staged parse swept");
+  assert.equal(await storage().open(clean.state().key), null, "the staged clean file is gone");
+  assert.equal(await storage().open(piece), null, "the bad-row piece is gone");
+  const { rows } = await pool().query<{ checkpoint: Record<string, unknown> }>(
+    "SELECT checkpoint FROM jobs WHERE id = $1",
+    [job.id],
+  );
+  assert.deepEqual(
+    [rows[0]!.checkpoint.clean, rows[0]!.checkpoint.errorPieces, rows[0]!.checkpoint.rowsRead],
+    [undefined, undefined, 1],
+  );
+  assert.equal((await cleanupImports()).parses, 0, "nothing twice");
 });
