@@ -14,13 +14,14 @@ import {
   type JobAction,
   type StuckJobDto,
 } from "@/lib/client/api";
-import { jobTitle } from "@/lib/client/kinds/lookup";
+import { attemptsText, jobTitle } from "@/lib/client/kinds/lookup";
 import { useConfirm } from "./ui/confirm-dialog";
 import { Time } from "./ui/time";
 import { TableBox, theadClass } from "./ui/table";
 import { LoadMore } from "./ui/load-more";
 import { Alert } from "./ui/alert";
 import { Button } from "./ui/button";
+import { shortId } from "@/lib/ids";
 
 const card = "rounded-lg border border-slate-200 bg-white shadow-sm";
 const th = "px-4 py-2 font-medium";
@@ -193,9 +194,11 @@ export function StuckJobsPanel({ isAdmin }: { isAdmin: boolean }) {
                       <Link href={`/jobs/${j.id}`} className="text-indigo-700 underline">
                         {jobTitle(j)}
                       </Link>
-                      <span className="font-mono text-xs text-slate-500">{j.id.slice(0, 8)}</span>
+                      <span className="font-mono text-xs text-slate-500" title={j.id} data-testid="stuck-job-id">
+                        {shortId(j.id)}
+                      </span>
                       <span className="text-xs text-slate-500">
-                        {j.status} · attempt {j.attempts}/{j.maxAttempts} · since <Time iso={j.since} />
+                        {j.status} · attempt {attemptsText(j)} · since <Time iso={j.since} />
                       </span>
                       {g.kind === "retrying_repeatedly" && (
                         <span className="w-full text-xs text-slate-600">{j.detail}</span>

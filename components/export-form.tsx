@@ -12,7 +12,7 @@ import {
   type ExportForm as ExportBody,
   type JobDto,
 } from "@/lib/client/api";
-import { localDay, localMidnight, localZone } from "@/lib/client/format";
+import { localDay, localMidnight, browserZone } from "@/lib/client/format";
 import { Alert } from "./ui/alert";
 import { Button } from "./ui/button";
 import { fieldClass as field, Select } from "./ui/select";
@@ -278,7 +278,7 @@ export function ExportForm({ again }: { again?: string }) {
 /** The browser's zone, once hydrated (the server would name its own). */
 function ZoneName() {
   const [zone, setZone] = useState<string | null>(null);
-  useEffect(() => setZone(localZone()), []);
+  useEffect(() => setZone(browserZone()), []);
   return zone ? <> ({zone})</> : null;
 }
 

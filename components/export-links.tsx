@@ -16,6 +16,7 @@ import { Button } from "./ui/button";
 import { useConfirm } from "./ui/confirm-dialog";
 import { CopyButton } from "./ui/copy-button";
 import { Time } from "./ui/time";
+import { shortId } from "@/lib/ids";
 
 /** Share an export's file by a short-lived link, revoke links, or delete the export early. */
 export function ExportLinks({ jobId }: { jobId: string }) {
@@ -90,7 +91,9 @@ export function ExportLinks({ jobId }: { jobId: string }) {
             const state = l.revokedAt ? "revoked" : new Date(l.expiresAt) <= new Date() ? "expired" : "active";
             return (
               <li key={l.id} data-testid="export-link" className="flex flex-wrap items-center gap-3">
-                <span className="font-mono text-xs text-slate-500">{l.id.slice(0, 8)}</span>
+                <span className="font-mono text-xs text-slate-500" title={l.id}>
+                  {shortId(l.id)}
+                </span>
                 <span data-testid="link-state">{state}</span>
                 <span className="text-slate-500">
                   {state === "active" && (

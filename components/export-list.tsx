@@ -3,7 +3,8 @@
 import { useInfiniteQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { fetchJobs, jobKeys, type JobDto } from "@/lib/client/api";
-import { formatBytes, formatCount, isHeld } from "@/lib/client/format";
+import { formatBytes, formatCount, formatWindowEdge, isHeld, zoneLabel } from "@/lib/client/format";
+import { useDisplayZone } from "@/lib/client/time-zone";
 import { useTenantJobEvents } from "@/lib/client/live";
 import { JobActions } from "./job-actions";
 import { JobProgress } from "./job-progress";
@@ -26,15 +27,18 @@ function describe(job: JobDto): string {
   return `${input.dataset ?? "?"} · ${input.format ?? "csv"}${input.compression === "gzip" ? ".gz" : ""}`;
 }
 
-/** An instant of a filter as the form gave it: a day (UTC midnight) as the date alone. */
-function day(iso: string): string {
-  return iso.endsWith("T00:00:00.000Z") ? iso.slice(0, 10) : `${iso.slice(0, 16).replace("T", " ")} UTC`;
-}
-
-function windowText(job: JobDto): string | null {
+/**
+ * An export's window in the reader's zone, the zone named once: "from 1 Jun 2026 until 1 Jul 2026
+ * (UTC-7)" for days picked in Los Angeles; an edge that is not that zone's midnight with its time.
+ */
+function windowText(job: JobDto, zone: string): string | null {
   const f = (job.input as ExportInput).filter;
   if (!f?.from && !f?.to) return null;
-  return [f.from ? `from ${day(f.from)}` : null, f.to ? `until ${day(f.to)}` : null].filter(Boolean).join(" ");
+  const edges = [
+    f.from ? `from ${formatWindowEdge(f.from, zone)}` : null,
+    f.to ? `until ${formatWindowEdge(f.to, zone)}` : null,
+  ];
+  return `${edges.filter(Boolean).join(" ")} (${zoneLabel(zone, f.from ?? f.to)})`;
 }
 
 /** How many days its file was to be kept: its expiry less when the export finished, when that is whole days. */
@@ -84,6 +88,7 @@ export function ExportList() {
     refetchInterval: (q) => (q.state.data?.pages.some((p) => p.jobs.some(isHeld)) ? 5_000 : false),
   });
   useTenantJobEvents();
+  const zone = useDisplayZone();
 
   if (query.isPending) return <p className="text-sm text-slate-500">Loading exports…</p>;
   if (query.isError) return <Alert tone="error">Could not load exports: {query.error.message}</Alert>;
@@ -112,7 +117,7 @@ export function ExportList() {
           <ul aria-label="Exports, newest first">
             {jobs.map((job) => {
               const file = job.result?.files[0];
-              const range = windowText(job);
+              const range = zone ? windowText(job, zone) : null;
               return (
                 <li
                   key={job.id}

@@ -7,6 +7,7 @@ import { currentStage, fetchImports, importKeys, importName, type ImportDto } fr
 import { useJobEventsWhere } from "@/lib/client/live";
 import { isTerminal } from "@/lib/jobs/dto";
 import { Alert } from "./ui/alert";
+import { PauseBadge } from "./pause-notice";
 import { PriorityBadge } from "./ui/priority-badge";
 import { StatusBadge } from "./ui/status-badge";
 import { TableBox, td, th, theadClass } from "./ui/table";
@@ -105,7 +106,13 @@ export function ImportList({ selected }: { selected?: string }) {
                     {imp.fileName ? <span className="block text-xs text-slate-600">{imp.fileName}</span> : null}
                   </td>
                   <td className={`${td} whitespace-nowrap`}>
-                    <StatusBadge status={imp.job.status} /> <PriorityBadge priority={imp.job.priority} />
+                    <StatusBadge status={imp.job.status} /> <PriorityBadge priority={imp.job.priority} />{" "}
+                    <PauseBadge pause={imp.job.pause} type={imp.job.type} />
+                    {imp.job.pause && (
+                      <span className="block text-xs text-amber-800" data-testid="import-held">
+                        held by a pause: starts when it is resumed
+                      </span>
+                    )}
                     {!isTerminal(imp.job.status) && (
                       <span className="block text-xs text-slate-600">
                         stage {at.index} of {at.of}: {at.stage.name}

@@ -20,6 +20,7 @@ import { ProgressBar } from "./ui/progress-bar";
 import { StatusBadge } from "./ui/status-badge";
 import { Time } from "./ui/time";
 import { BadRows, CancelImport, Counts } from "./import-outcome";
+import { FailureText } from "./failure-notice";
 
 /** What each stage does, in a line. */
 const STAGE_HELP: Record<string, string> = {
@@ -140,8 +141,7 @@ export function ImportTimeline({ id }: { id: string }) {
 
       {job.status === "failed" && job.error && (
         <Alert tone="error" title="The import failed" testId="import-outcome">
-          <p className="break-words">{job.error.message}</p>
-          <p className="mt-1">Nothing was written to the table.</p>
+          <FailureText error={job.error} final canOperate={false} extra="Nothing was written to the table." />
         </Alert>
       )}
       {job.status === "cancelled" && (

@@ -5,10 +5,11 @@
  * pause and resume) and its field errors.
  */
 import { useEffect, useState } from "react";
-import { formatBytes, formatDuration, formatTime } from "@/lib/client/format";
+import { formatBytes, formatDuration } from "@/lib/client/format";
 import { type UploadState } from "@/lib/client/uploads";
 import { Alert } from "./ui/alert";
 import { ProgressBar } from "./ui/progress-bar";
+import { Time } from "./ui/time";
 
 export function FieldError({
   error,
@@ -81,7 +82,7 @@ export function UploadPanel({ state, imported }: { state: UploadState; imported:
         {state.phase !== "failed" && state.resumed && (
           <p className="text-xs text-slate-600" data-testid="upload-resumed">
             {state.phase === "done" ? "Resumed" : "Resuming"} the upload of this file started{" "}
-            {formatTime(state.resumed.startedAt)}
+            <Time iso={state.resumed.startedAt} mode="absolute" />
             {state.resumed.offset !== null && `: the server had ${formatBytes(state.resumed.offset)}`}.
           </p>
         )}

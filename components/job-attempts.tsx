@@ -2,7 +2,9 @@
 
 import { useQuery } from "@tanstack/react-query";
 import { fetchJobHistory, historyKeys, type JobDto } from "@/lib/client/api";
-import { formatDuration, formatTime } from "@/lib/client/format";
+import { formatDuration, formatTime, zoneLabel } from "@/lib/client/format";
+import { failureWords } from "@/lib/client/failures";
+import { useDisplayZone } from "@/lib/client/time-zone";
 import { TableBox, td, th, theadClass } from "./ui/table";
 import { Time } from "./ui/time";
 
@@ -21,10 +23,14 @@ function outcomeText(outcome: string, later: boolean, noun: string): string {
 export function JobAttempts({
   job,
   noun = "parts",
+  canOperate = false,
 }: {
   job: Pick<JobDto, "id" | "status" | "attempts" | "startedAt" | "finishedAt">;
   noun?: string;
+  /** Operators read an attempt's error as the worker wrote it; members its plain sentence first. */
+  canOperate?: boolean;
 }) {
+  const zone = useDisplayZone();
   const moved = [job.status, job.attempts, job.startedAt, job.finishedAt];
   const { data } = useQuery({
     queryKey: [...historyKeys.detail(job.id), ...moved],
@@ -57,7 +63,9 @@ export function JobAttempts({
                 {a.resume > 0 && <span className="text-xs text-slate-500"> resumed</span>}
               </td>
               <td className={td}>{outcomeText(a.outcome, i < data.attempts.length - 1, noun)}</td>
-              <td className={`${td} min-w-40 font-mono text-xs break-all`}>{a.workerId ?? "—"}</td>
+              <td className={`${td} min-w-40 font-mono text-xs break-all`}>
+                {a.workerId ?? <span title="Shown to operators">—</span>}
+              </td>
               <td className={td}>
                 <Time iso={a.startedAt} />
               </td>
@@ -65,10 +73,26 @@ export function JobAttempts({
               <td className={`${td} min-w-64`}>
                 {a.error && (
                   <details>
-                    <summary className="cursor-pointer text-red-700" data-testid="attempt-error">
-                      <span className="font-medium">{a.error.class ?? "error"}</span>: {a.error.message}
+                    {/* A cancel somebody asked for is no error: it reads in the page's own colour. */}
+                    <summary
+                      className={`cursor-pointer ${a.error.class === "cancelled" ? "text-slate-700" : "text-red-700"}`}
+                      data-testid="attempt-error"
+                    >
+                      {canOperate || a.error.class === "cancelled" ? (
+                        <>
+                          <span className="font-medium">{a.error.class ?? "error"}</span>: {a.error.message}
+                        </>
+                      ) : (
+                        // A member reads what happened in plain words; the cause opens below.
+                        failureWords(a.error.class, false).summary
+                      )}
                       {a.error.stack ? <span className="text-xs text-slate-500"> (stack trace)</span> : null}
                     </summary>
+                    {!canOperate && a.error.class !== "cancelled" && (
+                      <p className="mt-1 text-xs text-slate-600">
+                        {a.error.class ?? "error"}: {a.error.message}
+                      </p>
+                    )}
                     {a.error.stack && (
                       <pre className="mt-1 max-w-xl overflow-x-auto text-xs whitespace-pre-wrap text-slate-600">
                         {a.error.stack}
@@ -81,9 +105,12 @@ export function JobAttempts({
           ))}
         </tbody>
       </TableBox>
-      <p className="mt-3 text-xs text-slate-500" title={`Times in ${Intl.DateTimeFormat().resolvedOptions().timeZone}`}>
-        Timeline: {data.transitions.map((t) => `${t.to} ${formatTime(t.at).split(", ")[1] ?? ""}`).join(" → ")}
-      </p>
+      {zone && data.transitions.length > 0 && (
+        <p className="mt-3 text-xs text-slate-500" data-testid="attempts-timeline">
+          Timeline ({zoneLabel(zone, data.transitions[0]!.at)}):{" "}
+          {data.transitions.map((t) => `${t.to} ${formatTime(t.at, zone, "clock")}`).join(" → ")}
+        </p>
+      )}
     </section>
   );
 }

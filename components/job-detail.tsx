@@ -3,8 +3,8 @@
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { fetchJob, jobKeys, type JobDto } from "@/lib/client/api";
-import { cancelText, formatBytes, formatCount, formatTime, isHeld, progressText } from "@/lib/client/format";
-import { childNoun, jobTitle, kindOf } from "@/lib/client/kinds/lookup";
+import { cancelText, formatBytes, formatCount, isHeld, progressText } from "@/lib/client/format";
+import { attemptsText, childNoun, jobTitle, kindOf } from "@/lib/client/kinds/lookup";
 import type { JobFileDto, JobRelations } from "@/lib/jobs/dto";
 import { useJobEvents } from "@/lib/client/live";
 import { isTerminal } from "@/lib/jobs/dto";
@@ -18,6 +18,7 @@ import { Alert } from "./ui/alert";
 import { PriorityBadge } from "./ui/priority-badge";
 import { StatusBadge } from "./ui/status-badge";
 import { Time } from "./ui/time";
+import { FailureText } from "./failure-notice";
 import { PauseBadge, PauseNotice } from "./pause-notice";
 
 function Row({ label, children }: { label: string; children: React.ReactNode }) {
@@ -109,7 +110,7 @@ export function JobDetail({
         </h1>
         <StatusBadge status={job.status} />
         <PriorityBadge priority={job.priority} />
-        <PauseBadge pause={job.pause} />
+        <PauseBadge pause={job.pause} type={job.type} />
         <div className="flex w-full flex-wrap items-center gap-3 sm:ml-auto sm:w-auto">
           {entry?.links?.(job).map((l) => (
             <Link
@@ -135,7 +136,7 @@ export function JobDetail({
                 : "Requested by a deleted user or the system"}{" "}
         · <Time iso={job.createdAt} /> · <span data-testid="job-priority-text">{job.priority} priority</span>
       </p>
-      <PauseNotice pause={job.pause} canOperate={canOperate} />
+      <PauseNotice pause={job.pause} canOperate={canOperate} type={job.type} />
       <section aria-label="Progress" className="rounded-lg border border-slate-200 bg-white p-5 shadow-sm">
         <JobProgress job={job} label="Job progress" />
         {progressText(job, childNoun(job.type)) && (
@@ -177,10 +178,10 @@ export function JobDetail({
       ) : job.error ? (
         <Alert
           tone={job.status === "failed" ? "error" : "warning"}
-          title={`${job.status === "failed" ? "Failed" : "The last attempt failed"}${job.error.class ? ` (${job.error.class})` : ""}`}
+          title={job.status === "failed" ? "Failed" : "The last attempt failed"}
           testId="job-outcome"
         >
-          <pre className="mt-1 text-sm whitespace-pre-wrap">{job.error.message}</pre>
+          <FailureText error={job.error} final={job.status === "failed"} canOperate={canOperate} />
         </Alert>
       ) : null}
       {job.result && job.result.files.length > 0 && (
@@ -245,7 +246,7 @@ export function JobDetail({
         </section>
       )}
       {entry?.children && <JobParts jobId={job.id} type={job.type} status={job.status} />}
-      <JobAttempts job={job} noun={childNoun(job.type)} />
+      <JobAttempts job={job} noun={childNoun(job.type)} canOperate={canOperate} />
       {canOperate && (
         <JobOpsPanel jobId={job.id} status={job.status} attempts={job.attempts} replayOfId={job.replayOfId} />
       )}
@@ -281,18 +282,16 @@ export function JobDetail({
             </Row>
           )}
           <Row label="Queue">{job.queue}</Row>
-          <Row label="Attempts">
-            {job.attempts} of {job.maxAttempts}
-          </Row>
+          <Row label="Attempts">{attemptsText(job)}</Row>
           {job.scheduleId && (
             <Row label="Schedule">
               <Link href={`/schedules/${job.scheduleId}`} className="text-indigo-700 underline">
-                The run for {formatTime(job.scheduledFor)}
+                The run for <Time iso={job.scheduledFor} mode="absolute" />
               </Link>
             </Row>
           )}
           <Row label="Requested">
-            <Time iso={job.createdAt} mode="absolute" />
+            <Time iso={job.createdAt} mode="absolute" testId="job-requested-at" />
           </Row>
           {job.status === "scheduled" && (
             <Row label="Starts at">

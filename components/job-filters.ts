@@ -60,10 +60,15 @@ export function draftOf(f: OpsJobFilters): Draft {
 }
 
 /** Filters only a link sets (from the dead-letters page, say), shown as removable chips. */
-export const CHIPS: { key: keyof OpsJobFilters; label: (v: string) => string; shown?: (v: string) => boolean }[] = [
+export const CHIPS: {
+  key: keyof OpsJobFilters;
+  /** `zone`: the reader's (useDisplayZone), null before hydration. */
+  label: (v: string, zone: string | null) => string;
+  shown?: (v: string) => boolean;
+}[] = [
   { key: "errorClass", label: (v) => `Error class: ${v}` },
   { key: "fingerprint", label: (v) => `Fingerprint: ${v}` },
   { key: "dead", label: () => "Dead letters only (not replayed or discarded)", shown: (v) => v === "1" },
-  { key: "from", label: (v) => `Created from ${formatTime(v)}`, shown: (v) => !DATE.test(v) },
-  { key: "to", label: (v) => `Created before ${formatTime(v)}`, shown: (v) => !DATE.test(v) },
+  { key: "from", label: (v, zone) => `Created from ${zone ? formatTime(v, zone) : v}`, shown: (v) => !DATE.test(v) },
+  { key: "to", label: (v, zone) => `Created before ${zone ? formatTime(v, zone) : v}`, shown: (v) => !DATE.test(v) },
 ];

@@ -2,17 +2,10 @@
 
 import { useEffect, useState } from "react";
 import type { JobDto } from "@/lib/client/api";
-import {
-  formatCount,
-  formatDuration,
-  formatTime,
-  percentDone,
-  rateAndEta,
-  retryLines,
-  waitingText,
-} from "@/lib/client/format";
+import { formatCount, formatDuration, percentDone, rateAndEta, retryLines, waitingText } from "@/lib/client/format";
 import { childNoun } from "@/lib/client/kinds/lookup";
 import { ProgressBar } from "./ui/progress-bar";
+import { useFormatTime } from "./ui/time";
 
 /**
  * Progress bar with percent, rows, rate and ETA (the rate over the last 30 s,
@@ -24,6 +17,7 @@ import { ProgressBar } from "./ui/progress-bar";
  */
 export function JobProgress({ job, label }: { job: JobDto; label: string }) {
   const [now, setNow] = useState(() => Date.now());
+  const formatAt = useFormatTime();
   const active = job.status === "running" || job.status === "queued" || job.status === "retrying";
   useEffect(() => {
     if (!active) return;
@@ -55,7 +49,7 @@ export function JobProgress({ job, label }: { job: JobDto; label: string }) {
   } else if (job.status === "queued" || job.status === "retrying") {
     text = waitingText(job, now);
   } else if (job.status === "scheduled") {
-    text = `Scheduled for ${formatTime(job.runAt)}`;
+    text = `Scheduled for ${formatAt(job.runAt)}`;
   } else {
     text = job.status;
   }

@@ -7,12 +7,13 @@
 import Link from "next/link";
 import type { JobDto } from "@/lib/client/api";
 import { formatDuration } from "@/lib/client/format";
-import { kindOf } from "@/lib/client/kinds/lookup";
+import { attemptsText, kindOf } from "@/lib/client/kinds/lookup";
 import { CopyButton } from "./ui/copy-button";
 import { PriorityBadge } from "./ui/priority-badge";
 import { StatusBadge } from "./ui/status-badge";
 import { td } from "./ui/table";
 import { Time } from "./ui/time";
+import { shortId } from "@/lib/ids";
 
 /** "events · csv.gz": what a job reads and writes, as its kind says; null when it says nothing. */
 export function datasetOf(job: Pick<JobDto, "type" | "input">): string | null {
@@ -72,7 +73,7 @@ export function JobRow({
           data-testid="ops-job-id"
           className="font-mono text-xs text-indigo-700 underline"
         >
-          …{j.id.slice(-8)}
+          {shortId(j.id)}
         </Link>{" "}
         <CopyButton text={j.id} label="Copy id" className="ml-1 px-1.5 py-0 text-xs" />
       </td>
@@ -103,9 +104,7 @@ export function JobRow({
       <td className={`${td} whitespace-nowrap`} data-testid="ops-job-duration">
         {duration ?? "—"}
       </td>
-      <td className={td}>
-        {j.attempts}/{j.maxAttempts}
-      </td>
+      <td className={td}>{attemptsText(j)}</td>
       <td className={`${td} max-w-sm truncate text-xs text-slate-600`} title={j.error?.message ?? ""}>
         {j.error?.message ?? ""}
       </td>

@@ -13,7 +13,8 @@ import {
   type JobAction,
   type OpsJobFilters,
 } from "@/lib/client/api";
-import { formatCount, localZone } from "@/lib/client/format";
+import { formatCount, browserZone } from "@/lib/client/format";
+import { useDisplayZone } from "@/lib/client/time-zone";
 import { Alert } from "./ui/alert";
 import { JobFilterForm, type Draft } from "./job-filter-form";
 import { JobRow } from "./jobs-explorer-row";
@@ -62,7 +63,9 @@ export function JobsExplorer({ isAdmin, types }: { isAdmin: boolean; types: stri
   const { confirm, dialog } = useConfirm();
   const now = useNow();
   // The browser's zone, once hydrated (the server's would be another one).
-  const zone = useSyncExternalStore(noSubscription, localZone, () => null);
+  const zone = useSyncExternalStore(noSubscription, browserZone, () => null);
+  // The zone times are drawn in (the browser's, or UTC by the footer's switch).
+  const shownZone = useDisplayZone();
 
   const urlFilters = filtersFromSearch(params);
   const filters = apiFilters(urlFilters);
@@ -220,7 +223,7 @@ export function JobsExplorer({ isAdmin, types }: { isAdmin: boolean; types: stri
     });
   const chips = CHIPS.flatMap(({ key, label, shown }) => {
     const v = urlFilters[key];
-    return v && (!shown || shown(v)) ? [{ key, text: label(v) }] : [];
+    return v && (!shown || shown(v)) ? [{ key, text: label(v, shownZone) }] : [];
   });
   const zoneHint = `Dates in ${zone ?? "your time zone"}: from the start of 'From' to the end of 'To'.`;
 

@@ -17,10 +17,11 @@ import {
 } from "recharts";
 import { consoleKeys, fetchOverview, fetchPauses, type PauseDto, type SeriesPoint } from "@/lib/client/api";
 import { formatCount, formatDuration, formatTime } from "@/lib/client/format";
+import { useDisplayZone } from "@/lib/client/time-zone";
 import { statusColor } from "@/lib/client/status";
 import { StatusBadge } from "./ui/status-badge";
 import { TableBox, th as tableTh, theadClass } from "./ui/table";
-import { Time } from "./ui/time";
+import { Time, useFormatTime } from "./ui/time";
 import { Alert } from "./ui/alert";
 import { Button } from "./ui/button";
 import { QueueSelect } from "./ui/select";
@@ -100,9 +101,10 @@ function SeriesTable({ data }: { data: (SeriesPoint & { label: string })[] }) {
 
 function Charts({ points, range }: { points: SeriesPoint[]; range: "hour" | "day" }) {
   const [asTable, setAsTable] = useState(false);
+  const zone = useDisplayZone();
   const data = points.map((p) => ({
     ...p,
-    label: new Date(p.at).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }),
+    label: zone ? formatTime(p.at, zone, "clock", { seconds: false }) : "",
   }));
   const total = points.reduce((a, p) => a + p.succeeded + p.failed, 0);
   const failed = points.reduce((a, p) => a + p.failed, 0);
@@ -174,6 +176,7 @@ function Charts({ points, range }: { points: SeriesPoint[]; range: "hour" | "day
 }
 
 export function OverviewPanel({ isAdmin }: { isAdmin: boolean }) {
+  const formatAt = useFormatTime();
   const [filters, setFilters] = useState<Record<string, string>>({});
   const [range, setRange] = useState<"hour" | "day">("hour");
   const overview = useQuery({
@@ -233,7 +236,7 @@ export function OverviewPanel({ isAdmin }: { isAdmin: boolean }) {
         <>
           <p className="text-xs text-slate-500" data-testid="overview-as-of">
             {overview.data.countsAt
-              ? `Counts as of ${formatTime(overview.data.countsAt)}; refreshed by the workers every few seconds.`
+              ? `Counts as of ${formatAt(overview.data.countsAt)}; refreshed by the workers every few seconds.`
               : "No statistics yet: they appear once a worker has run its first rollup."}
           </p>
           <div className="grid grid-cols-2 gap-3 md:grid-cols-4 lg:grid-cols-8">

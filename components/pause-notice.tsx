@@ -3,18 +3,22 @@
 import Link from "next/link";
 import type { JobDto } from "@/lib/client/api";
 import { pauseText } from "@/lib/client/format";
+import { childNoun } from "@/lib/client/kinds/lookup";
 import { StatusBadge } from "./ui/status-badge";
 import { Time } from "./ui/time";
 
-/** A "paused" badge for a job (or a parent whose parts are held), with the pause's reason on hover. */
-export function PauseBadge({ pause }: { pause: JobDto["pause"] }) {
+/**
+ * A "paused" badge for a job (or a parent whose children are held: "stages paused" on an
+ * import, `type` naming them through the job kinds), with the pause's reason on hover.
+ */
+export function PauseBadge({ pause, type }: { pause: JobDto["pause"]; type?: string }) {
   if (!pause) return null;
   return (
     <StatusBadge
       status="paused"
-      label={pause.via === "parts" ? "parts paused" : "paused"}
+      label={pause.via === "parts" ? `${type ? childNoun(type) : "parts"} paused` : "paused"}
       testId="pause-badge"
-      title={pauseText(pause)}
+      title={pauseText(pause, type ? childNoun(type) : "parts")}
     />
   );
 }
@@ -23,8 +27,18 @@ export function PauseBadge({ pause }: { pause: JobDto["pause"] }) {
  * What holds a job: the pause, who made it, why and since when; operators get
  * the link to the pause and its Resume (the Queues page), members are told who to ask.
  */
-export function PauseNotice({ pause, canOperate }: { pause: JobDto["pause"]; canOperate: boolean }) {
+export function PauseNotice({
+  pause,
+  canOperate,
+  type,
+}: {
+  pause: JobDto["pause"];
+  canOperate: boolean;
+  /** The held job's type: its children's name ("stages" of an import) comes from its kind. */
+  type: string;
+}) {
   if (!pause) return null;
+  const noun = childNoun(type);
   return (
     <div
       role="status"
@@ -32,7 +46,7 @@ export function PauseNotice({ pause, canOperate }: { pause: JobDto["pause"]; can
       className="rounded-lg border border-amber-300 bg-amber-50 p-4 text-sm text-amber-900"
     >
       <p className="font-semibold">
-        {pauseText(pause)}
+        {pauseText(pause, noun)}
         {pause.since ? (
           <>
             {" · since "}
@@ -42,7 +56,7 @@ export function PauseNotice({ pause, canOperate }: { pause: JobDto["pause"]; can
       </p>
       <p className="mt-1">
         {pause.via === "parts"
-          ? "The export waits for its parts; they start when the pause is resumed."
+          ? `It waits for its ${noun}; they start when the pause is resumed.`
           : "It starts when the pause is resumed."}{" "}
         {canOperate ? (
           <Link

@@ -15,7 +15,6 @@ import {
   type InviteDto,
 } from "@/lib/client/accounts";
 import { ApiError } from "@/lib/client/api";
-import { formatTime } from "@/lib/client/format";
 import { refetchAfterChange } from "@/lib/client/refresh";
 import { Alert } from "./ui/alert";
 import { Button } from "./ui/button";
@@ -24,6 +23,7 @@ import { CopyButton } from "./ui/copy-button";
 import { TenantPriorityForm } from "./tenant-priority-form";
 import { TenantRetentionForm } from "./tenant-retention-form";
 import { fieldClass, Select } from "./ui/select";
+import { Time } from "./ui/time";
 
 const card = "rounded-lg border border-slate-200 bg-white p-5 shadow-sm";
 
@@ -190,7 +190,7 @@ export function PeoplePanel({ isAdmin, ownTenant }: { isAdmin: boolean; ownTenan
         <Alert tone="success" title={`Invitation for ${created.email}`}>
           <p>
             {created.mailed ? "It was e-mailed. " : "No mail is sent from this server: send this link yourself. "}
-            It works once, until {formatTime(created.expiresAt)}.
+            It works once, until <Time iso={created.expiresAt} mode="absolute" />.
           </p>
           <code data-testid="invite-link" className="mt-2 block break-all font-mono text-xs">
             {created.link}
@@ -253,7 +253,7 @@ export function PeoplePanel({ isAdmin, ownTenant }: { isAdmin: boolean; ownTenan
               </span>
               <span data-testid="invite-state">{i.state}</span>
               <span className="text-slate-600">
-                by {i.createdBy ?? "the command line"}, {formatTime(i.createdAt)}
+                by {i.createdBy ?? "the command line"}, <Time iso={i.createdAt} mode="absolute" />
               </span>
               {i.state === "pending" && (
                 <Button

@@ -43,7 +43,11 @@ export function TenantRow({
         {t.tenant.name}
         {t.paused && <span className="ml-2 text-xs text-amber-700">paused</span>}
       </td>
-      <td className="py-1.5">{formatCount(t.waiting + t.scheduled)}</td>
+      {/* Waiting as the queue's card counts it; the ones due later (a retry's backoff, a run_at) apart, as the card's Scheduled. */}
+      <td className="py-1.5">
+        {formatCount(t.waiting)}
+        {t.scheduled > 0 && <span className="text-xs text-slate-500"> (+{formatCount(t.scheduled)} scheduled)</span>}
+      </td>
       <td className="py-1.5">
         {formatCount(t.running)}
         {t.admitted > 0 && <span className="text-xs text-slate-500"> (+{t.admitted} admitted)</span>}

@@ -6,7 +6,7 @@ import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useState, type FormEvent, type ReactNode } from "react";
 import { ApiError } from "@/lib/client/api";
-import { formatCount, formatDuration, formatTime } from "@/lib/client/format";
+import { formatCount, formatDuration } from "@/lib/client/format";
 import {
   backfillSchedule,
   deleteSchedule,
@@ -32,6 +32,7 @@ import { Button } from "./ui/button";
 import { useConfirm } from "./ui/confirm-dialog";
 import { fieldClass as field, Select } from "./ui/select";
 import { StatusBadge } from "./ui/status-badge";
+import { Time } from "./ui/time";
 
 const card = "rounded-lg border border-slate-200 bg-white p-5 shadow-sm";
 
@@ -171,7 +172,7 @@ export function ScheduleDetail({ id }: { id: string }) {
             </Row>
             {(s.startAt || s.endAt) && (
               <Row label="Between">
-                {formatTime(s.startAt)} and {formatTime(s.endAt)}
+                <Time iso={s.startAt} mode="absolute" /> and <Time iso={s.endAt} mode="absolute" />
               </Row>
             )}
             <Row label="Missed · skipped">
@@ -186,9 +187,13 @@ export function ScheduleDetail({ id }: { id: string }) {
               </Row>
             )}
             <Row label="Created">
-              {formatTime(s.createdAt)} by {s.createdBy ?? "a deleted user"}
+              <Time iso={s.createdAt} mode="absolute" /> by {s.createdBy ?? "a deleted user"}
             </Row>
-            {s.paused && <Row label="Paused since">{formatTime(s.pausedAt)}</Row>}
+            {s.paused && (
+              <Row label="Paused since">
+                <Time iso={s.pausedAt} mode="absolute" />
+              </Row>
+            )}
           </dl>
         </section>
 

@@ -1,21 +1,18 @@
 "use client";
 
-import { useSyncExternalStore } from "react";
-import { browserZone, formatInZone, sameClock } from "@/lib/client/schedules";
-
-const never = () => () => {};
+import { formatInZone, sameClock } from "@/lib/client/schedules";
+import { useBrowserZone } from "@/lib/client/time-zone";
 
 /**
- * The viewer's time zone; null while rendering on the server and hydrating
- * (the server's zone is not the reader's), so the first paint matches.
+ * The viewer's own time zone (the browser's, whatever the UTC switch says: a schedule's
+ * times are shown on its clock and the viewer's); null while rendering on the server and
+ * hydrating (the server's zone is not the reader's), so the first paint matches.
  */
-export function useViewerZone(): string | null {
-  return useSyncExternalStore(never, browserZone, () => null);
-}
+export const useViewerZone = useBrowserZone;
 
 /**
  * An instant on the schedule's clock, and on the viewer's when that shows
- * another time: "Tue, Dec 2, 02:30 CET · 01:30 UTC your time".
+ * another time: "Tue 2 Dec, 02:30 UTC+1 · 01:30 UTC your time".
  */
 export function ZonedTime({
   iso,

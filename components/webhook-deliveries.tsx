@@ -7,7 +7,7 @@
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { refetchAfterChange } from "@/lib/client/refresh";
 import { Fragment, useState } from "react";
-import { formatCount, formatTime } from "@/lib/client/format";
+import { formatCount } from "@/lib/client/format";
 import {
   DELIVERY_STATUSES,
   fetchDeliveries,
@@ -24,6 +24,7 @@ import { Alert } from "./ui/alert";
 import { Button } from "./ui/button";
 import { LoadMore } from "./ui/load-more";
 import { Select } from "./ui/select";
+import { Time } from "./ui/time";
 
 const th = "px-4 py-2";
 const td = "px-4 py-2 align-top";
@@ -130,9 +131,11 @@ export function Deliveries({ id }: { id: string }) {
                       <LastAnswer delivery={d} />
                     </td>
                     <td className={td}>
-                      {d.status === "pending" && d.nextAttemptAt ? formatTime(d.nextAttemptAt) : "—"}
+                      {d.status === "pending" && d.nextAttemptAt ? <Time iso={d.nextAttemptAt} mode="absolute" /> : "—"}
                     </td>
-                    <td className={`${td} whitespace-nowrap`}>{formatTime(d.createdAt)}</td>
+                    <td className={`${td} whitespace-nowrap`}>
+                      <Time iso={d.createdAt} mode="absolute" />
+                    </td>
                   </tr>
                   {open === d.id && (
                     <tr id={`delivery-${d.id}`} className="border-t border-slate-100 bg-slate-50/50">
@@ -238,7 +241,9 @@ function Attempt({ attempt: a }: { attempt: AttemptDto }) {
   return (
     <li data-testid="attempt" className="space-y-2 rounded border border-slate-200 bg-white p-3">
       <p className="flex flex-wrap gap-x-4 gap-y-1 text-sm">
-        <span>{formatTime(a.startedAt)}</span>
+        <span>
+          <Time iso={a.startedAt} mode="absolute" />
+        </span>
         <span>{formatCount(a.durationMs)} ms</span>
         <span data-testid="attempt-status">{a.statusCode !== null ? `HTTP ${a.statusCode}` : "no answer"}</span>
         <span className="text-slate-600">{a.outcome}</span>

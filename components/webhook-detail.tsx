@@ -6,7 +6,7 @@ import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useState, type FormEvent, type ReactNode } from "react";
 import { ApiError } from "@/lib/client/api";
-import { formatCount, formatTime } from "@/lib/client/format";
+import { formatCount } from "@/lib/client/format";
 import { localInputToIso } from "@/lib/client/schedules";
 import {
   deleteEndpoint,
@@ -24,6 +24,7 @@ import { Button } from "./ui/button";
 import { useConfirm } from "./ui/confirm-dialog";
 import { fieldClass as field } from "./ui/select";
 import { Deliveries } from "./webhook-deliveries";
+import { Time } from "./ui/time";
 
 const card = "rounded-lg border border-slate-200 bg-white p-5 shadow-sm";
 
@@ -154,7 +155,8 @@ export function WebhookDetail({ id }: { id: string }) {
       {rotated && (
         <SecretOnce secret={rotated.secret}>
           <p className="mt-2" data-testid="rotation-note">
-            The old secret keeps signing too for 24 h, until {formatTime(rotated.previousSecretExpiresAt)}.
+            The old secret keeps signing too for 24 h, until{" "}
+            <Time iso={rotated.previousSecretExpiresAt} mode="absolute" />.
           </p>
         </SecretOnce>
       )}
@@ -187,15 +189,19 @@ export function WebhookDetail({ id }: { id: string }) {
             {e.disabled && (
               <Row label="Disabled">
                 <span data-testid="disabled-detail">
-                  {formatTime(e.disabledAt)}
+                  <Time iso={e.disabledAt} mode="absolute" />
                   {e.disabledReason ? `: ${e.disabledReason}` : ""}
                 </span>
               </Row>
             )}
             {e.previousSecretExpiresAt && (
-              <Row label="Old secret">signs too until {formatTime(e.previousSecretExpiresAt)}</Row>
+              <Row label="Old secret">
+                signs too until <Time iso={e.previousSecretExpiresAt} mode="absolute" />
+              </Row>
             )}
-            <Row label="Created">{formatTime(e.createdAt)}</Row>
+            <Row label="Created">
+              <Time iso={e.createdAt} mode="absolute" />
+            </Row>
           </dl>
         </section>
         <section aria-label="Health" className={card}>

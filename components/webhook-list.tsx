@@ -4,10 +4,11 @@ import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { useState } from "react";
 import { fetchTenants, peopleKeys } from "@/lib/client/accounts";
-import { formatCount, formatTime } from "@/lib/client/format";
+import { formatCount } from "@/lib/client/format";
 import { fetchEndpoints, formatRate, webhookKeys, type EndpointDto } from "@/lib/client/webhooks";
 import { Alert } from "./ui/alert";
 import { Select } from "./ui/select";
+import { Time } from "./ui/time";
 
 const th = "px-4 py-2";
 const td = "px-4 py-3 align-top";
@@ -62,15 +63,24 @@ export function EndpointHealth({ health: h }: { health: EndpointDto["health"] })
           circuit {h.circuit === "half_open" ? "half-open" : h.circuit}
         </span>
         {h.circuit === "open" && h.circuitRetryAt && (
-          <span className="text-xs text-slate-600">probe at {formatTime(h.circuitRetryAt)}</span>
+          <span className="text-xs text-slate-600">
+            probe at <Time iso={h.circuitRetryAt} mode="absolute" />
+          </span>
         )}
       </span>
       {h.blockedUntil && (
-        <span className="text-xs text-amber-800">Retry-After: waits until {formatTime(h.blockedUntil)}</span>
+        <span className="text-xs text-amber-800">
+          Retry-After: waits until <Time iso={h.blockedUntil} mode="absolute" />
+        </span>
       )}
-      {h.failingSince && <span className="text-xs text-red-800">failing since {formatTime(h.failingSince)}</span>}
+      {h.failingSince && (
+        <span className="text-xs text-red-800">
+          failing since <Time iso={h.failingSince} mode="absolute" />
+        </span>
+      )}
       <span className="text-xs text-slate-600" data-testid="delivery-counts">
-        {formatCount(h.pending)} pending · {formatCount(h.dead)} dead
+        {/* One word per state, the deliveries' own (`status`: pending, delivered, failed); the API's count is `dead`. */}
+        {formatCount(h.pending)} pending · {formatCount(h.dead)} failed
         {h.waiting ? ` · ${formatCount(h.waiting)} waiting their turn` : ""}
       </span>
     </span>

@@ -396,6 +396,7 @@ CREATE INDEX jobs_prune_idx ON public.jobs USING btree (tenant_id, finished_at) 
 CREATE INDEX jobs_ready_idx ON public.jobs USING btree (queue, tenant_id, type, run_at) WHERE (status = ANY (ARRAY['queued'::job_status, 'retrying'::job_status]));
 CREATE INDEX jobs_replay_of_id_idx ON public.jobs USING btree (replay_of_id);
 CREATE INDEX jobs_scheduled_run_at_idx ON public.jobs USING btree (run_at) WHERE (status = 'scheduled'::job_status);
+CREATE INDEX jobs_staged_segments_idx ON public.jobs USING btree (finished_at) WHERE ((type = ANY (ARRAY['export'::text, 'export_part'::text])) AND (status = ANY (ARRAY['failed'::job_status, 'cancelled'::job_status])) AND ((checkpoint ->> 'phase'::text) = 'segments'::text) AND (checkpoint ? 'file'::text));
 CREATE INDEX jobs_status_created_at_idx ON public.jobs USING btree (status, created_at DESC);
 CREATE INDEX jobs_status_lease_expires_at_idx ON public.jobs USING btree (status, lease_expires_at);
 CREATE INDEX jobs_tenant_id_created_at_id_idx ON public.jobs USING btree (tenant_id, created_at DESC, id DESC);

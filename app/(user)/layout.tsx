@@ -5,6 +5,7 @@ import { isOperator } from "@/lib/auth/authorize";
 import { sessionPrincipal } from "@/lib/http/principal";
 import { MainNav } from "@/components/main-nav";
 import { NotificationBell } from "@/components/notification-bell";
+import { TimeZoneSwitch } from "@/components/time-zone-switch";
 import { queueNames } from "@/lib/jobs/registry";
 import { QueueNamesProvider } from "@/lib/client/queues";
 import { navFor } from "@/lib/client/nav";
@@ -51,6 +52,9 @@ export default async function UserLayout({ children }: { children: ReactNode }) 
       <main id="main" tabIndex={-1} className="mx-auto max-w-6xl px-4 py-6 sm:px-6 sm:py-8">
         <QueueNamesProvider names={queueNames()}>{children}</QueueNamesProvider>
       </main>
+      <footer className="mx-auto max-w-6xl px-4 pb-6 sm:px-6">
+        <TimeZoneSwitch />
+      </footer>
     </div>
   );
 }

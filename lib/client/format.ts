@@ -29,22 +29,101 @@ export function formatDuration(ms: number): string {
   return `${Math.floor(m / 60)}h ${m % 60}m`;
 }
 
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+const WEEKDAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+
 /**
- * The absolute time, with its zone: "1 Dec 2026, 14:05:09 CET". The one format
- * for a moment in time; <Time> shows it on hover beside a relative time.
+ * How a moment is written. `full`: "3 Dec 2026, 08:14:05 UTC+1" (the default, for a moment on
+ * its own); `minute`: "Thu 3 Dec, 08:14 UTC+1", the year only when it is not this year's (a
+ * schedule's runs); `clock`: "08:14:05", no date and no zone (a timeline that names its zone once);
+ * `day`: "3 Dec 2026" (a window's edge that is midnight).
  */
-export function formatTime(iso: string | null, timeZone?: string): string {
+export type TimeStyle = "full" | "minute" | "clock" | "day";
+
+type ZonedParts = { y: number; mo: number; d: number; h: number; mi: number; s: number };
+
+const partsFormats = new Map<string, Intl.DateTimeFormat>();
+function zonedParts(at: Date, zone: string): ZonedParts {
+  let f = partsFormats.get(zone);
+  if (!f) {
+    f = new Intl.DateTimeFormat("en-US", {
+      timeZone: zone,
+      year: "numeric",
+      month: "numeric",
+      day: "numeric",
+      hour: "numeric",
+      minute: "numeric",
+      second: "numeric",
+      hourCycle: "h23",
+    });
+    partsFormats.set(zone, f);
+  }
+  const n: Record<string, number> = {};
+  for (const p of f.formatToParts(at)) if (p.type !== "literal") n[p.type] = Number(p.value);
+  return { y: n.year!, mo: n.month!, d: n.day!, h: n.hour! % 24, mi: n.minute!, s: n.second! };
+}
+
+const offsetFormats = new Map<string, Intl.DateTimeFormat>();
+/**
+ * A zone's name, one way everywhere: its offset from UTC at that moment ("UTC", "UTC-8",
+ * "UTC+5:30"), never "PST" in one place and "GMT-8" in another.
+ */
+export function zoneLabel(zone: string, at: Date | string = new Date()): string {
+  let f = offsetFormats.get(zone);
+  if (!f) {
+    f = new Intl.DateTimeFormat("en-US", { timeZone: zone, timeZoneName: "longOffset" });
+    offsetFormats.set(zone, f);
+  }
+  const name = f.formatToParts(typeof at === "string" ? new Date(at) : at).find((p) => p.type === "timeZoneName");
+  const m = /^GMT([+-])(\d{2}):(\d{2})$/.exec(name?.value ?? "");
+  if (!m || (m[2] === "00" && m[3] === "00")) return "UTC";
+  return `UTC${m[1]}${Number(m[2])}${m[3] === "00" ? "" : `:${m[3]}`}`;
+}
+
+/**
+ * The one formatter for a moment in time, in the zone it is given (the reader's, from
+ * `useDisplayZone` in lib/client/time-zone.ts, or a schedule's own), the zone named by
+ * `zoneLabel`. "—" for none. The same words whatever the browser's language, 24-hour clock.
+ */
+export function formatTime(
+  iso: string | Date | null | undefined,
+  zone: string,
+  style: TimeStyle = "full",
+  opts: { seconds?: boolean; now?: Date } = {},
+): string {
   if (!iso) return "—";
-  return new Intl.DateTimeFormat("en-GB", {
-    day: "numeric",
-    month: "short",
-    year: "numeric",
-    hour: "2-digit",
-    minute: "2-digit",
-    second: "2-digit",
-    timeZoneName: "short",
-    ...(timeZone ? { timeZone } : {}),
-  }).format(new Date(iso));
+  const at = typeof iso === "string" ? new Date(iso) : iso;
+  if (Number.isNaN(at.getTime())) return "—";
+  const p = zonedParts(at, zone);
+  const pad = (n: number) => String(n).padStart(2, "0");
+  const seconds = opts.seconds ?? style !== "minute";
+  const clock = `${pad(p.h)}:${pad(p.mi)}${seconds ? `:${pad(p.s)}` : ""}`;
+  const date = `${p.d} ${MONTHS[p.mo - 1]}`;
+  switch (style) {
+    case "clock":
+      return clock;
+    case "day":
+      return `${date} ${p.y}`;
+    case "minute": {
+      const thisYear = zonedParts(opts.now ?? new Date(), zone).y;
+      const weekday = WEEKDAYS[new Date(Date.UTC(p.y, p.mo - 1, p.d)).getUTCDay()];
+      return `${weekday} ${date}${p.y === thisYear ? "" : ` ${p.y}`}, ${clock} ${zoneLabel(zone, at)}`;
+    }
+    default:
+      return `${date} ${p.y}, ${clock} ${zoneLabel(zone, at)}`;
+  }
+}
+
+/**
+ * A window's edge (an export's `from`/`to`) in the reader's zone: the day alone when it is that
+ * zone's midnight ("1 Jun 2026"), else the moment without its zone ("1 Jun 2026, 07:00"); the
+ * caller names the zone once for both edges.
+ */
+export function formatWindowEdge(iso: string, zone: string): string {
+  const p = zonedParts(new Date(iso), zone);
+  const day = formatTime(iso, zone, "day");
+  if (p.h === 0 && p.mi === 0 && p.s === 0) return day;
+  return `${day}, ${formatTime(iso, zone, "clock", { seconds: p.s !== 0 })}`;
 }
 
 const relative = new Intl.RelativeTimeFormat("en", { numeric: "auto" });
@@ -92,9 +171,9 @@ export function localDay(iso: string): { day: string; midnight: boolean } {
   };
 }
 
-/** The browser's time zone ("Europe/Berlin"), for filters that say which zone they mean. */
-export function localZone(): string {
-  return Intl.DateTimeFormat().resolvedOptions().timeZone;
+/** The browser's own time zone ("Europe/Berlin"; "UTC" when it has none). */
+export function browserZone(): string {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
 }
 
 /** Percent done (0–100), or null when the total is unknown. */
@@ -180,10 +259,10 @@ export function isHeld(job: Pick<JobDto, "admission" | "pause">): boolean {
 }
 
 /** What a pause holding a job says: "Paused by ada@acme.test: db maintenance". */
-export function pauseText(p: NonNullable<JobDto["pause"]>): string {
+export function pauseText(p: NonNullable<JobDto["pause"]>, noun = "parts"): string {
   const scope = [p.queue ? `queue ${p.queue}` : null, p.type ? `type ${p.type}` : null].filter(Boolean).join(", ");
   const who = p.by ? ` by ${p.by}` : " by an operator";
-  const what = p.via === "parts" ? "Its parts are paused" : "Paused";
+  const what = p.via === "parts" ? `Its ${noun} are paused` : "Paused";
   return `${what}${who}${scope ? ` (${scope})` : ""}${p.reason ? `: ${p.reason}` : ""}`;
 }
 

@@ -9,6 +9,7 @@ import type { JobDto } from "../jobs/dto";
 import type { MissedRunPolicy, OverlapPolicy } from "../schedules/schema";
 import type { ScheduleDto, ScheduleEventDto } from "../schedules/service";
 import { request } from "./api";
+import { formatTime } from "./format";
 
 export type { MissedRunPolicy, OverlapPolicy, ScheduleDto, ScheduleEventDto };
 
@@ -228,26 +229,14 @@ export function timeZones(): string[] {
   return ["UTC", ...zones.filter((z) => z !== "UTC")];
 }
 
-/** The browser's own zone ("UTC" when it has none). */
-export function browserZone(): string {
-  return Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
-}
+export { browserZone } from "./format";
 
-/** An instant as the clock in `zone` shows it: "Mon, Dec 1, 02:30 CET" (the year when not this one). */
+/**
+ * An instant as the clock in `zone` shows it: "Mon 1 Dec, 02:30 UTC+1" (the year when not this
+ * one); the one formatter (formatTime, lib/client/format.ts) in its `minute` style.
+ */
 export function formatInZone(iso: string | Date, zone: string, withSeconds = false, now = new Date()): string {
-  const d = typeof iso === "string" ? new Date(iso) : iso;
-  return new Intl.DateTimeFormat(undefined, {
-    timeZone: zone,
-    weekday: "short",
-    month: "short",
-    day: "numeric",
-    ...(d.getUTCFullYear() !== now.getUTCFullYear() ? { year: "numeric" } : {}),
-    hour: "2-digit",
-    minute: "2-digit",
-    ...(withSeconds ? { second: "2-digit" } : {}),
-    hourCycle: "h23",
-    timeZoneName: "short",
-  }).format(d);
+  return formatTime(iso, zone, "minute", { seconds: withSeconds, now });
 }
 
 /** Whether two zones show the same clock time at `at` (then one time is enough). */

@@ -21,6 +21,9 @@ export { createLinkSchema, type ExportLinkDto } from "../files/links";
 import { sweepPartFiles } from "./parts";
 import { downloadableFile, findDownloadableExport, openAndCount, type ExportDownload } from "./service";
 import { logger } from "../log";
+import { run as runSql } from "../sql";
+import { segmentStateSchema } from "../storage/driver";
+import { stagedSegments, stagedSegmentsDiscarded } from "./sql/statements";
 
 /** The maintenance lock of this cleanup service: one process at a time, fleet-wide. */
 export const EXPORT_CLEANUP_LOCK = "export_cleanup";
@@ -129,11 +132,12 @@ export async function openLinkDownload(token: string): Promise<ExportDownload> {
  * The expiry cleanup, run by the workers (one at a time): files past their
  * expiry are marked deleted and an export whose files have all ended shows
  * `expired`, then the bytes leave storage; the part files of split exports
- * that have ended go too. Returns how many of each.
+ * that have ended go too, and so do the staged segments of files that will
+ * never be finished. Returns how many of each.
  */
 export async function cleanupExpiredExports(
   limit = 500,
-): Promise<{ ran: boolean; files: number; jobs: number; parts: number }> {
+): Promise<{ ran: boolean; files: number; jobs: number; parts: number; staged: number }> {
   const run = await withMaintenanceLock(
     EXPORT_CLEANUP_LOCK,
     (tx) => tx.$queryRaw<{ id: string; storageKey: string; jobId: string }[]>`
@@ -141,7 +145,7 @@ export async function cleanupExpiredExports(
       WHERE id IN (SELECT id FROM export_files WHERE deleted_at IS NULL AND expires_at <= now() LIMIT ${limit})
       RETURNING id, storage_key AS "storageKey", job_id AS "jobId"`,
   );
-  if (!run.ran) return { ran: false, files: 0, jobs: 0, parts: 0 };
+  if (!run.ran) return { ran: false, files: 0, jobs: 0, parts: 0, staged: 0 };
   const files = run.value;
   // The state first (downloads answer 410 from the moment deleted_at is set), then the bytes.
   const gone = files.length
@@ -169,5 +173,33 @@ export async function cleanupExpiredExports(
   }
   // And the part files of split exports that have ended.
   const parts = await sweepPartFiles();
-  return { ran: true, files: files.length, jobs, parts };
+  const staged = await sweepStagedSegments(limit);
+  return { ran: true, files: files.length, jobs, parts, staged };
+}
+
+/**
+ * The staged segments of export files that will never be finished: an export or part that failed
+ * for good or was cancelled while its file was half written keeps, in its checkpoint, the
+ * staging file (local disk) or multipart upload (S3) it had written to — gigabytes for a large
+ * export, and on S3 billed until aborted. No later run continues it (a replay or a repair starts
+ * its files afresh), so it is thrown away and `file` leaves the checkpoint. Returns how many.
+ */
+export async function sweepStagedSegments(limit = 500): Promise<number> {
+  const { rows } = await runSql(pool(), stagedSegments, [limit]);
+  let swept = 0;
+  for (const row of rows) {
+    const state = segmentStateSchema.safeParse(row.file);
+    try {
+      // A state this version cannot read names nothing it could remove: dropped from the checkpoint alone.
+      if (state.success) await storage().discardSegments(state.data);
+      await runSql(pool(), stagedSegmentsDiscarded, [row.id]);
+      swept++;
+    } catch (err) {
+      logger.error(
+        { err, jobId: row.id },
+        `[exports] could not discard the staged file of ${row.id}: ${(err as Error).message}`,
+      );
+    }
+  }
+  return swept;
 }

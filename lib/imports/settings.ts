@@ -9,6 +9,12 @@ export const importSettings = defineSettings({
    * killed mid-chunk continues after its last piece, so at most this many rows are loaded again.
    */
   IMPORT_LOAD_PIECE_ROWS: intFrom(20_000, 100, 10_000_000),
+  /**
+   * Records per committed piece of the parse stage (its clean file's segment, its bad rows, and a
+   * checkpoint each): a parse killed mid-file continues after its last piece, so at most this many
+   * records are parsed again. On S3 a piece is committed only once 5 MiB of clean rows are pending.
+   */
+  IMPORT_PARSE_PIECE_ROWS: intFrom(50_000, 100, 10_000_000),
   /** The longest record (a CSV record, quoted newlines included, or a JSON line) an import accepts, in bytes: scan refuses a longer one, naming its line. */
   IMPORT_MAX_RECORD_BYTES: intFrom(1024 * 1024, 1_024, 1024 * 1024 * 1024),
   /** How often each worker removes what ended imports leave (staging tables, their files, their uploads), in ms. */

@@ -61,7 +61,15 @@ export type ScanOutput = {
   /** Records after the header (CSV) or lines (JSON Lines). */
   rows: number;
 };
-export type ParseOutput = { cleanKey: string; rowsRead: number; good: number; rejected: number; errorsKey: string };
+export type ParseOutput = {
+  cleanKey: string;
+  rowsRead: number;
+  good: number;
+  rejected: number;
+  errorsKey: string;
+  /** Rows read before this attempt started: a killed attempt's last checkpoint (0 from the start). */
+  resumedFrom?: number;
+};
 /** Bytes `start`–`end` (inclusive) of the clean file `key`: rows `fromLine`–`toLine` of the upload. */
 export type Chunk = {
   n: number;
@@ -91,10 +99,10 @@ export async function follow(input: StageInput): Promise<void> {
   await touchUpload(input.request.uploadId);
 }
 
-/** Reads the upload, or fails the stage for good: it was removed. */
-export async function upload(uploadId: string): Promise<{ stream: Readable; size: number }> {
+/** Reads the upload (from byte `start`), or fails the stage for good: it was removed. */
+export async function upload(uploadId: string, start = 0): Promise<{ stream: Readable; size: number }> {
   try {
-    return await openUpload(uploadId);
+    return await openUpload(uploadId, start);
   } catch (err) {
     throw new PermanentError(`The upload ${uploadId} can no longer be read: ${(err as Error).message}`);
   }

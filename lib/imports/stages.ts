@@ -4,7 +4,9 @@
  *
  *   scan    size, sha256, UTF-8, not binary, CSV quoting, header against the dataset
  *   parse   every row checked against the dataset; good rows → a clean file in COPY's
- *           text format (one row per line), bad rows → errors.csv (line, column, reason)
+ *           text format (one row per line), bad rows → errors.csv (line, column, reason);
+ *           in committed pieces of IMPORT_PARSE_PIECE_ROWS records, each checkpointed: a killed
+ *           parse reads the upload again from its last checkpoint's byte offset
  *   chunk   the clean file cut into byte ranges of IMPORT_CHUNK_ROWS rows (nothing copied)
  *   load    an unlogged staging table, filled by one `import_load_chunk` job per chunk
  *           (COPY … FROM STDIN in committed pieces of IMPORT_LOAD_PIECE_ROWS, each checkpointed:

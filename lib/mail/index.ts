@@ -5,10 +5,15 @@
  * MAIL_TRANSPORT=smtp sends it through SMTP_URL with nodemailer.
  */
 import nodemailer from "nodemailer";
-import { env } from "../env";
+import { appUrl, env } from "../env";
 import { logger } from "../log";
 
-export type MailMessage = { to: string; subject: string; text: string };
+/**
+ * `id`, when given, becomes the message's Message-ID (`<id@host of APP_URL>`): one that stays the
+ * same when the same message is sent again (a retry after a crash between the send and its
+ * record), so a mail system that drops duplicate Message-IDs shows it once.
+ */
+export type MailMessage = { to: string; subject: string; text: string; id?: string };
 
 export interface MailTransport {
   readonly name: string;
@@ -30,7 +35,13 @@ class SmtpTransport implements MailTransport {
     this.transporter = nodemailer.createTransport(url);
   }
   async send(m: MailMessage): Promise<void> {
-    await this.transporter.sendMail({ from: env().MAIL_FROM, to: m.to, subject: m.subject, text: m.text });
+    await this.transporter.sendMail({
+      from: env().MAIL_FROM,
+      to: m.to,
+      subject: m.subject,
+      text: m.text,
+      ...(m.id ? { messageId: `<${m.id}@${new URL(appUrl()).hostname}>` } : {}),
+    });
   }
 }
 

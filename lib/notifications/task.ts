@@ -6,7 +6,8 @@
  * schedule (10 s, 1 min, 5 min, 30 min, 2 h, 6 h; NOTIFY_RETRY_SCALE), then is dead-lettered.
  * At send time it asks again whether the member still wants it (a preference turned off, an
  * unsubscribe, a membership ended since: no mail). `mailed_at` keeps a re-run from sending twice
- * (a crash between the send and the record may still send twice: at least once).
+ * (a crash between the send and the record may still send twice: at least once; both copies carry
+ * the same Message-ID, made from the notification's or digest's id).
  */
 import { z } from "zod";
 import { appUrl } from "../env";
@@ -49,6 +50,7 @@ async function notificationMail(id: string): Promise<MailResult> {
   if (!n.wanted || !n.member) return { sent: false, reason: "not wanted" };
   const words = OUTCOME_WORDS[n.outcome as keyof typeof OUTCOME_WORDS] ?? n.outcome;
   const message: MailMessage = {
+    id: `notification.${id}`,
     to: n.email,
     subject: `Your ${n.label} ${words}`,
     text: [
@@ -75,6 +77,7 @@ async function digestMail(id: string): Promise<MailResult> {
   const jobs = d.jobs as DigestJob[];
   const more = d.total - jobs.length;
   const message: MailMessage = {
+    id: `digest.${id}`,
     to: d.email,
     subject: `${d.total} new dead letter${d.total === 1 ? "" : "s"} in ${d.tenantName}`,
     text: [

@@ -33,6 +33,12 @@ export interface StorageDriver {
    * the staged bytes over, so an earlier writer still running (a stale attempt) cannot add to them.
    */
   segmented(key: string, resume?: SegmentState): Promise<SegmentedWrite>;
+  /**
+   * Throws away a segmented write that will never be finished (its job ended without it), from
+   * the state its checkpoint saved: the staging file, or the S3 multipart upload and its pieces.
+   * Already gone is not an error.
+   */
+  discardSegments(state: SegmentState): Promise<void>;
 }
 
 /** A Transform that hashes and counts what passes through. */

@@ -69,6 +69,11 @@ export class LocalDiskStorage implements StorageDriver {
     await rm(this.resolve(key), { force: true });
   }
 
+  async discardSegments(state: SegmentState): Promise<void> {
+    // A state of another driver's names nothing here.
+    if (state.driver === "local") await this.delete(state.key);
+  }
+
   async segmented(key: string, resume?: SegmentState): Promise<SegmentedWrite> {
     const stagingKey = `${key}.segments`;
     const staging = this.resolve(stagingKey);

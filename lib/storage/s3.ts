@@ -124,6 +124,22 @@ export class S3Storage implements StorageDriver {
     await this.client.send(new DeleteObjectCommand({ Bucket: this.opts.bucket, Key: this.key(key) }));
   }
 
+  async discardSegments(state: SegmentState): Promise<void> {
+    if (state.driver !== "s3") return;
+    try {
+      await this.client.send(
+        new AbortMultipartUploadCommand({
+          Bucket: this.opts.bucket,
+          Key: this.objectKey(state.key),
+          UploadId: state.uploadId,
+        }),
+      );
+    } catch (err) {
+      // Aborted or expired already (the bucket's lifecycle rule may end stale uploads first).
+      if (!isUploadGone(err)) throw err;
+    }
+  }
+
   async segmented(key: string, resume?: SegmentState): Promise<SegmentedWrite> {
     const bucket = this.opts.bucket;
     if (resume) {

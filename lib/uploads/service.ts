@@ -6,7 +6,7 @@
  * `claimUploadForImport`, read it with `openUpload`, and the cleanup removes
  * what nobody uses any more.
  */
-import type { Readable } from "node:stream";
+import { Readable } from "node:stream";
 import { requireTenant } from "../auth/authorize";
 import type { Principal } from "../auth/principal";
 import { inTransaction, pool, type SqlClient } from "../db";
@@ -222,11 +222,11 @@ export async function claimUploadForImport(
 }
 
 /**
- * The whole bytes of a complete, live upload, local or S3. 404 when there is
+ * The bytes of a complete, live upload from byte `start` (0: all of them), local or S3. 404 when there is
  * no such upload (or its bytes are gone), 409 while it is incomplete. Not
  * tenant-scoped: for imports that claimed it (check the tenant first).
  */
-export async function openUpload(uploadId: string): Promise<{ stream: Readable; size: number }> {
+export async function openUpload(uploadId: string, start = 0): Promise<{ stream: Readable; size: number }> {
   if (!isUploadId(uploadId)) throw uploadNotFound();
   const { rows } = await pool().query<UploadRow>(
     `SELECT ${COLUMNS} FROM uploads WHERE id = $1 AND deleted_at IS NULL`,
@@ -244,7 +244,8 @@ export async function openUpload(uploadId: string): Promise<{ stream: Readable; 
     if (isNotFound(err)) throw notFound("The upload's bytes are gone");
     throw err;
   }
-  const stream = await uploadStore().read(uploadId);
+  // From its end on there is nothing to read (and S3 would refuse the Range).
+  const stream = start >= row.size ? Readable.from([]) : await uploadStore().read(uploadId, start);
   return { stream, size: row.size };
 }
 

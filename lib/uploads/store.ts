@@ -3,21 +3,36 @@
  * them: a tus `FileStore` under `<CONVEYOR_DATA_DIR>/uploads` by default, an
  * `S3Store` with STORAGE_DRIVER=s3 (the S3_* settings of lib/storage, keys
  * under `${S3_PREFIX}uploads/`). Both sit behind one adapter that maps an
- * upload id to its key and offers only what this service uses.
+ * upload id to its key and offers only what this service uses. Both read
+ * from a byte offset (an import's parse continuing after a crash): the file
+ * store opens its file there, S3 asks for a Range.
  */
-import { mkdirSync } from "node:fs";
+import { createReadStream, mkdirSync } from "node:fs";
+import path from "node:path";
 import type { Readable } from "node:stream";
 import { FileStore } from "@tus/file-store";
 import { DataStore, Upload } from "@tus/server";
 import { env, uploadStorageDir } from "../env";
 
+/** A tus store that also reads a complete upload back, from its byte `start` on. */
+type ReadableStore = DataStore & { read(id: string, start?: number): Readable | Promise<Readable> };
+
+/** tus's FileStore, reading from an offset (its own `read` always starts at 0). */
+class RangedFileStore extends FileStore {
+  override read(id: string, start = 0): ReturnType<FileStore["read"]> {
+    if (start === 0) return super.read(id);
+    // (Ids reaching here are upload ids, checked by the service: no path of their own.)
+    return createReadStream(path.join(this.directory, id), { start });
+  }
+}
+
 /**
  * What an upload store offers: the tus DataStore calls (create, write, offset,
- * remove) plus reading the whole file back. Keys are `prefix + id`.
+ * remove) plus reading the file back, whole or from an offset. Keys are `prefix + id`.
  */
 export class UploadStore extends DataStore {
   constructor(
-    private readonly inner: DataStore & { read(id: string): Readable | Promise<Readable> },
+    private readonly inner: ReadableStore,
     private readonly prefix = "",
   ) {
     super();
@@ -63,9 +78,9 @@ export class UploadStore extends DataStore {
     return 0;
   }
 
-  /** The upload's bytes from the start (complete uploads only, for S3). */
-  async read(id: string): Promise<Readable> {
-    return this.inner.read(this.key(id));
+  /** The upload's bytes from byte `start` (0: the start) to its end (complete uploads only, for S3). */
+  async read(id: string, start = 0): Promise<Readable> {
+    return this.inner.read(this.key(id), start);
   }
 }
 
@@ -79,7 +94,15 @@ export function uploadStore(): UploadStore {
       // Loaded only when configured: the AWS SDK is large.
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       const { S3Store } = require("@tus/s3-store") as typeof import("@tus/s3-store");
-      const s3 = new S3Store({
+      /** tus's S3Store, reading from an offset with a Range GET (its own `read` always starts at 0). */
+      class RangedS3Store extends S3Store {
+        override async read(id: string, start = 0): Promise<Readable> {
+          if (start === 0) return super.read(id);
+          const data = await this.client.getObject({ Bucket: this.bucket, Key: id, Range: `bytes=${start}-` });
+          return data.Body as Readable;
+        }
+      }
+      const s3 = new RangedS3Store({
         // S3 parts are at least 5 MiB (but the last); 8 MiB like lib/storage's exports.
         partSize: 8 * 1024 * 1024,
         s3ClientConfig: {
@@ -98,7 +121,7 @@ export function uploadStore(): UploadStore {
     } else {
       const directory = uploadStorageDir();
       mkdirSync(directory, { recursive: true });
-      store = new UploadStore(new FileStore({ directory }));
+      store = new UploadStore(new RangedFileStore({ directory }));
     }
   }
   return store;

@@ -56,7 +56,8 @@ function fileFor(k: number, rows: number): { data: Buffer; good: number } {
   return { data: Buffer.from(lines.join("\n") + "\n"), good };
 }
 
-async function upload(token: string, data: Buffer): Promise<string> {
+/** Uploads `data` through the uploads route (as Next.js calls it); its id. */
+export async function upload(token: string, data: Buffer): Promise<string> {
   const headers = { Authorization: `Bearer ${token}`, "Tus-Resumable": "1.0.0" };
   const created = await uploadsRoute.POST(
     new Request("http://chaos/api/v1/uploads", {

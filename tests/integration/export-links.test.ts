@@ -143,12 +143,16 @@ describe("download links and expiry", () => {
     const file = await db().exportFile.findFirstOrThrow({ where: { jobId: id } });
     await pool().query("UPDATE export_files SET expires_at = now() - interval '1 second' WHERE id = $1", [file.id]);
     const r = await cleanupExpiredExports();
-    assert.deepEqual(r, { ran: true, files: 1, jobs: 1, parts: 0 });
+    assert.deepEqual(r, { ran: true, files: 1, jobs: 1, parts: 0, staged: 0 });
     assert.equal((await getJob(fx.p.ada, id)).status, "expired");
     assert.equal((await getJob(fx.p.ada, keep)).status, "succeeded", "an unexpired export stays");
     assert.equal(await storage().open(file.storageKey), null);
     await assert.rejects(openLinkDownload(tokenOf(link.url!)), isCode("gone"));
-    assert.deepEqual(await cleanupExpiredExports(), { ran: true, files: 0, jobs: 0, parts: 0 }, "nothing twice");
+    assert.deepEqual(
+      await cleanupExpiredExports(),
+      { ran: true, files: 0, jobs: 0, parts: 0, staged: 0 },
+      "nothing twice",
+    );
   });
 
   test("a tenant's own retention applies to its new exports; platform admins set it", async () => {

@@ -174,6 +174,8 @@ describe("notifications", () => {
     });
     assert.equal(mine.length, 1, "one mail for the job");
     assert.match(mine[0]!.body, /Subject: Your export finished/);
+    // The same Message-ID on any second send of it (a retry after a crash between send and record).
+    assert.match(mine[0]!.body, new RegExp(`^Message-ID: <notification\\.${n.id}@[^>]+>`, "mi"));
     assert.ok(mine[0]!.body.includes(`/jobs/${job.id}`), "the job's link is in the mail");
     assert.match(
       mine[0]!.body,

@@ -3,12 +3,18 @@ import assert from "node:assert/strict";
 import {
   formatBytes,
   formatDuration,
+  formatTime,
+  formatWindowEdge,
   localDay,
   localMidnight,
   percentDone,
   rateAndEta,
   retryLines,
+  zoneLabel,
 } from "@/lib/client/format";
+import { formatInZone } from "@/lib/client/schedules";
+import { failureCause, failureWords } from "@/lib/client/failures";
+import { shortId } from "@/lib/ids";
 import { recentRate, timeLeftMs } from "@/lib/jobs/progress-rate";
 
 test("sizes and durations read like people write them", () => {
@@ -119,4 +125,68 @@ test("a form's day is its local midnight, and that instant reads back as the sam
   assert.equal(localDay(localMidnight("2026-03-10", 1)!.toISOString()).day, "2026-03-11");
   assert.equal(localMidnight("2026-02-30"), null, "a day that does not exist");
   assert.equal(localDay(new Date(at.getTime() + 90 * 60_000).toISOString()).midnight, false);
+});
+
+test("one time formatter: the zone it is given, named by its offset, the same words in every style", () => {
+  const at = "2026-12-03T07:14:05.000Z";
+  assert.equal(formatTime(at, "UTC"), "3 Dec 2026, 07:14:05 UTC");
+  assert.equal(formatTime(at, "America/Los_Angeles"), "2 Dec 2026, 23:14:05 UTC-8");
+  assert.equal(formatTime(at, "Europe/Berlin"), "3 Dec 2026, 08:14:05 UTC+1");
+  assert.equal(formatTime(at, "Asia/Kolkata"), "3 Dec 2026, 12:44:05 UTC+5:30");
+  assert.equal(formatTime(at, "Europe/Berlin", "clock"), "08:14:05");
+  assert.equal(formatTime(at, "Europe/Berlin", "clock", { seconds: false }), "08:14");
+  assert.equal(formatTime(at, "Europe/Berlin", "day"), "3 Dec 2026");
+  const now = new Date("2026-06-01T00:00:00Z");
+  assert.equal(formatTime(at, "Europe/Berlin", "minute", { now }), "Thu 3 Dec, 08:14 UTC+1");
+  assert.equal(
+    formatTime(at, "Europe/Berlin", "minute", { now: new Date("2025-06-01T00:00:00Z") }),
+    "Thu 3 Dec 2026, 08:14 UTC+1",
+  );
+  assert.equal(formatTime(at, "UTC", "minute", { now, seconds: true }), "Thu 3 Dec, 07:14:05 UTC");
+  // Summer time names the summer offset: one way ("UTC-7"), never "PDT" here and "GMT-7" there.
+  assert.equal(zoneLabel("America/Los_Angeles", "2026-06-01T12:00:00Z"), "UTC-7");
+  assert.equal(zoneLabel("Europe/London", "2026-12-01T12:00:00Z"), "UTC");
+  // Midnight is 00, never 24.
+  assert.equal(formatTime("2026-12-02T23:00:00Z", "Europe/Berlin", "clock"), "00:00:00");
+  assert.equal(formatTime(null, "UTC"), "—");
+  assert.equal(formatTime("not a time", "UTC"), "—");
+});
+
+test("a window picked in Los Angeles reads as its days there, not as 07:00 UTC", () => {
+  // 1 June and 1 July, local midnights in Los Angeles (summer time, UTC-7).
+  assert.equal(formatWindowEdge("2026-06-01T07:00:00.000Z", "America/Los_Angeles"), "1 Jun 2026");
+  assert.equal(formatWindowEdge("2026-07-01T07:00:00.000Z", "America/Los_Angeles"), "1 Jul 2026");
+  // The same instant read in UTC is not a midnight: its time shows.
+  assert.equal(formatWindowEdge("2026-06-01T07:00:00.000Z", "UTC"), "1 Jun 2026, 07:00");
+  assert.equal(formatWindowEdge("2026-06-01T07:00:30.000Z", "UTC"), "1 Jun 2026, 07:00:30");
+});
+
+test("a schedule's clock uses the same formatter", () => {
+  const now = new Date("2026-12-01T00:00:00Z");
+  assert.equal(formatInZone("2026-12-02T01:30:00Z", "Europe/Berlin", false, now), "Wed 2 Dec, 02:30 UTC+1");
+  assert.equal(
+    formatInZone("2026-12-02T01:30:00Z", "Europe/Berlin", false, now),
+    formatTime("2026-12-02T01:30:00Z", "Europe/Berlin", "minute", { now }),
+  );
+});
+
+test("ids are shown by their end: time-ordered ids made together share their start", () => {
+  const a = "01a23abf-7c1e-7a00-8000-3f9a1c2e0001";
+  const b = "01a23abf-7c1e-7a00-8000-3f9a1c2e0002";
+  assert.equal(shortId(a), "…1c2e0001");
+  assert.notEqual(shortId(a), shortId(b));
+  assert.equal(shortId("short"), "short");
+});
+
+test("a failure reads in two layers: a plain sentence with what to do, and the cause for operators", () => {
+  const lost = failureWords("crashed", true);
+  assert.equal(lost.whose, "ours");
+  assert.doesNotMatch(lost.summary, /lease|worker/);
+  assert.match(lost.next, /Request it again/);
+  assert.match(failureWords("crashed", false).next, /tried again on its own/);
+  assert.equal(failureWords("permanent", true).whose, "request");
+  assert.equal(failureWords("rate_limited", true).whose, "downstream");
+  assert.equal(failureWords(null, true).whose, "ours", "an unknown class is ours, never the member's");
+  const cause = "The attempt was lost: worker vm:31405:1fd691 stopped renewing its lease";
+  assert.equal(failureCause({ class: "crashed", message: cause }), `crashed: ${cause}`);
 });

@@ -3,11 +3,11 @@ import assert from "node:assert/strict";
 import { Readable } from "node:stream";
 import fc from "fast-check";
 import Papa from "papaparse";
-import { CsvRecords, eachRow } from "@/lib/imports/stages";
+import { eachRow, type RowsAt } from "@/lib/imports/stages";
 
 /** `text` as a stream of the given piece sizes (bytes; a UTF-8 character may be split between pieces). */
-function streamOf(text: string, sizes: number[]): Readable {
-  const buf = Buffer.from(text);
+function streamOf(text: string | Buffer, sizes: number[]): Readable {
+  const buf = Buffer.isBuffer(text) ? text : Buffer.from(text);
   const pieces: Buffer[] = [];
   let at = 0;
   for (let i = 0; at < buf.length; i++) {
@@ -67,11 +67,74 @@ test("eachRow (JSON Lines): a line split over many reads is one row, numbered by
   ]);
 });
 
-test("CsvRecords hands over complete records only: a newline inside quotes does not end one", () => {
-  const r = new CsvRecords();
-  assert.equal(r.push('a,"b\nc'), "");
-  assert.equal(r.push('""d"\ne,f\ng'), 'a,"b\nc""d"\ne,f\n');
-  assert.equal(r.push(",h"), "");
-  assert.equal(r.end(), "g,h");
-  assert.equal(r.end(), "");
+/**
+ * The rows of `text` read in pieces of `records` records, and for each commit: the rows before it
+ * and the rows of a read continued from it (the bytes from its offset, cut into reads by `sizes`).
+ */
+async function resumedAtEveryPiece(format: "csv" | "jsonl", text: string, records: number, sizes: number[]) {
+  const rows: unknown[] = [];
+  const commits: { at: RowsAt; before: number }[] = [];
+  await eachRow(
+    streamOf(text, sizes),
+    format,
+    (r) => rows.push([r.line, r.cells ?? r.object ?? r.problem]),
+    async () => {},
+    { pieces: { records, commit: async (at) => void commits.push({ at, before: rows.length }) } },
+  );
+  const resumed: unknown[][] = [];
+  for (const c of commits) {
+    const again: unknown[] = rows.slice(0, c.before);
+    await eachRow(
+      streamOf(Buffer.from(text).subarray(c.at.offset), sizes),
+      format,
+      (r) => again.push([r.line, r.cells ?? r.object ?? r.problem]),
+      async () => {},
+      { from: c.at, pieces: { records, commit: async () => {} } },
+    );
+    resumed.push(again);
+  }
+  return { rows, commits, resumed };
+}
+
+test("eachRow in pieces: a read continued from any piece's position gives the rows of the whole file, numbered alike", async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(fc.array(cell, { minLength: 3, maxLength: 3 }), { minLength: 1, maxLength: 12 }),
+      fc.constantFrom("\n", "\r\n"),
+      fc.boolean(),
+      fc.integer({ min: 1, max: 4 }),
+      fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 6 }),
+      async (cells, eol, lastEol, records, sizes) => {
+        const text = csvText([["a", "b", "c"], ...cells], eol, lastEol);
+        const whole = Papa.parse<string[]>(text, { delimiter: ",", quoteChar: '"', skipEmptyLines: true }).data;
+        const expected = whole.slice(1).map((c, i) => [i + 2, c]);
+        const { rows, commits, resumed } = await resumedAtEveryPiece("csv", text, records, sizes);
+        assert.deepEqual(rows, expected);
+        for (const r of resumed) assert.deepEqual(r, expected);
+        // Each commit is at a record's end: the bytes before it are whole records of the file.
+        for (const c of commits) {
+          const head = Buffer.from(text).subarray(0, c.at.offset).toString();
+          assert.ok(head.endsWith("\n"));
+          const n = Papa.parse<string[]>(head, { delimiter: ",", quoteChar: '"', skipEmptyLines: true }).data.length;
+          assert.equal(n, c.at.line);
+        }
+      },
+    ),
+    { numRuns: 300 },
+  );
+});
+
+test("eachRow in pieces (JSON Lines): every `records` lines a commit, and a read continued there numbers lines alike", async () => {
+  const text = `{"a":1}\n\n{"a":"é€"}\n[1]\nnot json\n{"b":2}\n{"c":3}`;
+  const { rows, commits, resumed } = await resumedAtEveryPiece("jsonl", text, 2, [5, 3]);
+  assert.deepEqual(
+    commits.map((c) => [c.at.line, c.before]),
+    [
+      [2, 1],
+      [4, 3],
+      [6, 5],
+    ],
+  );
+  for (const r of resumed) assert.deepEqual(r, rows);
+  assert.deepEqual(rows.at(-1), [7, { c: 3 }]);
 });

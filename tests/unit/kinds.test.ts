@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { childNoun, jobTitle, kindOf, tileLabel } from "@/lib/client/kinds/lookup";
+import { attemptsText, childNoun, jobTitle, kindOf, tileLabel } from "@/lib/client/kinds/lookup";
 import { KINDS } from "@/lib/client/kinds";
 import { navFor } from "@/lib/client/nav";
 import { progressMessage } from "@/lib/client/progress";
@@ -121,4 +121,10 @@ test("progress is worded from its fields, once", () => {
     progressMessage({ type: "probe", input: null, progress: progress({ message: "old words" }) }),
     "old words",
   );
+});
+
+test("attempts read against a budget only where the type has one: a delivery's is no budget", () => {
+  assert.equal(attemptsText({ type: "export", attempts: 2, maxAttempts: 3 }), "2 of 3");
+  assert.equal(attemptsText({ type: "webhook_delivery", attempts: 16, maxAttempts: 1011 }), "16");
+  assert.equal(attemptsText({ type: "no_such_type", attempts: 1, maxAttempts: 5 }), "1 of 5");
 });

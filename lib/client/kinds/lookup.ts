@@ -20,6 +20,14 @@ export function jobTitle(job: JobLike): string {
   return kindOf(job.type)?.entry.title(job) ?? capitalize(job.type.replace(/[_.]/g, " "));
 }
 
+/**
+ * A job's attempts in words: "3 of 5", or "16" alone for a type whose max attempts is no budget
+ * (`unboundedAttempts`: a webhook delivery read "attempt 16/1011").
+ */
+export function attemptsText(job: Pick<JobLike, "type"> & { attempts: number; maxAttempts: number }): string {
+  return kindOf(job.type)?.entry.unboundedAttempts ? String(job.attempts) : `${job.attempts} of ${job.maxAttempts}`;
+}
+
 /** What a job's child jobs are called: an export's parts, an import's stages, the load stage's chunks. */
 export function childNoun(type: string): string {
   return kindOf(type)?.entry.children ?? "parts";

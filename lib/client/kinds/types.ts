@@ -49,6 +49,12 @@ export type TypeEntry = {
    * part"); null (or left out) for the plain "Replay job".
    */
   replayLabel?(job: Pick<JobDto, "type" | "input" | "progress">): string | null;
+  /**
+   * Its `maxAttempts` is no budget people should read (a webhook delivery's own schedule
+   * bounds its requests; the engine's count grows with each deferral): its attempts are shown
+   * alone, "attempt 16", never "16 of 1011".
+   */
+  unboundedAttempts?: true;
 };
 
 export type JobKind = {

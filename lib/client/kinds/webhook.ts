@@ -5,6 +5,7 @@ export const webhookKind: JobKind = {
   name: "webhooks",
   nav: [{ href: "/ops/webhooks", label: "Webhooks", for: "operators", area: "console" }],
   types: {
-    webhook_delivery: { title: () => "Webhook delivery" },
+    // Its requests follow the delivery's own schedule (docs/WEBHOOKS.md); the engine's budget only bounds crashes and deferrals.
+    webhook_delivery: { title: () => "Webhook delivery", unboundedAttempts: true },
   },
 };

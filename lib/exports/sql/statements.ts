@@ -56,3 +56,36 @@ export const replaceRepairedFiles: Statement<
   returnsRows: true,
   client: "any",
 };
+
+/**
+ * The staged write of job $1 is thrown away: its checkpoint no longer names it.
+ */
+export const stagedSegmentsDiscarded: Statement<
+  [string | null],
+  Record<string, never>,
+  "any"
+> = {
+  name: "staged-segments-discarded",
+  text: "UPDATE jobs SET checkpoint = checkpoint - 'file' WHERE id = $1 AND checkpoint ? 'file'",
+  prepare: false,
+  returnsRows: false,
+  client: "any",
+};
+
+/**
+ * Up to $1 exports and parts that ended without their file (failed for good, cancelled; an expired export had succeeded, its file finished) whose checkpoint still names the segmented write they had staged: each job's id and that write's state.
+ */
+export const stagedSegments: Statement<
+  [string | number | bigint | null],
+  {
+    "id": string;
+    "file": unknown;
+  },
+  "any"
+> = {
+  name: "staged-segments",
+  text: "SELECT id AS \"id\", checkpoint -> 'file' AS \"file\" FROM jobs\nWHERE type IN ('export', 'export_part') AND status IN ('failed', 'cancelled')\n  AND checkpoint ->> 'phase' = 'segments' AND checkpoint ? 'file'\nORDER BY finished_at LIMIT $1",
+  prepare: false,
+  returnsRows: true,
+  client: "any",
+};
