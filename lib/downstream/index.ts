@@ -175,7 +175,7 @@ export async function downstreamStates(
     `SELECT d.key, d.circuit, d.opened_at AS "openedAt", d.retry_at AS "retryAt", d.blocked_until AS "blockedUntil",
             d.consecutive_failures AS "consecutiveFailures", d.failing_since AS "failingSince",
             d.last_success_at AS "lastSuccessAt", d.last_failure_at AS "lastFailureAt",
-            (SELECT count(*)::int FROM downstream_slots s WHERE s.key = d.key AND s.expires_at > now()) AS "inFlight",
+            conveyor_downstream_busy(d.key) AS "inFlight",
             conveyor_downstream_limit(d) AS "limit",
             (SELECT count(*)::int FROM downstream_waiters w WHERE w.key = d.key) AS "waiting"
        FROM downstreams d WHERE d.key = ANY($1::text[])`,
@@ -194,8 +194,7 @@ export async function sweepWaiters(client: SqlClient = pool()): Promise<number> 
   const { rows } = await client.query<{ n: number }>(
     `SELECT coalesce(sum(conveyor_downstream_wake(d.key,
               CASE WHEN d.circuit = 'closed' AND coalesce(d.blocked_until, now()) <= now()
-                   THEN conveyor_downstream_limit(d) - (SELECT count(*)::int FROM downstream_slots s
-                                          WHERE s.key = d.key AND s.expires_at > now())
+                   THEN conveyor_downstream_limit(d) - conveyor_downstream_busy(d.key)
                    WHEN d.probe_holder IS NULL OR NOT EXISTS (
                           SELECT 1 FROM jobs j WHERE j.id = d.probe_holder AND j.status IN ('queued', 'retrying', 'running'))
                    THEN 1 ELSE 0 END,

@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { acquire, DeferredError, downstreamStates, type DownstreamLimits, type Permit } from "@/lib/downstream";
 import { pool } from "@/lib/db";
 import { enqueueJob } from "@/lib/jobs/enqueue";
+import { reap } from "@/lib/jobs/reaper";
 import { useTestDatabase } from "../helpers/db";
 
 const fx = useTestDatabase();
@@ -46,7 +47,11 @@ const startedAgo = (holderId: string, ms: number) =>
     [holderId, ms],
   );
 
+/** The attempt of `holderId` heartbeats now (its worker is alive): a hanging call of it is evidence. */
+const heartbeat = (holderId: string) => pool().query(`UPDATE jobs SET heartbeat_at = now() WHERE id = $1`, [holderId]);
+
 const limit = async () => (await downstreamStates([KEY])).get(KEY)!.limit;
+const inFlight = async () => (await downstreamStates([KEY])).get(KEY)!.inFlight;
 
 describe("adaptive in-flight limit", () => {
   test("starts at 2; each answer within slowMs adds one, up to the configured concurrency", async () => {
@@ -95,12 +100,75 @@ describe("adaptive in-flight limit", () => {
     assert.equal(await limit(), 8);
     const hanging = [await tryAcquire(), await tryAcquire(), await tryAcquire(), await tryAcquire()];
     for (const h of hanging) await startedAgo(h.holder, 2_000);
+    // Their workers are alive: each attempt heartbeat after its call went slow.
+    for (const h of hanging) await heartbeat(h.holder);
     // Four in flight, the limit cut to 4: the fifth waits.
     assert.equal((await tryAcquire()).reason, "concurrency");
     assert.equal(await limit(), 4);
     // Once per round trip: the same hanging calls do not cut it again.
     assert.equal((await tryAcquire()).reason, "concurrency");
     assert.equal(await limit(), 4);
+  });
+
+  test("a SIGKILLed worker's unanswered calls are no slow calls: the limit stays; their slots are freed, and parked callers woken, when the reaper takes the attempts back", async () => {
+    for (let i = 0; i < 6; i++) await (await tryAcquire()).permit!.release("success");
+    assert.equal(await limit(), 8);
+    // A worker holds all eight slots, then is killed: its calls began 2 s ago, and its last
+    // heartbeat (the worker's and each attempt's) came before they went slow.
+    await pool().query(
+      `INSERT INTO workers (id, host, pid, version, concurrency, heartbeat_at)
+       VALUES ('killed', 'test', 1, 'test', 8, now() - interval '2 seconds')`,
+    );
+    const killed = [];
+    for (let i = 0; i < 8; i++) killed.push(await tryAcquire());
+    assert.ok(killed.every((k) => k.permit));
+    const ids = killed.map((k) => k.holder);
+    await pool().query(
+      `UPDATE jobs SET lease_owner = 'killed', lease_expires_at = now() + interval '1 minute' WHERE id = ANY($1)`,
+      [ids],
+    );
+    for (const k of killed) await startedAgo(k.holder, 2_000);
+    await pool().query(`UPDATE jobs SET heartbeat_at = now() - interval '1900 milliseconds' WHERE id = ANY($1)`, [ids]);
+    // Until its attempts are taken back the worker may only be stalled: its slots stay held,
+    // but the calls are not evidence against the downstream.
+    const parked = [await tryAcquire(), await tryAcquire(), await tryAcquire()];
+    assert.ok(parked.every((p) => p.reason === "concurrency"));
+    assert.equal(await limit(), 8, "a silent worker's hanging calls do not cut the limit");
+    // A worker known to be gone (exited, or declared dead) is no evidence even with a late heartbeat.
+    await heartbeat(ids[0]!);
+    await pool().query(`UPDATE workers SET exited_at = now(), exit = 'SIGKILL' WHERE id = 'killed'`);
+    assert.equal((await tryAcquire()).reason, "concurrency");
+    assert.equal(await limit(), 8, "an exited worker's hanging calls do not cut the limit");
+    await pool().query(`UPDATE workers SET exited_at = NULL, exit = NULL, state = 'dead' WHERE id = 'killed'`);
+    assert.equal((await tryAcquire()).reason, "concurrency");
+    assert.equal(await limit(), 8, "a dead worker's hanging calls do not cut the limit");
+    // (The same call from a live worker is evidence: the rule is not "never cut".)
+    await pool().query(`UPDATE workers SET state = 'running' WHERE id = 'killed'`);
+    assert.equal((await tryAcquire()).reason, "concurrency");
+    assert.equal(await limit(), 4, "a live worker's hanging call cuts the limit");
+    await pool().query(`UPDATE downstreams SET adaptive_limit = 8, limit_cut_at = NULL`);
+
+    // The parked callers wait, as the engine records a deferral; then the leases run out and the
+    // reaper takes the attempts back.
+    await pool().query(
+      `UPDATE jobs SET status = 'retrying', run_at = now() + interval '10 minutes' WHERE id = ANY($1)`,
+      [parked.map((p) => p.holder)],
+    );
+    await pool().query(`UPDATE jobs SET lease_expires_at = now() - interval '1 second' WHERE id = ANY($1)`, [ids]);
+    const reaped = await reap({ deadAfterMs: 60_000 });
+    assert.deepEqual(reaped.reapedJobs.map((r) => r.id).sort(), [...ids].sort());
+    assert.equal(
+      (await pool().query(`SELECT count(*)::int AS n FROM downstream_slots WHERE key = $1`, [KEY])).rows[0]!.n,
+      0,
+      "the taken-back attempts' slots are freed",
+    );
+    assert.equal(await inFlight(), 0);
+    assert.equal(await limit(), 8, "and they taught the limit nothing");
+    const { rows } = await pool().query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM jobs WHERE id = ANY($1) AND run_at <= now()`,
+      [parked.map((p) => p.holder)],
+    );
+    assert.equal(rows[0]!.n, 3, "the parked callers are woken at once, not left for the sweep");
   });
 
   test("a releasing call wakes as many parked callers as the limit in force has room for", async () => {

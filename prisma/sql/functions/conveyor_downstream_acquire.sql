@@ -60,10 +60,21 @@ BEGIN
   -- (conveyor_downstream_release), and so does a call still unanswered after p_slow_ms (here):
   -- a downstream that turns slow is cut back before its first slow answer comes in. At most one
   -- halving per round trip: calls begun before the last cut do not cut again.
+  -- An unanswered call is evidence only once its attempt has shown itself alive since it went
+  -- slow: its job heartbeat came after acquired_at + p_slow_ms, and its worker is not known dead
+  -- or exited. A SIGKILLed worker's call never answers either, but it says nothing about the
+  -- downstream; it keeps its slot until its attempt is taken back (conveyor_downstream_drop_holder),
+  -- and must not halve the limit meanwhile. (A live attempt heartbeats every third of its lease,
+  -- so a slow downstream is still cut before its first slow answer: within p_slow_ms + lease/3.)
   v_limit := p_concurrency;
   IF p_slow_ms IS NOT NULL THEN
     v_limit := least(p_concurrency, coalesce(d.adaptive_limit, least(p_concurrency, 2)));
-    SELECT min(acquired_at) INTO v_oldest FROM downstream_slots WHERE key = p_key;
+    SELECT min(s.acquired_at) INTO v_oldest
+      FROM downstream_slots s JOIN jobs j ON j.id = s.holder
+     WHERE s.key = p_key AND j.status = 'running'
+       AND j.heartbeat_at >= s.acquired_at + make_interval(secs => p_slow_ms / 1000.0)
+       AND NOT EXISTS (SELECT 1 FROM workers w WHERE w.id = j.lease_owner
+                         AND (w.state = 'dead' OR w.exited_at IS NOT NULL));
     IF v_oldest < v_now - make_interval(secs => p_slow_ms / 1000.0)
        AND (d.limit_cut_at IS NULL OR d.limit_cut_at < v_oldest) THEN
       v_limit := greatest(1, v_limit / 2);

@@ -13,8 +13,13 @@ BEGIN
   SELECT * INTO d FROM downstreams WHERE key = p_key FOR UPDATE;
   IF NOT FOUND THEN RETURN 'closed'; END IF;
   DELETE FROM downstream_slots WHERE key = p_key AND holder = p_holder RETURNING acquired_at INTO v_started;
-  -- The adaptive in-flight limit learns from the call's duration (see conveyor_downstream_acquire).
-  IF p_slow_ms IS NOT NULL AND v_started IS NOT NULL THEN
+  -- The adaptive in-flight limit learns from the call's duration (see conveyor_downstream_acquire),
+  -- when the call was its attempt's: one taken back (its lease ran out) has no slot left
+  -- (conveyor_downstream_drop_holder), or, not reaped yet, no live lease; its duration is the worker's
+  -- stall, not the downstream's latency.
+  IF p_slow_ms IS NOT NULL AND v_started IS NOT NULL
+     AND EXISTS (SELECT 1 FROM jobs j WHERE j.id = p_holder AND j.status = 'running'
+                   AND (j.lease_expires_at IS NULL OR j.lease_expires_at > v_now)) THEN
     d.adaptive_limit := coalesce(d.adaptive_limit, least(d.concurrency, 2));
     IF v_now - v_started <= make_interval(secs => p_slow_ms / 1000.0) THEN
       d.adaptive_limit := least(d.concurrency, d.adaptive_limit + 1);
@@ -75,7 +80,7 @@ BEGIN
       PERFORM conveyor_downstream_wake(p_key, 1, d.blocked_until);
     END IF;
   ELSIF d.circuit = 'closed' THEN
-    SELECT count(*) INTO v_busy FROM downstream_slots WHERE key = p_key;
+    v_busy := conveyor_downstream_busy(p_key);
     PERFORM conveyor_downstream_wake(p_key, greatest(conveyor_downstream_limit(d) - v_busy, 0),
                                      greatest(now(), coalesce(d.blocked_until, now())));
   END IF;
