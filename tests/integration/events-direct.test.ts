@@ -16,6 +16,7 @@ import { requestExport } from "@/lib/exports/service";
 import { directRoute } from "@/lib/http/sse-direct-routes";
 import { corkedWrite, UNCORK_SLICE } from "@/lib/http/sse-direct";
 import { afterFanOut } from "@/lib/events/fan-out";
+import { eventHub } from "@/lib/events/hub";
 import { useTestDatabase } from "../helpers/db";
 import { drainJobs } from "../helpers/fixtures";
 
@@ -46,14 +47,19 @@ after(async () => {
   await new Promise((r) => server.close(r));
 });
 
-/** A GET held open: its status, headers, and the frames read until `stop` says so (or it ends). */
+/**
+ * A GET held open: its status, headers, and the frames read until `stop` says so (or it ends).
+ * `onOpen` is told when its head arrives.
+ */
 function stream(
   path: string,
   auth: string,
   stop: (f: Frame[]) => boolean,
+  onOpen?: () => void,
 ): Promise<{ status: number; headers: http.IncomingHttpHeaders; frames: Frame[]; body: string }> {
   return new Promise((resolve, reject) => {
     const req = http.get(`${base}${path}`, { headers: { Authorization: `Bearer ${auth}` } }, (res) => {
+      onOpen?.();
       const frames: Frame[] = [];
       let buf = "";
       let body = "";
@@ -81,6 +87,21 @@ function stream(
   });
 }
 
+/**
+ * Opens `path` and resolves once its stream follows events: its head has arrived (its handler has
+ * added its listener to this process's hub by then) and the hub's LISTEN is in place (a subscribe
+ * resolves only then). A fixed wait instead missed a cold first stream's events under load.
+ */
+async function following(path: string, stop: (f: Frame[]) => boolean) {
+  let opened!: () => void;
+  const open = new Promise<void>((r) => (opened = r));
+  const reading = stream(path, token, stop, opened);
+  await open;
+  const off = await eventHub().subscribe({ tenantId: fx.p.acmeId }, () => {});
+  off();
+  return { reading }; // (wrapped: an async function returning the promise would wait for the stream's end)
+}
+
 async function openSlots(): Promise<number> {
   const { rows } = await pool().query<{ n: number }>("SELECT count(*)::int AS n FROM sse_streams");
   return rows[0]!.n;
@@ -89,10 +110,9 @@ async function openSlots(): Promise<number> {
 describe("event streams on the socket (the server npm start runs)", () => {
   test("the tenant stream: SSE headers and the security headers, then the tenant's job events; its slot is freed when the client goes", async () => {
     let jobId = "";
-    const reading = stream("/api/v1/events", token, (f) =>
+    const { reading } = await following("/api/v1/events", (f) =>
       f.some((x) => x.data.jobId === jobId && x.data.status === "succeeded"),
     );
-    await new Promise((r) => setTimeout(r, 300)); // subscribed
     jobId = (await requestExport(fx.p.ada, { dataset: "customers" })).job.id;
     await drainJobs();
     const { status, headers, frames } = await reading;
