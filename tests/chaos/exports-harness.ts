@@ -112,6 +112,23 @@ export async function rowsReadAgain(
   return rows[0]!.n + (mine.sent ?? 0);
 }
 
+/**
+ * Waits until no backend of the connections named `appName` is left: a COMMIT the killed process
+ * sent just before its SIGKILL may still be applied by its backend after the process is gone, and
+ * a checkpoint read before then could be one segment behind the one its next attempt finds.
+ */
+export async function backendsGone(db: Queryable, appName: string, timeoutMs = 10_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    const { rows } = await db.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1",
+      [appName],
+    );
+    if (rows[0]!.n === 0) return;
+    await sleep(20);
+  }
+}
+
 export type ExportChaosReport = {
   exports: number;
   files: number;
@@ -194,6 +211,7 @@ export async function runExportChaos(o: ExportChaosOptions): Promise<ExportChaos
         const copies = await exportCopiesInFlight(db, appNames[i]!);
         procs[i]!.kill("SIGKILL");
         await new Promise((resolve) => procs[i]!.once("exit", resolve));
+        await backendsGone(db, appNames[i]!);
         await recordWorkerExit(target!.pid, "SIGKILL");
         // Every file the dead process was writing, with its checkpoint as the next attempt finds it.
         const files = await q<{

@@ -16,7 +16,7 @@ import type { PartResult } from "@/lib/exports/parts";
 import type { SegmentsCheckpoint } from "@/lib/exports/segments";
 import { requestExport } from "@/lib/exports/service";
 import { recordWorkerExit } from "@/lib/jobs/workers";
-import { exportCopiesInFlight, rowsReadAgain } from "../chaos/exports-harness";
+import { backendsGone, exportCopiesInFlight, rowsReadAgain } from "../chaos/exports-harness";
 import { useTestDatabase } from "../helpers/db";
 import { drainJobs } from "../helpers/fixtures";
 import { workerArgs } from "../helpers/worker";
@@ -77,6 +77,8 @@ async function killMidFile(id: string, segments: number): Promise<Caught[]> {
     const copies = await exportCopiesInFlight(pool(), APP);
     first.kill("SIGKILL");
     await once(first, "exit");
+    // Its checkpoints as its backends left them (a COMMIT sent just before the kill may land after it).
+    await backendsGone(pool(), APP);
     // As npm start's supervisor does: the exit is recorded, its attempts are taken back at once.
     await recordWorkerExit(first.pid!, "SIGKILL");
     const { rows: files } = await pool().query<Omit<Caught, "reread">>(
