@@ -8,6 +8,8 @@
  * its pieces' bad-row objects, which no later run continues: those go too.
  */
 import { inTransaction, pool } from "../db";
+import { run } from "../sql";
+import { stagedParseDiscarded, stagedParses } from "./sql/statements";
 import { withMaintenanceLock } from "../maintenance";
 import { storage } from "../storage";
 import { segmentStateSchema } from "../storage/driver";
@@ -87,13 +89,7 @@ export async function cleanupImports(
  * checkpoint. Returns how many.
  */
 export async function sweepParseStaging(limit = 50): Promise<number> {
-  const { rows } = await pool().query<{ id: string; clean: unknown; pieces: unknown }>(
-    `SELECT id, checkpoint -> 'clean' AS clean, checkpoint -> 'errorPieces' AS pieces FROM jobs
-     WHERE type = 'import_parse' AND status IN ('failed', 'cancelled')
-       AND checkpoint ->> 'phase' = 'parse' AND checkpoint ? 'clean'
-     ORDER BY finished_at LIMIT $1`,
-    [limit],
-  );
+  const { rows } = await run(pool(), stagedParses, [limit]);
   let swept = 0;
   for (const row of rows) {
     try {
@@ -102,7 +98,7 @@ export async function sweepParseStaging(limit = 50): Promise<number> {
       for (const key of Array.isArray(row.pieces) ? row.pieces : []) {
         if (typeof key === "string") await storage().delete(key);
       }
-      await pool().query("UPDATE jobs SET checkpoint = checkpoint - 'clean' - 'errorPieces' WHERE id = $1", [row.id]);
+      await run(pool(), stagedParseDiscarded, [row.id]);
       swept++;
     } catch (err) {
       logger.error(

@@ -16,6 +16,8 @@
 import { PassThrough, Readable } from "node:stream";
 import { z } from "zod";
 import { inTransaction } from "../db";
+import { run as runSql } from "../sql";
+import { parseRecorded } from "./sql/statements";
 import { attemptRun, recordFile } from "../files/record";
 import { PermanentError } from "../jobs/errors";
 import { defineTask, type JobContext } from "../jobs/task";
@@ -291,10 +293,13 @@ async function parseUpload(
         contentType: "text/csv",
       },
     );
-    await tx.query(
-      "UPDATE imports SET rows_read = $2, rejected = $3, bad_rows = $4, files = files || $5::jsonb WHERE id = $1",
-      [input.importId, rowsRead, rejected, JSON.stringify(shown), JSON.stringify([finished.key])],
-    );
+    await runSql(tx, parseRecorded, [
+      input.importId,
+      rowsRead,
+      rejected,
+      JSON.stringify(shown),
+      JSON.stringify([finished.key]),
+    ]);
   });
   // Their rows are in errors.csv now.
   for (const key of errorPieces)
