@@ -1,5 +1,5 @@
 /**
- * npm run bench:api [-- --sequential 300 --clients 20 --seconds 10]
+ * npm run bench:api [-- --sequential 300 --clients 20 --seconds 10 --pgbouncer]
  * Accepting a job: `POST /api/v1/exports` → 202 through the product as `npm start`
  * runs it (a scratch database), beside `GET /api/health` (one `SELECT 1`) on the same
  * server in the same run:
@@ -11,6 +11,10 @@
  *      pgbench single-row INSERTs into the same server printed beside them;
  *   4. where a create's milliseconds go, in this process (a second line, not the figure):
  *      authentication, validation and the create itself, each through its lib/ function.
+ *   5. with `--pgbouncer`: the product started again with DATABASE_URL through a PgBouncer in
+ *      transaction pooling mode (Debian's, tests/helpers/pgbouncer.ts; DATABASE_DIRECT_URL direct,
+ *      statements unnamed as the start-up probe decides) and 1b and 3 measured again, each beside
+ *      part 1b's and 3's direct figures as a ratio.
  * Rate limits and quotas are turned off for the run (RATE_LIMIT_*=0, QUOTA_*=10M): the
  * defaults (300 writes a minute per token, 50 unfinished jobs per user) would refuse
  * the load this measures.
@@ -32,6 +36,7 @@ import { exportRequestSchema } from "@/lib/exports/schema";
 import { seed } from "../prisma/seed";
 import { withScratchDatabase } from "../scripts/database";
 import { cpuByRole, cpuPerRequest, percentile, q, startProduct, stopProduct } from "./harness";
+import { pgbouncerMissing, startPgBouncer } from "../tests/helpers/pgbouncer";
 import "@/lib/workloads";
 
 const run = promisify(execFile);
@@ -40,6 +45,7 @@ const { values } = parseArgs({
     sequential: { type: "string", default: "300" },
     clients: { type: "string", default: "20" },
     seconds: { type: "string", default: "10" },
+    pgbouncer: { type: "boolean", default: false },
   },
 });
 const SEQUENTIAL = Number(values.sequential);
@@ -100,6 +106,38 @@ async function concurrent(fn: () => Promise<Response>, expect: number) {
   };
 }
 
+/** Parts 1b and 3 (Acme paused): the accept path alone, sequential then concurrent; printed. */
+async function acceptPath(c: ReturnType<typeof calls>) {
+  const alone = await sequential(c, SEQUENTIAL);
+  console.log("\n1b. idle, sequential, Acme paused (the accept path alone: no export runs after the 202)");
+  console.log(line("GET /api/health", alone.health));
+  console.log(line("POST /api/v1/exports → 202", alone.create));
+  console.log(
+    `   create p50 − health p50: ${ms(percentile(alone.create, 50) - percentile(alone.health, 50))} (goal ≤ 3 ms); create p99 ${ms(percentile(alone.create, 99))} (goal ≤ 25 ms)`,
+  );
+  const h = await concurrent(c.health, 200);
+  const l = await concurrent(c.list, 200);
+  const k = await concurrent(c.create, 202);
+  console.log(`\n3. ${CLIENTS} concurrent clients for ${SECONDS} s each (Acme paused)`);
+  for (const [name, r] of [
+    ["GET /api/health", h],
+    ["GET /api/v1/jobs?limit=1 (token)", l],
+    ["POST /api/v1/exports → 202", k],
+  ] as const) {
+    console.log(`${line(name, r.lat)}  ${r.rps.toFixed(0).padStart(6)} req/s`);
+  }
+  console.log("   CPU ms per request, by process (the two cores are shared by all of them):");
+  for (const [name, r] of [
+    ["health", h],
+    ["token list", l],
+    ["create", k],
+  ] as const) {
+    console.log(`     ${name.padEnd(11)} ${r.cpu}`);
+  }
+  console.log(`   creates ÷ health: ${(k.rps / h.rps).toFixed(2)}× (goal ≥ 0.8×)`);
+  return { alone, h, l, k };
+}
+
 function line(name: string, xs: number[]) {
   return `${name.padEnd(34)} p50 ${ms(percentile(xs, 50)).padStart(9)}  p99 ${ms(percentile(xs, 99)).padStart(9)}`;
 }
@@ -126,6 +164,7 @@ async function main() {
         LOG_LEVEL: "warn",
       });
       let idle: { health: number[]; create: number[] };
+      let directAccept: Awaited<ReturnType<typeof acceptPath>> | undefined;
       try {
         const c = calls(base, token);
         await sequential(c, 30); // warm-up: compiled routes, pools, plans
@@ -172,33 +211,8 @@ async function main() {
         await createPause(root, { tenant: "acme", reason: "bench:api" });
         // 1 again, with nothing run after the 202: in part 1 each export created runs at once on
         // the same two cores (a worker claims it as its commit lands), here it waits, paused.
-        const alone = await sequential(c, SEQUENTIAL);
-        console.log("\n1b. idle, sequential, Acme paused (the accept path alone: no export runs after the 202)");
-        console.log(line("GET /api/health", alone.health));
-        console.log(line("POST /api/v1/exports → 202", alone.create));
-        console.log(
-          `   create p50 − health p50: ${ms(percentile(alone.create, 50) - percentile(alone.health, 50))} (goal ≤ 3 ms); create p99 ${ms(percentile(alone.create, 99))} (goal ≤ 25 ms)`,
-        );
-        const h = await concurrent(c.health, 200);
-        const l = await concurrent(c.list, 200);
-        const k = await concurrent(c.create, 202);
-        console.log(`\n3. ${CLIENTS} concurrent clients for ${SECONDS} s each (Acme paused)`);
-        for (const [name, r] of [
-          ["GET /api/health", h],
-          ["GET /api/v1/jobs?limit=1 (token)", l],
-          ["POST /api/v1/exports → 202", k],
-        ] as const) {
-          console.log(`${line(name, r.lat)}  ${r.rps.toFixed(0).padStart(6)} req/s`);
-        }
-        console.log("   CPU ms per request, by process (the two cores are shared by all of them):");
-        for (const [name, r] of [
-          ["health", h],
-          ["token list", l],
-          ["create", k],
-        ] as const) {
-          console.log(`     ${name.padEnd(11)} ${r.cpu}`);
-        }
-        console.log(`   creates ÷ health: ${(k.rps / h.rps).toFixed(2)}× (goal ≥ 0.8×)`);
+        directAccept = await acceptPath(c);
+        const { k } = directAccept;
         const sql = path.join(dir, "insert.sql");
         await q(
           `CREATE TABLE IF NOT EXISTS bench_api_insert (id bigserial PRIMARY KEY, at timestamptz NOT NULL DEFAULT now(), body jsonb)`,
@@ -222,6 +236,46 @@ async function main() {
         );
       } finally {
         await stopProduct(child);
+      }
+
+      // 5. The same accept path with DATABASE_URL through PgBouncer.
+      if (values.pgbouncer) {
+        const missing = pgbouncerMissing();
+        if (missing) throw new Error(`--pgbouncer: ${missing}`);
+        const bouncer = await startPgBouncer();
+        try {
+          const pooled = await startProduct(bouncer.urlFor(url), {
+            DATABASE_DIRECT_URL: url,
+            CONVEYOR_DATA_DIR: path.join(dir, "data"),
+            ...UNLIMITED,
+            LOG_LEVEL: "warn",
+          });
+          try {
+            const c = calls(pooled.base, token);
+            await sequential(c, 30); // warm-up
+            console.log(
+              "\n5. DATABASE_URL through PgBouncer 1.18 (transaction pooling, pool 20; statements unnamed), DATABASE_DIRECT_URL direct",
+            );
+            const p = await acceptPath(c);
+            const d = directAccept!;
+            const ratio = (x: number, y: number) => `${(x / y).toFixed(2)}×`;
+            console.log("   pooled ÷ direct (parts 1b and 3 above):");
+            for (const [name, px, dx] of [
+              ["1b health p50", percentile(p.alone.health, 50), percentile(d.alone.health, 50)],
+              ["1b create p50", percentile(p.alone.create, 50), percentile(d.alone.create, 50)],
+              ["1b create p99", percentile(p.alone.create, 99), percentile(d.alone.create, 99)],
+              ["3 health req/s", p.h.rps, d.h.rps],
+              ["3 token list req/s", p.l.rps, d.l.rps],
+              ["3 create req/s", p.k.rps, d.k.rps],
+            ] as const) {
+              console.log(`     ${name.padEnd(20)} ${ratio(px, dx)}`);
+            }
+          } finally {
+            await stopProduct(pooled.child);
+          }
+        } finally {
+          await bouncer.stop();
+        }
       }
 
       // 4. Where a create's milliseconds go, in this process: the route handlers as Next calls them

@@ -7,6 +7,7 @@ import pg from "pg";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "./generated/prisma/client";
 import { databaseUrl, env } from "./env";
+import { statementsSettled } from "./pooler";
 import { logger } from "./log";
 
 export { Prisma } from "./generated/prisma/client";
@@ -77,12 +78,15 @@ export function pool(): pg.Pool {
 export function bookkeepingPool(): pg.Pool {
   const h = handles();
   if (!h.bookkeeping) {
+    // Through a transaction pooler (settleStatements() found one) the commits stay durable: PgBouncer
+    // refuses the `options` startup parameter, and a session SET would reach other clients' transactions.
+    const pooled = statementsSettled()?.pooled ?? false;
     h.bookkeeping = new pg.Pool({
       connectionString: databaseUrl(),
       max: Math.max(4, Math.min(10, env().WORKER_CONCURRENCY + 2)),
       connectionTimeoutMillis: 30_000,
       keepAlive: true,
-      options: "-c synchronous_commit=off",
+      ...(pooled ? {} : { options: "-c synchronous_commit=off" }),
     });
     guardClients(h.bookkeeping);
   }
@@ -100,10 +104,12 @@ const preparedNames = new Map<string, string>();
  * texts that are fixed or come in a few variants (each name stays prepared on every connection), and
  * whose best plan does not depend on the values: lookups by a unique key or by ids. A generic plan is
  * made without the values, so a list whose best plan depends on the tenant or the limit stays unnamed.
- * DATABASE_PREPARED_STATEMENTS=0 (a PgBouncer that cannot keep them): unnamed, as every other statement.
+ * DATABASE_PREPARED_STATEMENTS=0 (a PgBouncer that cannot keep them): unnamed, as every other statement;
+ * `auto` (the default): named once settleStatements() found they are kept, unnamed until then.
  */
 export function prepared(text: string): { text: string; name?: string } {
-  if (env().DATABASE_PREPARED_STATEMENTS === "0") return { text };
+  const mode = env().DATABASE_PREPARED_STATEMENTS;
+  if (mode === "0" || (mode === "auto" && !statementsSettled()?.named)) return { text };
   let name = preparedNames.get(text);
   if (!name) {
     name = `cvy_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`;

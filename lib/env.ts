@@ -190,9 +190,11 @@ const envSchema = z.object({
    * `1`: the statements every request or job runs (a token's lookup, a create's INSERT, reading a
    * job, claims, progress, heartbeats, successes) are prepared once per connection and their plans
    * kept; `0`: every statement is parsed and planned each time (a PgBouncer older than 1.21, or one
-   * without `max_prepared_statements`, in front of the app server).
+   * without `max_prepared_statements`, in front of the app server); `auto`: the app server and the
+   * workers probe DATABASE_URL at start (settleStatements() in lib/pooler.ts) and name them only where a
+   * client's named statement survives its transactions. `1` through a pooler that drops them refuses to start.
    */
-  DATABASE_PREPARED_STATEMENTS: z.enum(["0", "1"]).default("1"),
+  DATABASE_PREPARED_STATEMENTS: z.enum(["0", "1", "auto"]).default("auto"),
   /** A stream's longest life, in ms; then the client reconnects (with Last-Event-ID) and misses nothing. */
   SSE_MAX_LIFETIME_MS: intFrom(15 * 60_000, 5_000, 24 * 3_600_000),
   /** OpenTelemetry: the OTLP/HTTP collector's base URL (`http://collector:4318`); traces go to `<it>/v1/traces`. Unset: tracing is off (no spans, nothing stored). */

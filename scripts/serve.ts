@@ -18,6 +18,7 @@ import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import path from "node:path";
 import next from "next";
+import { DatabaseConfigError, settleStatements } from "@/lib/pooler";
 import { env } from "@/lib/env";
 import { logger } from "@/lib/log";
 import { capUndeclaredBody, needsBodyCap } from "@/lib/http/body-cap";
@@ -47,6 +48,7 @@ async function main(): Promise<void> {
     // Next reads the standalone config from here (and then does not warn that `next start` is not standalone).
     process.env.__NEXT_PRIVATE_STANDALONE_CONFIG = JSON.stringify(conf);
   }
+  await settleDatabase();
   const app = next({ dev, port, hostname: "localhost", ...(conf ? { conf } : {}) });
   await app.prepare();
   const handle = app.getRequestHandler();
@@ -83,6 +85,34 @@ async function main(): Promise<void> {
   process.on("SIGINT", stop);
   // Started by npm start's supervisor with an IPC channel: stops with it, however it ends.
   followParent(stop);
+}
+
+/**
+ * Direct or through a pooler (lib/pooler.ts settleStatements()): a configuration that would fail later
+ * stops the server now. A database not up yet does not: the server starts, its statements unnamed
+ * (safe either way), and the probe is tried again every 5 s.
+ */
+async function settleDatabase(): Promise<void> {
+  const settle = () => settleStatements().then((s) => logger.info(s.line));
+  try {
+    await settle();
+  } catch (err) {
+    if (err instanceof DatabaseConfigError) throw err;
+    logger.warn({ err }, `[db] could not probe DATABASE_URL (${(err as Error).message}); trying again every 5 s`);
+    const retry = setInterval(
+      () =>
+        void settle().then(
+          () => clearInterval(retry),
+          (e: Error) => {
+            if (!(e instanceof DatabaseConfigError)) return;
+            logger.fatal({ err: e }, `[web] fatal: ${e.message}`);
+            process.exit(1);
+          },
+        ),
+      5_000,
+    );
+    retry.unref();
+  }
 }
 
 main().catch((err: Error) => {

@@ -8,6 +8,7 @@
  */
 import { parseArgs } from "node:util";
 import { env, resetEnvCache } from "@/lib/env";
+import { settleStatements } from "@/lib/pooler";
 import { logger } from "@/lib/log";
 import { checkSettings, queueNames, workloadServices } from "@/lib/jobs/registry";
 import { ServiceRunner } from "@/lib/runtime/runner";
@@ -35,6 +36,9 @@ async function main(): Promise<void> {
   }
   // Every workload's settings, validated before anything starts: a bad variable is named now.
   checkSettings();
+  // Direct or through a pooler: decides prepared statements and the bookkeeping pool's options, or
+  // refuses a configuration that would fail later (lib/pooler.ts).
+  log.info((await settleStatements()).line);
   const given = values.queues ?? env().WORKER_QUEUES ?? queueNames().join(",");
   const queues = given
     .split(",")

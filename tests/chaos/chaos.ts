@@ -4,31 +4,47 @@
  * Runs the chaos harness on a fresh database (on DATABASE_URL's server, or the
  * embedded Postgres), then the export chaos (workers SIGKILLed mid-file:
  * ./exports-harness.ts; `--exports 0` skips it) on another, and exits non-zero
- * when a check fails.
+ * when a check fails. `--pgbouncer`: the workers' DATABASE_URL goes through a PgBouncer in transaction
+ * pooling mode (Debian's, tests/helpers/pgbouncer.ts) and DATABASE_DIRECT_URL straight to Postgres,
+ * nothing else set (each worker's start-up probe finds the pooler: lib/pooler.ts); the checks are the same.
  */
 import { parseArgs } from "node:util";
 import { seed } from "../../prisma/seed";
 import { withScratchDatabase } from "../../scripts/database";
 import { exportChaos, exportChaosOptions } from "./exports-harness";
+import { startPgBouncer, type PgBouncer } from "../helpers/pgbouncer";
 import { formatReport, runChaos } from "./harness";
 
+const options = {
+  jobs: { type: "string", default: "2000" },
+  workers: { type: "string", default: "4" },
+  concurrency: { type: "string", default: "4" },
+  "kill-every": { type: "string", default: "1500" },
+  "terminate-every": { type: "string", default: "700" },
+  "max-sleep": { type: "string", default: "100" },
+  poison: { type: "string", default: "1" },
+  pgbouncer: { type: "boolean", default: false },
+  ...exportChaosOptions,
+} as const;
+type Values = ReturnType<typeof parseArgs<{ options: typeof options }>>["values"];
+
 async function main(): Promise<number> {
-  const { values } = parseArgs({
-    options: {
-      jobs: { type: "string", default: "2000" },
-      workers: { type: "string", default: "4" },
-      concurrency: { type: "string", default: "4" },
-      "kill-every": { type: "string", default: "1500" },
-      "terminate-every": { type: "string", default: "700" },
-      "max-sleep": { type: "string", default: "100" },
-      poison: { type: "string", default: "1" },
-      ...exportChaosOptions,
-    },
-  });
+  const { values } = parseArgs({ options });
+  const bouncer = values.pgbouncer ? await startPgBouncer() : undefined;
+  if (bouncer) console.log(`[chaos] the workers' DATABASE_URL through PgBouncer on port ${bouncer.port}`);
+  try {
+    return await chaos(values, bouncer);
+  } finally {
+    await bouncer?.stop();
+  }
+}
+
+async function chaos(values: Values, bouncer: PgBouncer | undefined): Promise<number> {
   const probes = await withScratchDatabase("conveyor_chaos", async ({ url }) => {
     const tenants = await seed(0.001);
     const report = await runChaos({
       databaseUrl: url,
+      pooledUrl: bouncer?.urlFor(url),
       tenantId: tenants.get("acme")!,
       jobs: Number(values.jobs),
       workers: Number(values.workers),
@@ -45,7 +61,7 @@ async function main(): Promise<number> {
   });
   if (Number(values.exports) === 0) return probes ? 0 : 1;
   console.log("\n[chaos] exports: workers SIGKILLed while a file is half written");
-  const exports = await exportChaos(values);
+  const exports = await exportChaos(values, bouncer && ((url) => bouncer.urlFor(url)));
   return probes && exports ? 0 : 1;
 }
 

@@ -33,6 +33,8 @@ import { workerArgs } from "../helpers/worker";
 
 export type ExportChaosOptions = {
   databaseUrl: string;
+  /** The workers' DATABASE_URL through a pooler (npm run chaos -- --pgbouncer); databaseUrl is then their DATABASE_DIRECT_URL. */
+  pooledUrl?: string;
   email: string;
   /** Split exports (each of `partRows`), and one single export beside them. */
   exports: number;
@@ -143,7 +145,8 @@ export async function runExportChaos(o: ExportChaosOptions): Promise<ExportChaos
   await db.connect();
   const env = {
     ...process.env,
-    DATABASE_URL: o.databaseUrl,
+    DATABASE_URL: o.pooledUrl ?? o.databaseUrl,
+    ...(o.pooledUrl ? { DATABASE_DIRECT_URL: o.databaseUrl } : {}),
     EXPORT_SEGMENT_ROWS: String(o.segmentRows),
     WORKER_DEAD_AFTER_MS: "2000",
     WORKER_HEARTBEAT_MS: "500",
@@ -372,7 +375,10 @@ export const exportChaosOptions = {
 } as const;
 
 /** Runs the export chaos in its own scratch database and storage directory; true when every check passed. */
-export async function exportChaos(values: { [K in keyof typeof exportChaosOptions]: string }): Promise<boolean> {
+export async function exportChaos(
+  values: { [K in keyof typeof exportChaosOptions]: string },
+  pooled?: (directUrl: string) => string,
+): Promise<boolean> {
   const dataDir = mkdtempSync(path.join(tmpdir(), "conveyor-chaos-exports-"));
   const before = process.env.CONVEYOR_DATA_DIR;
   process.env.CONVEYOR_DATA_DIR = dataDir;
@@ -383,6 +389,7 @@ export async function exportChaos(values: { [K in keyof typeof exportChaosOption
       await seedDemo(Number(values.scale));
       const report = await runExportChaos({
         databaseUrl: url,
+        pooledUrl: pooled?.(url),
         email: "ada@acme.test",
         exports: Number(values.exports),
         partRows: Number(values["part-rows"]),

@@ -19,6 +19,8 @@ import { workerArgs } from "../helpers/worker";
 
 export type ChaosOptions = {
   databaseUrl: string;
+  /** The workers' DATABASE_URL through a pooler (npm run chaos -- --pgbouncer); databaseUrl is then their DATABASE_DIRECT_URL. */
+  pooledUrl?: string;
   tenantId: string;
   jobs: number;
   workers: number;
@@ -66,7 +68,12 @@ let workerLog: WriteStream | null = null;
 
 function startWorker(opts: ChaosOptions): Running {
   const child = spawn(process.execPath, workerArgs("--concurrency", String(opts.concurrency)), {
-    env: { ...process.env, ...WORKER_ENV, DATABASE_URL: opts.databaseUrl },
+    env: {
+      ...process.env,
+      ...WORKER_ENV,
+      DATABASE_URL: opts.pooledUrl ?? opts.databaseUrl,
+      ...(opts.pooledUrl ? { DATABASE_DIRECT_URL: opts.databaseUrl } : {}),
+    },
     stdio: ["ignore", "pipe", "pipe", "ipc"],
   });
   let err = "";

@@ -10,6 +10,7 @@ import {
 import { verifyCredentials } from "@/lib/auth/login";
 import { db, pool, prepared } from "@/lib/db";
 import { resetEnvCache } from "@/lib/env";
+import { settleStatements } from "@/lib/pooler";
 import { AppError } from "@/lib/errors";
 import { useTestDatabase } from "../helpers/db";
 
@@ -63,6 +64,8 @@ test("credentials: the demo password signs in; anything else does not", async ()
 });
 
 test("the token lookup is a prepared statement: a kept plan still sees a revocation; DATABASE_PREPARED_STATEMENTS=0 prepares nothing", async () => {
+  // DATABASE_PREPARED_STATEMENTS=auto (the default) names them once the start-up probe found a direct connection.
+  assert.equal((await settleStatements()).named, true);
   // One connection's prepared statements (pg_prepared_statements is per session).
   const client = await pool().connect();
   try {
