@@ -242,7 +242,7 @@ async function main() {
       if (values.pgbouncer) {
         const missing = pgbouncerMissing();
         if (missing) throw new Error(`--pgbouncer: ${missing}`);
-        const bouncer = await startPgBouncer();
+        const bouncer = await startPgBouncer(url);
         try {
           const pooled = await startProduct(bouncer.urlFor(url), {
             DATABASE_DIRECT_URL: url,

@@ -12,7 +12,7 @@ import { parseArgs } from "node:util";
 import { seed } from "../../prisma/seed";
 import { withScratchDatabase } from "../../scripts/database";
 import { exportChaos, exportChaosOptions } from "./exports-harness";
-import { startPgBouncer, type PgBouncer } from "../helpers/pgbouncer";
+import { startPgBouncer } from "../helpers/pgbouncer";
 import { formatReport, runChaos } from "./harness";
 
 const options = {
@@ -30,38 +30,48 @@ type Values = ReturnType<typeof parseArgs<{ options: typeof options }>>["values"
 
 async function main(): Promise<number> {
   const { values } = parseArgs({ options });
-  const bouncer = values.pgbouncer ? await startPgBouncer() : undefined;
-  if (bouncer) console.log(`[chaos] the workers' DATABASE_URL through PgBouncer on port ${bouncer.port}`);
+  return await chaos(values, values.pgbouncer ? throughPgBouncer : undefined);
+}
+
+/**
+ * Runs `run` with a PgBouncer before the Postgres server that `directUrl` names (each scratch
+ * database may be on a newly started embedded server, on a port of its own).
+ */
+async function throughPgBouncer<T>(directUrl: string, run: (pooledUrl: string) => Promise<T>): Promise<T> {
+  const bouncer = await startPgBouncer(directUrl);
+  console.log(`[chaos] the workers' DATABASE_URL through PgBouncer on port ${bouncer.port}`);
   try {
-    return await chaos(values, bouncer);
+    return await run(bouncer.urlFor(directUrl));
   } finally {
-    await bouncer?.stop();
+    await bouncer.stop();
   }
 }
 
-async function chaos(values: Values, bouncer: PgBouncer | undefined): Promise<number> {
+async function chaos(values: Values, pooled: typeof throughPgBouncer | undefined): Promise<number> {
   const probes = await withScratchDatabase("conveyor_chaos", async ({ url }) => {
     const tenants = await seed(0.001);
-    const report = await runChaos({
-      databaseUrl: url,
-      pooledUrl: bouncer?.urlFor(url),
-      tenantId: tenants.get("acme")!,
-      jobs: Number(values.jobs),
-      workers: Number(values.workers),
-      concurrency: Number(values.concurrency),
-      killEveryMs: Number(values["kill-every"]),
-      terminateEveryMs: Number(values["terminate-every"]),
-      maxSleepMs: Number(values["max-sleep"]),
-      poisonJobs: Number(values.poison),
-      timeoutMs: 15 * 60_000,
-      log: console.log,
-    });
+    const run = (pooledUrl: string | undefined) =>
+      runChaos({
+        databaseUrl: url,
+        pooledUrl,
+        tenantId: tenants.get("acme")!,
+        jobs: Number(values.jobs),
+        workers: Number(values.workers),
+        concurrency: Number(values.concurrency),
+        killEveryMs: Number(values["kill-every"]),
+        terminateEveryMs: Number(values["terminate-every"]),
+        maxSleepMs: Number(values["max-sleep"]),
+        poisonJobs: Number(values.poison),
+        timeoutMs: 15 * 60_000,
+        log: console.log,
+      });
+    const report = pooled ? await pooled(url, run) : await run(undefined);
     console.log(`\n${formatReport(report)}`);
     return report.ok;
   });
   if (Number(values.exports) === 0) return probes ? 0 : 1;
   console.log("\n[chaos] exports: workers SIGKILLed while a file is half written");
-  const exports = await exportChaos(values, bouncer && ((url) => bouncer.urlFor(url)));
+  const exports = await exportChaos(values, pooled);
   return probes && exports ? 0 : 1;
 }
 

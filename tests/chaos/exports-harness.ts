@@ -377,7 +377,8 @@ export const exportChaosOptions = {
 /** Runs the export chaos in its own scratch database and storage directory; true when every check passed. */
 export async function exportChaos(
   values: { [K in keyof typeof exportChaosOptions]: string },
-  pooled?: (directUrl: string) => string,
+  /** Runs `run` with the URL the workers' DATABASE_URL should be (a pooler before `directUrl`), or undefined for direct. */
+  pooled?: <T>(directUrl: string, run: (pooledUrl: string) => Promise<T>) => Promise<T>,
 ): Promise<boolean> {
   const dataDir = mkdtempSync(path.join(tmpdir(), "conveyor-chaos-exports-"));
   const before = process.env.CONVEYOR_DATA_DIR;
@@ -387,17 +388,19 @@ export async function exportChaos(
   try {
     return await withScratchDatabase("conveyor_chaos_exports", async ({ url }) => {
       await seedDemo(Number(values.scale));
-      const report = await runExportChaos({
-        databaseUrl: url,
-        pooledUrl: pooled?.(url),
-        email: "ada@acme.test",
-        exports: Number(values.exports),
-        partRows: Number(values["part-rows"]),
-        segmentRows: Number(values["segment-rows"]),
-        workers: Number(values["export-workers"]),
-        timeoutMs: 600_000,
-        log: console.log,
-      });
+      const run = (pooledUrl: string | undefined) =>
+        runExportChaos({
+          databaseUrl: url,
+          pooledUrl,
+          email: "ada@acme.test",
+          exports: Number(values.exports),
+          partRows: Number(values["part-rows"]),
+          segmentRows: Number(values["segment-rows"]),
+          workers: Number(values["export-workers"]),
+          timeoutMs: 600_000,
+          log: console.log,
+        });
+      const report = pooled ? await pooled(url, run) : await run(undefined);
       console.log(`\n${formatExportReport(report)}`);
       return report.ok;
     });

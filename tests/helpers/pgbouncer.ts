@@ -42,22 +42,26 @@ export type PgBouncer = {
 };
 
 export type PgBouncerOptions = {
-  /** Postgres it pools for (default 127.0.0.1:5432). */
-  host?: string;
-  port?: number;
   /** Server connections per database and user: sized like a deployment's (PgBouncer's default is 20). */
   poolSize?: number;
 };
 
-/** Starts a PgBouncer in transaction pooling mode; resolves once it accepts connections. */
-export async function startPgBouncer(opts: PgBouncerOptions = {}): Promise<PgBouncer> {
+/**
+ * Starts a PgBouncer in transaction pooling mode before the Postgres server that `databaseUrl` names
+ * (its host and port: the suite's embedded Postgres, or the one DATABASE_URL gives); resolves once it
+ * accepts connections.
+ */
+export async function startPgBouncer(databaseUrl: string, opts: PgBouncerOptions = {}): Promise<PgBouncer> {
   const missing = pgbouncerMissing();
   if (missing) throw new Error(missing);
+  const server = new URL(databaseUrl);
+  const host = server.hostname.replace(/^\[|\]$/g, "") || "127.0.0.1";
+  const serverPort = server.port || "5432";
   const dir = await mkdtemp(path.join(tmpdir(), "conveyor-pgbouncer-"));
   const port = await freePort();
   const ini = [
     "[databases]",
-    `* = host=${opts.host ?? "127.0.0.1"} port=${opts.port ?? 5432}`,
+    `* = host=${host} port=${serverPort}`,
     "",
     "[pgbouncer]",
     "listen_addr = 127.0.0.1",

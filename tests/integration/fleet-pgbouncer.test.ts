@@ -19,7 +19,7 @@ test(
   "the same fleet with DATABASE_URL through PgBouncer (transaction pooling) and DATABASE_DIRECT_URL direct",
   { timeout: 15 * 60_000, skip: noBouncer ?? false },
   async () => {
-    const bouncer = await startPgBouncer();
+    const bouncer = await startPgBouncer(fx.database.url);
     try {
       // Nothing else set: the probe finds the pooler and sends every statement unnamed.
       await runFleet(

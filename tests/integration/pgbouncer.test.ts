@@ -30,7 +30,7 @@ describe("through PgBouncer (transaction pooling)", { skip: missing ?? false }, 
   let direct: string;
   let pooled: string;
   before(async () => {
-    bouncer = await startPgBouncer();
+    bouncer = await startPgBouncer(fx.database.url);
     direct = fx.database.url;
     pooled = bouncer.urlFor(direct);
   });
