@@ -154,6 +154,27 @@ const envSchema = z.object({
    * link, the API reference's script) per client address per minute, fleet-wide; 0 turns it off.
    */
   RATE_LIMIT_ANON_PER_MINUTE: intFrom(60, 0, 1_000_000),
+  /**
+   * The longest a process answers a rate-limit refusal from memory (scripts/serve.ts, before Next.js
+   * and before any query) after Postgres refused that user's (or address's) budget, in ms: how stale
+   * such a refusal may be. Within it a budget Postgres refused is refused again without asking;
+   * past it (or past the wait Postgres named, if sooner) the next request asks Postgres again.
+   */
+  REFUSAL_MEMORY_MS: intFrom(1_000, 0, 60_000),
+  /**
+   * API requests one user (all their tokens and sessions) has running at once in one web server
+   * process; more wait their turn in memory, in order, before Next.js — so a user's flood runs a few
+   * requests at a time and another user's request starts at once. Event streams, uploads and
+   * downloads do not count. 0 turns the turn-taking off.
+   */
+  WEB_USER_CONCURRENCY: intFrom(2, 0, 1_000),
+  /** Requests of one user that may wait their turn in one process; past it, 429 at once. */
+  WEB_USER_QUEUE: intFrom(200, 0, 100_000),
+  /**
+   * Web server processes sharing the port (scripts/serve.ts, node:cluster); 0: one per core. Each
+   * is a whole server (its own Next.js, pools and LISTEN connection); `npm run dev` runs one.
+   */
+  WEB_PROCESSES: intFrom(0, 0, 64),
   /** Live API tokens (neither revoked nor expired) one user may have, in all tenants together. */
   QUOTA_TOKENS_PER_USER: intFrom(50, 1, 100_000),
   /** Unfinished jobs (scheduled, queued, running, retrying) one user may have; a tenant's own value wins. */

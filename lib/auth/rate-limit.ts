@@ -12,16 +12,20 @@
  * Over budget: 429 with `Retry-After` and the IETF httpapi draft's headers
  * (`RateLimit-Policy: "writes";q=300;w=60`, `RateLimit: "writes";r=0;t=12`).
  */
-import { createHash } from "node:crypto";
 import { pool } from "../db";
 import { env } from "../env";
 import { AppError } from "../errors";
 import type { Principal } from "./principal";
+import {
+  type Budget,
+  forgetRemembered,
+  rateLimitedParts,
+  rememberedRefusal,
+  rememberRefusal,
+  WINDOW_S,
+} from "./refusal-memory";
 
-/** A principal's reads and writes; `anonymous`: requests without a principal, per client address. */
-export type Budget = "reads" | "writes" | "anonymous";
-
-const WINDOW_S = 60;
+export type { Budget };
 
 /** Which budget a request spends: GET and HEAD (and opening a stream) are reads. */
 export function budgetOf(method: string): Budget {
@@ -44,60 +48,28 @@ export const addressKey = (address: string) => `address:${address}`;
 export type RateLimitOutcome = { headers: Record<string, string> };
 
 /**
- * Refusals this process already got from Postgres, until their Retry-After:
- * a flood is then refused from memory, before any query (even before its
- * token is looked up, through `aliases`), so it costs the server next to
- * nothing and everybody else keeps their speed. Only Postgres ever allows.
+ * Refusals this process already got from Postgres, until their Retry-After but never longer than
+ * REFUSAL_MEMORY_MS (lib/auth/refusal-memory.ts): a flood is then refused from memory, before any
+ * query — by scripts/serve.ts before Next.js even sees it (lib/http/gate.ts), and here before its
+ * token is looked up, through `aliases` — so it costs the server next to nothing and everybody
+ * else keeps their speed. Only Postgres ever allows.
  */
-const refused = new Map<string, { until: number; limit: number }>();
-const MAX_REMEMBERED = 10_000;
-
-function remember(keys: string[], until: number, limit: number): void {
-  if (refused.size >= MAX_REMEMBERED) {
-    const now = Date.now();
-    for (const [k, v] of refused) if (v.until <= now) refused.delete(k);
-    if (refused.size >= MAX_REMEMBERED) refused.clear();
-  }
-  for (const k of keys) refused.set(k, { until, limit });
-}
-
 function rateLimited(budget: Budget, limit: number, retryAfter: number): AppError {
-  return new AppError(
-    "rate_limited",
-    `Too many ${budget === "anonymous" ? "requests without sign-in from this address" : budget}: at most ${limit} a minute; try again in ${retryAfter} s`,
-    undefined,
-    {
-      details: { budget, limit, windowSeconds: WINDOW_S, retryAfterSeconds: retryAfter },
-      headers: {
-        "Retry-After": String(retryAfter),
-        "RateLimit-Policy": `"${budget}";q=${limit};w=${WINDOW_S}`,
-        RateLimit: `"${budget}";r=0;t=${retryAfter}`,
-      },
-    },
-  );
+  const { message, details, headers } = rateLimitedParts(budget, limit, retryAfter);
+  return new AppError("rate_limited", message, undefined, { details, headers });
 }
 
 /** Forgets remembered refusals (tests that change the limits). */
 export function forgetRefusals(): void {
-  refused.clear();
-}
-
-/** The alias a bearer token's refusals are remembered under, before the token is looked up. */
-export function bearerAlias(authorization: string | null): string | null {
-  const token = authorization && /^Bearer\s+(\S+)$/i.exec(authorization)?.[1];
-  return token ? `bearer:${createHash("sha256").update(token).digest("base64url").slice(0, 32)}` : null;
+  forgetRemembered();
 }
 
 /** Throws the 429 at once if this process was told within the budget's Retry-After that `key` is over it. */
 export function refuseIfRemembered(key: string, budget: Budget): void {
   if (limitOf(budget) === 0) return;
-  const memo = refused.get(`${budget}:${key}`);
+  const memo = rememberedRefusal(`${budget}:${key}`);
   if (!memo) return;
   const left = memo.until - Date.now();
-  if (left <= 0) {
-    refused.delete(`${budget}:${key}`);
-    return;
-  }
   throw rateLimited(budget, memo.limit, Math.max(1, Math.ceil(left / 1000)));
 }
 
@@ -130,9 +102,10 @@ export async function spendRateLimit(key: string, budget: Budget, aliases: strin
   const policy = `"${budget}";q=${limit};w=${WINDOW_S}`;
   if (!row.allowed) {
     const retryAfter = Math.max(1, Math.ceil(row.waitS));
-    remember(
+    rememberRefusal(
       [key, ...aliases].map((k) => `${budget}:${k}`),
-      Date.now() + row.waitS * 1000,
+      row.waitS * 1000,
+      env().REFUSAL_MEMORY_MS,
       limit,
     );
     throw rateLimited(budget, limit, retryAfter);

@@ -9,14 +9,8 @@
 import { randomUUID } from "node:crypto";
 import { requireScope } from "../auth/authorize";
 import type { Principal } from "../auth/principal";
-import {
-  addressKey,
-  bearerAlias,
-  budgetOf,
-  principalKey,
-  refuseIfRemembered,
-  spendRateLimit,
-} from "../auth/rate-limit";
+import { addressKey, budgetOf, principalKey, refuseIfRemembered, spendRateLimit } from "../auth/rate-limit";
+import { credentialAlias, learnOwner } from "../auth/refusal-memory";
 import { env } from "../env";
 import { AppError } from "../errors";
 import { logger, scrubSecrets, withLogContext } from "../log";
@@ -125,8 +119,9 @@ export function withPrincipal<P = Record<string, never>>(
   const logged = withRequestLog(async (req: Request, ctx: RouteContext<P>) => {
     try {
       const budget = budgetOf(req.method);
-      // A token this process saw refused is refused again at once, before it is even looked up.
-      const alias = bearerAlias(req.headers.get("authorization"));
+      // A token or session this process saw refused is refused again at once, before it is even looked
+      // up (scripts/serve.ts refuses it earlier still, before Next.js: lib/http/gate.ts).
+      const alias = credentialAlias(req.headers.get("authorization"), req.headers.get("cookie"));
       if (alias) refuseIfRemembered(alias, budget);
       // An address that spent its budget on refused credentials is refused from memory, before any lookup.
       const address = addressKey(clientAddressFrom(req.headers));
@@ -137,6 +132,8 @@ export function withPrincipal<P = Record<string, never>>(
         throw err;
       });
       if (principal.tenantId) activeSpan().setAttribute("conveyor.tenant.id", principal.tenantId);
+      // The gate groups this credential's next requests under its user before looking anything up.
+      if (alias) learnOwner(alias, principalKey(principal));
       requireScope(principal, budget === "reads" ? "read" : "write");
       const { headers } = await spendRateLimit(principalKey(principal), budget, alias ? [alias] : []);
       const res = await handler(req, principal, await ctx.params);
