@@ -16,7 +16,7 @@ import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { mkdtemp, readlink, rm } from "node:fs/promises";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { freePort, isRunning, waitFor } from "../helpers/net";
@@ -121,7 +121,14 @@ test(
       const procs = tree(run.child.pid!);
       const names = (re: RegExp) => procs.filter((p) => re.test(p.args));
       assert.equal(names(/scripts\/supervisor\.ts/).length, 1, "one supervisor");
-      assert.equal(names(/scripts\/serve\.ts/).length, 1, "one web server");
+      // One web server: its primary process, and the server processes it forks on the one port
+      // (node:cluster, WEB_PROCESSES: one per core by default), each a child of the primary.
+      const serve = names(/scripts\/serve\.ts/);
+      const primaries = serve.filter((p) => !serve.some((q) => q.pid === p.ppid));
+      assert.equal(primaries.length, 1, `one web server: ${JSON.stringify(serve)}`);
+      const forks = serve.filter((p) => p.ppid === primaries[0]!.pid).length;
+      const cores = availableParallelism();
+      assert.equal(forks, cores > 1 ? cores : 0, "its server processes: one per core");
       assert.equal(names(/dist\/worker\.js/).length, 3, "three workers");
       assert.ok(names(/postgres/).length >= 1, "the embedded Postgres");
       return procs;
