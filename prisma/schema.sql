@@ -74,6 +74,7 @@ CREATE TABLE downstream_slots (
   key text NOT NULL,
   holder uuid NOT NULL,
   expires_at timestamp(3) with time zone NOT NULL,
+  acquired_at timestamp(3) with time zone DEFAULT clock_timestamp() NOT NULL,
   CONSTRAINT downstream_slots_pkey PRIMARY KEY (key, holder)
 );
 
@@ -104,6 +105,8 @@ CREATE TABLE downstreams (
   last_success_at timestamp(3) with time zone,
   last_failure_at timestamp(3) with time zone,
   updated_at timestamp(3) with time zone DEFAULT CURRENT_TIMESTAMP NOT NULL,
+  adaptive_limit double precision,
+  limit_cut_at timestamp(3) with time zone,
   CONSTRAINT downstreams_circuit_check CHECK ((circuit = ANY (ARRAY['closed'::text, 'open'::text, 'half_open'::text]))),
   CONSTRAINT downstreams_pkey PRIMARY KEY (key)
 );
@@ -1179,7 +1182,7 @@ BEGIN
      ORDER BY x.ord));
 END $function$;
 
-CREATE OR REPLACE FUNCTION public.conveyor_downstream_acquire(p_key text, p_holder uuid, p_rate double precision, p_burst double precision, p_concurrency integer, p_hold_ms integer)
+CREATE OR REPLACE FUNCTION public.conveyor_downstream_acquire(p_key text, p_holder uuid, p_rate double precision, p_burst double precision, p_concurrency integer, p_hold_ms integer, p_slow_ms integer DEFAULT NULL::integer)
  RETURNS TABLE(granted boolean, wait_ms integer, reason text)
  LANGUAGE plpgsql
 AS $function$
@@ -1188,6 +1191,8 @@ DECLARE
   v_now timestamptz := clock_timestamp();
   v_busy integer;
   v_tokens double precision;
+  v_limit double precision;
+  v_oldest timestamptz;
 BEGIN
   INSERT INTO downstreams (key, tokens, concurrency) VALUES (p_key, p_burst, p_concurrency) ON CONFLICT DO NOTHING;
   SELECT * INTO d FROM downstreams WHERE key = p_key FOR UPDATE;
@@ -1234,8 +1239,38 @@ BEGIN
     UPDATE downstreams SET probe_holder = p_holder WHERE key = p_key;
   END IF;
 
+  -- The in-flight limit: p_concurrency, or with p_slow_ms the adaptive limit under it (AIMD on
+  -- latency): it starts at 2; an answer within p_slow_ms adds one, a slower one halves it
+  -- (conveyor_downstream_release), and so does a call still unanswered after p_slow_ms (here):
+  -- a downstream that turns slow is cut back before its first slow answer comes in. At most one
+  -- halving per round trip: calls begun before the last cut do not cut again.
+  -- An unanswered call is evidence only once its attempt has shown itself alive since it went
+  -- slow: its job heartbeat came after acquired_at + p_slow_ms, and its worker is not known dead
+  -- or exited. A SIGKILLed worker's call never answers either, but it says nothing about the
+  -- downstream; it keeps its slot until its attempt is taken back (conveyor_downstream_drop_holder),
+  -- and must not halve the limit meanwhile. (A live attempt heartbeats every third of its lease,
+  -- so a slow downstream is still cut before its first slow answer: within p_slow_ms + lease/3.)
+  v_limit := p_concurrency;
+  IF p_slow_ms IS NOT NULL THEN
+    v_limit := least(p_concurrency, coalesce(d.adaptive_limit, least(p_concurrency, 2)));
+    SELECT min(s.acquired_at) INTO v_oldest
+      FROM downstream_slots s JOIN jobs j ON j.id = s.holder
+     WHERE s.key = p_key AND j.status = 'running'
+       AND j.heartbeat_at >= s.acquired_at + make_interval(secs => p_slow_ms / 1000.0)
+       AND NOT EXISTS (SELECT 1 FROM workers w WHERE w.id = j.lease_owner
+                         AND (w.state = 'dead' OR w.exited_at IS NOT NULL));
+    IF v_oldest < v_now - make_interval(secs => p_slow_ms / 1000.0)
+       AND (d.limit_cut_at IS NULL OR d.limit_cut_at < v_oldest) THEN
+      v_limit := greatest(1, v_limit / 2);
+      UPDATE downstreams SET limit_cut_at = v_now WHERE key = p_key;
+    END IF;
+    IF v_limit IS DISTINCT FROM d.adaptive_limit THEN
+      UPDATE downstreams SET adaptive_limit = v_limit WHERE key = p_key;
+    END IF;
+  END IF;
+
   SELECT count(*) INTO v_busy FROM downstream_slots WHERE key = p_key;
-  IF v_busy >= p_concurrency THEN
+  IF v_busy >= floor(v_limit) THEN
     INSERT INTO downstream_waiters (key, holder) VALUES (p_key, p_holder);
     RETURN QUERY SELECT false, NULL::integer, 'concurrency'::text;
     RETURN;
@@ -1249,12 +1284,62 @@ BEGIN
     RETURN;
   END IF;
   UPDATE downstreams SET tokens = v_tokens - 1, refilled_at = v_now WHERE key = p_key;
-  INSERT INTO downstream_slots (key, holder, expires_at)
-    VALUES (p_key, p_holder, v_now + make_interval(secs => p_hold_ms / 1000.0));
+  INSERT INTO downstream_slots (key, holder, expires_at, acquired_at)
+    VALUES (p_key, p_holder, v_now + make_interval(secs => p_hold_ms / 1000.0), v_now);
   RETURN QUERY SELECT true, 0, NULL::text;
 END $function$;
 
-CREATE OR REPLACE FUNCTION public.conveyor_downstream_release(p_key text, p_holder uuid, p_outcome text, p_retry_after_ms integer, p_failures integer, p_failure_rate double precision, p_min_attempts integer, p_window_ms integer, p_open_ms integer)
+CREATE OR REPLACE FUNCTION public.conveyor_downstream_busy(p_key text)
+ RETURNS integer
+ LANGUAGE sql
+ STABLE
+AS $function$
+  -- The calls to p_key in flight: slots not expired whose holder is running under a live lease.
+  -- A crashed holder's slot stops counting once its lease runs out (conveyor_downstream_acquire
+  -- deletes it then; the reaper, taking the attempt back, deletes it: conveyor_downstream_drop_holder).
+  SELECT count(*)::integer FROM downstream_slots s
+   WHERE s.key = p_key AND s.expires_at >= clock_timestamp()
+     AND EXISTS (SELECT 1 FROM jobs j WHERE j.id = s.holder AND j.status = 'running'
+                   AND (j.lease_expires_at IS NULL OR j.lease_expires_at > clock_timestamp()))
+$function$;
+
+CREATE OR REPLACE FUNCTION public.conveyor_downstream_drop_holder(p_holder uuid)
+ RETURNS integer
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  d downstreams%ROWTYPE;
+  v_key text;
+  v_n integer := 0;
+BEGIN
+  -- p_holder's attempt was taken back (the reaper: its lease ran out, or its worker exited): the
+  -- slots it held are free now, and its calls were never answered, so they teach the adaptive
+  -- limit and the breaker nothing (a killed worker says nothing about the downstream). The room
+  -- goes to parked callers at once, as a release would give it, instead of waiting for the sweep.
+  FOR v_key IN SELECT key FROM downstream_slots WHERE holder = p_holder ORDER BY key LOOP
+    SELECT * INTO d FROM downstreams WHERE key = v_key FOR UPDATE;
+    DELETE FROM downstream_slots WHERE key = v_key AND holder = p_holder;
+    v_n := v_n + 1;
+    IF d.circuit = 'closed' AND coalesce(d.blocked_until, now()) <= now() THEN
+      PERFORM conveyor_downstream_wake(v_key, greatest(conveyor_downstream_limit(d) - conveyor_downstream_busy(v_key), 0),
+                                       now());
+    ELSIF d.circuit = 'half_open' AND d.probe_holder = p_holder THEN
+      -- It was the probe: the oldest waiter probes instead.
+      PERFORM conveyor_downstream_wake(v_key, 1, now());
+    END IF;
+  END LOOP;
+  RETURN v_n;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.conveyor_downstream_limit(d downstreams)
+ RETURNS integer
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT greatest(1, least(d.concurrency, floor(coalesce(d.adaptive_limit, d.concurrency))))::integer
+$function$;
+
+CREATE OR REPLACE FUNCTION public.conveyor_downstream_release(p_key text, p_holder uuid, p_outcome text, p_retry_after_ms integer, p_failures integer, p_failure_rate double precision, p_min_attempts integer, p_window_ms integer, p_open_ms integer, p_slow_ms integer DEFAULT NULL::integer)
  RETURNS text
  LANGUAGE plpgsql
 AS $function$
@@ -1264,10 +1349,26 @@ DECLARE
   v_busy integer;
   v_opened boolean := false;
   v_closed boolean := false;
+  v_started timestamptz;
 BEGIN
   SELECT * INTO d FROM downstreams WHERE key = p_key FOR UPDATE;
   IF NOT FOUND THEN RETURN 'closed'; END IF;
-  DELETE FROM downstream_slots WHERE key = p_key AND holder = p_holder;
+  DELETE FROM downstream_slots WHERE key = p_key AND holder = p_holder RETURNING acquired_at INTO v_started;
+  -- The adaptive in-flight limit learns from the call's duration (see conveyor_downstream_acquire),
+  -- when the call was its attempt's: one taken back (its lease ran out) has no slot left
+  -- (conveyor_downstream_drop_holder), or, not reaped yet, no live lease; its duration is the worker's
+  -- stall, not the downstream's latency.
+  IF p_slow_ms IS NOT NULL AND v_started IS NOT NULL
+     AND EXISTS (SELECT 1 FROM jobs j WHERE j.id = p_holder AND j.status = 'running'
+                   AND (j.lease_expires_at IS NULL OR j.lease_expires_at > v_now)) THEN
+    d.adaptive_limit := coalesce(d.adaptive_limit, least(d.concurrency, 2));
+    IF v_now - v_started <= make_interval(secs => p_slow_ms / 1000.0) THEN
+      d.adaptive_limit := least(d.concurrency, d.adaptive_limit + 1);
+    ELSIF d.limit_cut_at IS NULL OR d.limit_cut_at < v_started THEN
+      d.adaptive_limit := greatest(1, d.adaptive_limit / 2);
+      d.limit_cut_at := v_now;
+    END IF;
+  END IF;
   IF v_now - d.window_started_at > make_interval(secs => p_window_ms / 1000.0) THEN
     d.window_started_at := v_now; d.window_attempts := 0; d.window_failures := 0;
   END IF;
@@ -1307,7 +1408,8 @@ BEGIN
     consecutive_failures = d.consecutive_failures, window_started_at = d.window_started_at,
     window_attempts = d.window_attempts, window_failures = d.window_failures,
     failing_since = d.failing_since, last_success_at = d.last_success_at, last_failure_at = d.last_failure_at,
-    blocked_until = d.blocked_until, updated_at = v_now
+    blocked_until = d.blocked_until, adaptive_limit = d.adaptive_limit, limit_cut_at = d.limit_cut_at,
+    updated_at = v_now
   WHERE key = p_key;
 
   IF v_opened THEN
@@ -1319,8 +1421,8 @@ BEGIN
       PERFORM conveyor_downstream_wake(p_key, 1, d.blocked_until);
     END IF;
   ELSIF d.circuit = 'closed' THEN
-    SELECT count(*) INTO v_busy FROM downstream_slots WHERE key = p_key;
-    PERFORM conveyor_downstream_wake(p_key, greatest(d.concurrency - v_busy, 0),
+    v_busy := conveyor_downstream_busy(p_key);
+    PERFORM conveyor_downstream_wake(p_key, greatest(conveyor_downstream_limit(d) - v_busy, 0),
                                      greatest(now(), coalesce(d.blocked_until, now())));
   END IF;
   RETURN d.circuit;

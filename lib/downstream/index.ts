@@ -1,8 +1,9 @@
 /**
  * The downstream guard: what any task calling something outside (a webhook
  * endpoint, an API) uses to be a good client, fleet-wide. Per key, a token
- * bucket, a concurrency limit, Retry-After, and a circuit breaker, all state in
- * Postgres (see the webhooks migration: conveyor_downstream_acquire/_release).
+ * bucket, a concurrency limit (fixed, or adapting to the downstream's latency:
+ * `slowMs`), Retry-After, and a circuit breaker, all state in Postgres (see the
+ * webhooks and adaptive_endpoint_limits migrations: conveyor_downstream_acquire/_release).
  *
  * A task asks through its context: `const permit = await ctx.downstream(key, limits)`,
  * calls, then `permit.release(outcome)`. When the downstream may not be called
@@ -17,8 +18,16 @@ export type DownstreamLimits = {
   ratePerSecond: number;
   /** Calls that may start at once after a quiet spell (bucket size); default: ratePerSecond. */
   burst?: number;
-  /** Calls in flight at once. */
+  /** Calls in flight at once (with `slowMs`: at most; the limit in force adapts under it). */
   concurrency: number;
+  /**
+   * Adapt the in-flight limit to the downstream's latency (AIMD): it starts at 2, each call
+   * answered within `slowMs` adds one (up to `concurrency`), a slower one, or a call still
+   * unanswered after `slowMs`, halves it (at least 1, once per round trip). A downstream that
+   * answers fast is never held back below `concurrency`; a slow one holds one slot. Unset: the
+   * limit is `concurrency`, fixed.
+   */
+  slowMs?: number;
   /** A permit not released by then is freed (its holder crashed), in ms. */
   holdMs: number;
   breaker?: Partial<BreakerPolicy>;
@@ -94,9 +103,10 @@ export type CircuitState = "closed" | "open" | "half_open";
 export async function acquire(key: string, holder: string, limits: DownstreamLimits, client: SqlClient = pool()) {
   const rate = Math.max(0.001, limits.ratePerSecond);
   const burst = Math.max(1, limits.burst ?? limits.ratePerSecond);
+  const slowMs = limits.slowMs === undefined ? null : Math.max(1, Math.round(limits.slowMs));
   const { rows } = await client.query<{ granted: boolean; wait_ms: number | null; reason: DeferReason | null }>(
-    "SELECT * FROM conveyor_downstream_acquire($1, $2, $3, $4, $5, $6)",
-    [key, holder, rate, burst, Math.max(1, limits.concurrency), Math.max(1, Math.round(limits.holdMs))],
+    "SELECT * FROM conveyor_downstream_acquire($1, $2, $3, $4, $5, $6, $7)",
+    [key, holder, rate, burst, Math.max(1, limits.concurrency), Math.max(1, Math.round(limits.holdMs)), slowMs],
   );
   const row = rows[0]!;
   if (!row.granted) throw new DeferredError(key, row.reason!, row.wait_ms);
@@ -106,7 +116,7 @@ export async function acquire(key: string, holder: string, limits: DownstreamLim
     async release(outcome, retryAfterMs = 0) {
       if (released) return "closed";
       released = true;
-      return release(key, holder, outcome, retryAfterMs, breaker, client);
+      return release(key, holder, outcome, retryAfterMs, breaker, slowMs, client);
     },
   };
   return permit;
@@ -118,10 +128,11 @@ async function release(
   outcome: CallOutcome,
   retryAfterMs: number,
   b: BreakerPolicy,
+  slowMs: number | null,
   client: SqlClient,
 ): Promise<CircuitState> {
   const { rows } = await client.query<{ state: CircuitState }>(
-    "SELECT conveyor_downstream_release($1, $2, $3, $4, $5, $6, $7, $8, $9) AS state",
+    "SELECT conveyor_downstream_release($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) AS state",
     [
       key,
       holder,
@@ -132,6 +143,7 @@ async function release(
       b.minAttempts,
       b.windowMs,
       b.openMs,
+      slowMs,
     ],
   );
   return rows[0]!.state;
@@ -148,6 +160,8 @@ export type DownstreamState = {
   lastSuccessAt: Date | null;
   lastFailureAt: Date | null;
   inFlight: number;
+  /** Calls allowed in flight now (the adaptive limit, when the caller asks for one). */
+  limit: number;
   waiting: number;
 };
 
@@ -161,7 +175,8 @@ export async function downstreamStates(
     `SELECT d.key, d.circuit, d.opened_at AS "openedAt", d.retry_at AS "retryAt", d.blocked_until AS "blockedUntil",
             d.consecutive_failures AS "consecutiveFailures", d.failing_since AS "failingSince",
             d.last_success_at AS "lastSuccessAt", d.last_failure_at AS "lastFailureAt",
-            (SELECT count(*)::int FROM downstream_slots s WHERE s.key = d.key AND s.expires_at > now()) AS "inFlight",
+            conveyor_downstream_busy(d.key) AS "inFlight",
+            conveyor_downstream_limit(d) AS "limit",
             (SELECT count(*)::int FROM downstream_waiters w WHERE w.key = d.key) AS "waiting"
        FROM downstreams d WHERE d.key = ANY($1::text[])`,
     [keys],
@@ -171,7 +186,7 @@ export async function downstreamStates(
 
 /**
  * Wakes parked jobs a lost wake-up left behind: for each key with waiters, as
- * many as it has free slots when nothing holds it back; one when it is held
+ * many as it has free slots (under its limit in force) when nothing holds it back; one when it is held
  * (Retry-After, open circuit) but the job named to go first is gone. Cheap
  * when nobody waits.
  */
@@ -179,8 +194,7 @@ export async function sweepWaiters(client: SqlClient = pool()): Promise<number> 
   const { rows } = await client.query<{ n: number }>(
     `SELECT coalesce(sum(conveyor_downstream_wake(d.key,
               CASE WHEN d.circuit = 'closed' AND coalesce(d.blocked_until, now()) <= now()
-                   THEN d.concurrency - (SELECT count(*)::int FROM downstream_slots s
-                                          WHERE s.key = d.key AND s.expires_at > now())
+                   THEN conveyor_downstream_limit(d) - conveyor_downstream_busy(d.key)
                    WHEN d.probe_holder IS NULL OR NOT EXISTS (
                           SELECT 1 FROM jobs j WHERE j.id = d.probe_holder AND j.status IN ('queued', 'retrying', 'running'))
                    THEN 1 ELSE 0 END,

@@ -45,7 +45,10 @@ export async function cancelWaiting(client: Client, jobIds: string[] | null): Pr
 /**
  * A running job whose attempt was lost (lease expired, worker exited), locked
  * by the caller: a new fencing token, the error, and `next` — `retrying` back
- * to wait for admission at its old place in line, or its end.
+ * to wait for admission at its old place in line, or its end. The slots the
+ * attempt held in downstream guards are freed with it (lib/downstream): a
+ * SIGKILLed worker's request never answers, and must neither hold its slot nor
+ * read as a slow call any longer.
  */
 export async function reapLostAttempt(
   client: Client,
@@ -53,7 +56,8 @@ export async function reapLostAttempt(
   next: "retrying" | "failed" | "cancelled",
   message: string,
 ): Promise<void> {
-  await run(client, sql.reapAttempt, [jobId, next, message]);
+  if ((await run(client, sql.reapAttempt, [jobId, next, message])).rowCount === 0) return;
+  await run(client, sql.freeDownstreamSlots, [jobId]);
 }
 
 /** Parents whose children all ended but that missed the trigger that wakes them: `retrying`. */

@@ -58,6 +58,10 @@ const endpointSchema = z
       blockedUntil: nullableInstant,
       failingSince: nullableInstant,
       inFlight: z.number().int(),
+      inFlightLimit: z.number().int().meta({
+        description:
+          "Requests allowed in flight now: adapts to the endpoint's latency, up to WEBHOOK_ENDPOINT_CONCURRENCY",
+      }),
       waiting: z.number().int(),
       pending: z.number().int(),
       dead: z.number().int(),

@@ -56,6 +56,8 @@ export type EndpointDto = {
     blockedUntil: string | null;
     failingSince: string | null;
     inFlight: number;
+    /** Requests allowed in flight now: adapts to the endpoint's latency (AIMD), up to WEBHOOK_ENDPOINT_CONCURRENCY. */
+    inFlightLimit: number;
     /** Deliveries waiting for their turn (parked by the guard). */
     waiting: number;
     pending: number;
@@ -89,6 +91,7 @@ async function toDtos(rows: EndpointRow[]): Promise<EndpointDto[]> {
         blockedUntil: s?.blockedUntil && s.blockedUntil > new Date() ? iso(s.blockedUntil) : null,
         failingSince: iso(s?.failingSince),
         inFlight: s?.inFlight ?? 0,
+        inFlightLimit: s?.limit ?? Math.min(2, webhookSettings().WEBHOOK_ENDPOINT_CONCURRENCY),
         waiting: s?.waiting ?? 0,
         pending: r.pending,
         dead: r.dead,

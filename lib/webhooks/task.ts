@@ -120,6 +120,7 @@ async function deliver(ctx: JobContext<z.infer<typeof inputSchema>>) {
   const permit = await ctx.downstream(endpointKey(d.endpoint_id), {
     ratePerSecond: d.rate_limit_per_second,
     concurrency: e.WEBHOOK_ENDPOINT_CONCURRENCY,
+    slowMs: e.WEBHOOK_SLOW_MS,
     holdMs: e.WEBHOOK_TIMEOUT_MS + 10_000,
     breaker: { openMs: e.WEBHOOK_CIRCUIT_OPEN_MS },
   });

@@ -105,6 +105,25 @@ export const fail: Statement<
 };
 
 /**
+ * After reap-attempt, in its transaction: the slots the lost attempt of job $1 held in downstream
+ * guards are freed and go to parked callers at once (not after the sweep). Its calls were never
+ * answered: they teach the guard's adaptive limit and breaker nothing (conveyor_downstream_drop_holder).
+ */
+export const freeDownstreamSlots: Statement<
+  [string | null],
+  {
+    "slotsFreed": number | null;
+  },
+  "any"
+> = {
+  name: "free-downstream-slots",
+  text: "SELECT conveyor_downstream_drop_holder($1::uuid) AS \"slotsFreed\"",
+  prepare: false,
+  returnsRows: true,
+  client: "any",
+};
+
+/**
  * Extends the lease of a running attempt by $3 seconds, fenced by its token $2.
  */
 export const heartbeat: Statement<

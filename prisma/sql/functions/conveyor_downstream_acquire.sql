@@ -1,4 +1,4 @@
-CREATE OR REPLACE FUNCTION public.conveyor_downstream_acquire(p_key text, p_holder uuid, p_rate double precision, p_burst double precision, p_concurrency integer, p_hold_ms integer)
+CREATE OR REPLACE FUNCTION public.conveyor_downstream_acquire(p_key text, p_holder uuid, p_rate double precision, p_burst double precision, p_concurrency integer, p_hold_ms integer, p_slow_ms integer DEFAULT NULL::integer)
  RETURNS TABLE(granted boolean, wait_ms integer, reason text)
  LANGUAGE plpgsql
 AS $function$
@@ -7,6 +7,8 @@ DECLARE
   v_now timestamptz := clock_timestamp();
   v_busy integer;
   v_tokens double precision;
+  v_limit double precision;
+  v_oldest timestamptz;
 BEGIN
   INSERT INTO downstreams (key, tokens, concurrency) VALUES (p_key, p_burst, p_concurrency) ON CONFLICT DO NOTHING;
   SELECT * INTO d FROM downstreams WHERE key = p_key FOR UPDATE;
@@ -53,8 +55,38 @@ BEGIN
     UPDATE downstreams SET probe_holder = p_holder WHERE key = p_key;
   END IF;
 
+  -- The in-flight limit: p_concurrency, or with p_slow_ms the adaptive limit under it (AIMD on
+  -- latency): it starts at 2; an answer within p_slow_ms adds one, a slower one halves it
+  -- (conveyor_downstream_release), and so does a call still unanswered after p_slow_ms (here):
+  -- a downstream that turns slow is cut back before its first slow answer comes in. At most one
+  -- halving per round trip: calls begun before the last cut do not cut again.
+  -- An unanswered call is evidence only once its attempt has shown itself alive since it went
+  -- slow: its job heartbeat came after acquired_at + p_slow_ms, and its worker is not known dead
+  -- or exited. A SIGKILLed worker's call never answers either, but it says nothing about the
+  -- downstream; it keeps its slot until its attempt is taken back (conveyor_downstream_drop_holder),
+  -- and must not halve the limit meanwhile. (A live attempt heartbeats every third of its lease,
+  -- so a slow downstream is still cut before its first slow answer: within p_slow_ms + lease/3.)
+  v_limit := p_concurrency;
+  IF p_slow_ms IS NOT NULL THEN
+    v_limit := least(p_concurrency, coalesce(d.adaptive_limit, least(p_concurrency, 2)));
+    SELECT min(s.acquired_at) INTO v_oldest
+      FROM downstream_slots s JOIN jobs j ON j.id = s.holder
+     WHERE s.key = p_key AND j.status = 'running'
+       AND j.heartbeat_at >= s.acquired_at + make_interval(secs => p_slow_ms / 1000.0)
+       AND NOT EXISTS (SELECT 1 FROM workers w WHERE w.id = j.lease_owner
+                         AND (w.state = 'dead' OR w.exited_at IS NOT NULL));
+    IF v_oldest < v_now - make_interval(secs => p_slow_ms / 1000.0)
+       AND (d.limit_cut_at IS NULL OR d.limit_cut_at < v_oldest) THEN
+      v_limit := greatest(1, v_limit / 2);
+      UPDATE downstreams SET limit_cut_at = v_now WHERE key = p_key;
+    END IF;
+    IF v_limit IS DISTINCT FROM d.adaptive_limit THEN
+      UPDATE downstreams SET adaptive_limit = v_limit WHERE key = p_key;
+    END IF;
+  END IF;
+
   SELECT count(*) INTO v_busy FROM downstream_slots WHERE key = p_key;
-  IF v_busy >= p_concurrency THEN
+  IF v_busy >= floor(v_limit) THEN
     INSERT INTO downstream_waiters (key, holder) VALUES (p_key, p_holder);
     RETURN QUERY SELECT false, NULL::integer, 'concurrency'::text;
     RETURN;
@@ -68,7 +100,8 @@ BEGIN
     RETURN;
   END IF;
   UPDATE downstreams SET tokens = v_tokens - 1, refilled_at = v_now WHERE key = p_key;
-  INSERT INTO downstream_slots (key, holder, expires_at)
-    VALUES (p_key, p_holder, v_now + make_interval(secs => p_hold_ms / 1000.0));
+  INSERT INTO downstream_slots (key, holder, expires_at, acquired_at)
+    VALUES (p_key, p_holder, v_now + make_interval(secs => p_hold_ms / 1000.0), v_now);
   RETURN QUERY SELECT true, 0, NULL::text;
-END $function$;
+END $function$
+;
