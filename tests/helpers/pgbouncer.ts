@@ -80,7 +80,11 @@ export async function startPgBouncer(databaseUrl: string, opts: PgBouncerOptions
     "",
   ].join("\n");
   await writeFile(path.join(dir, "pgbouncer.ini"), ini);
-  await writeFile(path.join(dir, "userlist.txt"), `"postgres" ""\n`);
+  // Clients are trusted; PgBouncer logs in to the server as the URL's user with its password (the
+  // embedded Postgres has a random one: an empty password is refused there).
+  const quoted = (v: string) => `"${v.replaceAll('"', '""')}"`;
+  const user = decodeURIComponent(server.username) || "postgres";
+  await writeFile(path.join(dir, "userlist.txt"), `${quoted(user)} ${quoted(decodeURIComponent(server.password))}\n`);
   const asRoot = process.getuid?.() === 0;
   if (asRoot) {
     await chmod(dir, 0o755);
