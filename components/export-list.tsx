@@ -9,6 +9,7 @@ import { useDisplayZone } from "@/lib/client/time-zone";
 import { useTenantJobEvents } from "@/lib/client/live";
 import { fetchSchedules, scheduleKeys, type ScheduleDto } from "@/lib/client/schedules";
 import { ExportFilterBar, exportJobFilters, hasFilters, parseExportFilters } from "./export-filters";
+import { FailureText } from "./failure-notice";
 import { JobActions } from "./job-actions";
 import { JobProgress } from "./job-progress";
 import { Alert } from "./ui/alert";
@@ -239,7 +240,10 @@ export function ExportList() {
                       (job.error.class === "cancelled" ? (
                         <span className="block text-xs break-words text-slate-600">{job.error.message}</span>
                       ) : (
-                        <span className="block text-xs break-words text-red-700">{job.error.message}</span>
+                        // The plain reason and what to do first; the engine's words under Technical details.
+                        <div data-testid="export-failure" className="text-xs text-red-800">
+                          <FailureText error={job.error} final={job.status === "failed"} canOperate={false} />
+                        </div>
                       ))}
                     <div className="flex flex-wrap items-center gap-3">
                       {/* The form, filled in as this one was (the job page links here too). */}

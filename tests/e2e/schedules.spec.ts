@@ -61,7 +61,10 @@ test.describe("as ada (Acme member)", () => {
       await page.goto("/exports");
       await page.getByRole("link", { name: "Schedules", exact: true }).click();
       await expect(page.getByRole("heading", { name: "Schedules", level: 1 })).toBeVisible();
+      // The list first; New schedule opens the form with the focus on its name.
+      await page.getByRole("link", { name: "New schedule" }).click();
       const form = page.getByRole("form", { name: "New schedule" });
+      await expect(form.getByRole("textbox", { name: "Name" })).toBeFocused();
       await form.getByRole("textbox", { name: "Name" }).fill(name);
       await form.getByLabel("Repeat").selectOption("custom");
       await form.getByLabel("Cron expression").fill("*/2 * * * * *");
@@ -169,7 +172,7 @@ test.describe("as ada (Acme member)", () => {
   });
 
   test("a bad cron expression is named next to the cron field, by the preview and by the API", async ({ page }) => {
-    await page.goto("/schedules");
+    await page.goto("/schedules?new=1");
     const form = page.getByRole("form", { name: "New schedule" });
     await form.getByRole("textbox", { name: "Name" }).fill(`e2e bad cron ${Date.now()}`);
     // Spreadsheet safety is offered with CSV (ticked by default), not with JSON Lines.
@@ -226,7 +229,7 @@ test.describe("as ada (Acme member)", () => {
   test("a delayed export shows as scheduled, then runs at its time; another is cancelled before it starts", async ({
     page,
   }) => {
-    await page.goto("/exports");
+    await page.goto("/exports?new=1");
     const form = page.getByRole("form", { name: "Request an export" });
     await form.getByLabel("Dataset").selectOption("customers");
     await form.getByLabel("Run later").check();
