@@ -51,6 +51,51 @@ function localInput(page: Page, ms: number): Promise<string> {
 test.describe("as ada (Acme member)", () => {
   test.use({ storageState: storageStateFor("ada@acme.test") });
 
+  test("a schedule's runs say so on /exports, linked to it, and the list filters to one schedule in the URL", async ({
+    page,
+  }) => {
+    const s = await makeSchedule(page.request, `e2e source ${Date.now()}`);
+    try {
+      const trigger = await page.request.post(`/api/v1/schedules/${s.id}/trigger`);
+      expect(trigger.status()).toBeLessThan(300);
+      const run = ((await trigger.json()) as { runs: string[] }).runs[0]!;
+      const manual = await page.request.post("/api/v1/exports", { data: { dataset: "customers" } });
+      const manualId = ((await manual.json()) as { id: string }).id;
+
+      await page.goto("/exports");
+      const list = page.getByRole("list", { name: "Exports, newest first" });
+      const runRow = list.locator(`[data-job-id="${run}"]`);
+      await expect(runRow.getByTestId("export-source")).toHaveText(`schedule: ${s.name}`);
+      await expect(list.locator(`[data-job-id="${manualId}"]`).getByTestId("export-source")).toHaveText(
+        "by ada@acme.test",
+      );
+      await expect(runRow.getByRole("link", { name: s.name })).toHaveAttribute("href", `/schedules/${s.id}`);
+
+      // One schedule's runs: the choice is the URL's, shareable as it is.
+      await page.getByLabel("Requested by").selectOption(s.id);
+      await expect(page).toHaveURL(new RegExp(`[?&]source=${s.id}(&|$)`));
+      await expect(list.locator(`[data-job-id="${manualId}"]`)).toHaveCount(0);
+      await expect(list.getByTestId("export-row")).toHaveCount(1);
+      await expect(runRow).toBeVisible();
+      await page.reload();
+      await expect(page.getByLabel("Requested by")).toHaveValue(s.id);
+      await expect(list.getByTestId("export-row")).toHaveCount(1);
+      // People's exports only; then a dataset no export of this schedule has: an empty list that says why.
+      await page.getByLabel("Requested by").selectOption("manual");
+      await expect(list.locator(`[data-job-id="${manualId}"]`)).toBeVisible();
+      await expect(list.locator(`[data-job-id="${run}"]`)).toHaveCount(0);
+      await page.goBack();
+      await expect(page.getByLabel("Requested by")).toHaveValue(s.id);
+      await page.getByLabel("Dataset").selectOption("events");
+      await expect(page.getByTestId("exports-empty")).toHaveText("No exports match these filters.");
+      await page.getByRole("link", { name: "Clear filters" }).click();
+      await expect(page).toHaveURL(/\/exports$/);
+      await expect(runRow).toBeVisible();
+    } finally {
+      await dropSchedule(page.request, s.id);
+    }
+  });
+
   test("makes an every-2-seconds orders export, watches its runs succeed, pauses, resumes, runs it now and deletes it", async ({
     page,
   }) => {
