@@ -5,7 +5,7 @@
 import type { ActingOpts } from "../jobs/cli-kit";
 import type { CliCommands } from "../jobs/task";
 import { getReport, requestReport } from "./service";
-import { stateLabel } from "../client/status";
+import { stateLabel } from "../jobs/states";
 
 type Opts = ActingOpts & { json?: boolean };
 

@@ -6,7 +6,7 @@
 import type { ActingOpts } from "../jobs/cli-kit";
 import type { CliCommands } from "../jobs/task";
 import { listSchedules, pauseSchedule, triggerSchedule, type ScheduleDto } from "./service";
-import { stateLabel } from "../client/status";
+import { stateLabel } from "../jobs/states";
 
 const scheduleLine = (s: ScheduleDto) =>
   `${s.id}  ${s.name}: ${s.paused ? "paused" : `active, next run ${s.nextRunAt ?? "none"}`} (${s.cron}, ${s.timezone})`;

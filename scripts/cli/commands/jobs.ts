@@ -15,7 +15,7 @@ import { getJob, jobStatuses, listJobs } from "@/lib/jobs/queries";
 import { listOpsJobs } from "@/lib/ops/jobs";
 import { actingAs, actingOptions, cut, handler, jsonOption, when, wholeNumber, type ActingOpts } from "../run";
 import { table } from "../table";
-import { stateLabel } from "@/lib/client/status";
+import { stateLabel } from "@/lib/jobs/states";
 
 /** Jobs as a table; with a TENANT column when they may come from several. */
 export function jobsTable(jobs: JobDto[], tenants?: Record<string, string>): string {

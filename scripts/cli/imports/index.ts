@@ -34,7 +34,7 @@ import {
   indent,
   printJson,
 } from "./shared";
-import { stateLabel } from "@/lib/client/status";
+import { stateLabel } from "@/lib/jobs/states";
 
 /** The one positional argument of get and errors: the import's id. */
 function idOf(positionals: string[], sub: Sub): string {
