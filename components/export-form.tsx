@@ -67,8 +67,20 @@ function prefillOf(job: JobDto): Prefill {
   };
 }
 
-/** `again`: an export's job id whose dataset, format, compression, window and CSV safety fill the form. */
-export function ExportForm({ again }: { again?: string }) {
+/**
+ * `again`: an export's job id whose dataset, format, compression, window and CSV safety fill the form.
+ * It takes the focus when it opens (New export, Request again); `closeHref` closes it (the list's
+ * filters kept), `emptyHref` opens it empty.
+ */
+export function ExportForm({
+  again,
+  closeHref = "/exports",
+  emptyHref = "/exports?new=1",
+}: {
+  again?: string;
+  closeHref?: string;
+  emptyHref?: string;
+}) {
   const qc = useQueryClient();
   const formRef = useRef<HTMLFormElement>(null);
   const [created, setCreated] = useState<JobDto | null>(null);
@@ -93,8 +105,9 @@ export function ExportForm({ again }: { again?: string }) {
   // Once the export to repeat is read (or is not found), the form takes the focus: the next step is there.
   const focused = useRef<string | null>(null);
   useEffect(() => {
-    if (!again || !settled || focused.current === again) return;
-    focused.current = again;
+    const opened = again ?? "new";
+    if (!settled || focused.current === opened) return;
+    focused.current = opened;
     formRef.current?.querySelector<HTMLSelectElement>('select[name="dataset"]')?.focus();
   }, [again, settled]);
   useEffect(() => {
@@ -152,7 +165,12 @@ export function ExportForm({ again }: { again?: string }) {
       data-again={sourceJob?.id}
       className="rounded-lg border border-slate-200 bg-white p-4 shadow-sm sm:p-5"
     >
-      <h2 className="mb-4 text-lg font-semibold">Request an export</h2>
+      <div className="mb-4 flex flex-wrap items-baseline justify-between gap-3">
+        <h2 className="text-lg font-semibold">Request an export</h2>
+        <Link href={closeHref} scroll={false} className="text-sm text-indigo-700 underline">
+          Close the form
+        </Link>
+      </div>
       {again && !settled && (
         <p role="status" className="mb-4 text-sm text-slate-600">
           Reading the export to request again…
@@ -163,7 +181,7 @@ export function ExportForm({ again }: { again?: string }) {
           Filled in as the export of <Time iso={sourceJob.createdAt} mode="absolute" /> ({prefill.what}) was. Change
           what you need, then request it.
           {prefill.timesOfDay && " Its window had times of day; this form keeps whole days."}{" "}
-          <Link href="/exports" className="underline">
+          <Link href={emptyHref} className="underline">
             Start from an empty form
           </Link>
         </Alert>

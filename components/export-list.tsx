@@ -1,11 +1,15 @@
 "use client";
 
-import { useInfiniteQuery } from "@tanstack/react-query";
+import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
 import Link from "next/link";
+import { useSearchParams } from "next/navigation";
 import { fetchJobs, jobKeys, type JobDto } from "@/lib/client/api";
 import { formatBytes, formatCount, formatWindowEdge, isHeld, zoneLabel } from "@/lib/client/format";
 import { useDisplayZone } from "@/lib/client/time-zone";
 import { useTenantJobEvents } from "@/lib/client/live";
+import { fetchSchedules, scheduleKeys, type ScheduleDto } from "@/lib/client/schedules";
+import { ExportFilterBar, exportJobFilters, hasFilters, parseExportFilters } from "./export-filters";
+import { FailureText } from "./failure-notice";
 import { JobActions } from "./job-actions";
 import { JobProgress } from "./job-progress";
 import { Alert } from "./ui/alert";
@@ -73,12 +77,47 @@ function ExpiryNote({ job }: { job: JobDto }) {
   );
 }
 
+/**
+ * Where an export came from: a schedule's run names its schedule (linked), anything else who asked.
+ * `schedules`: the tenant's, by id (a run of a deleted schedule has no id any more).
+ */
+function ExportSource({ job, schedules }: { job: JobDto; schedules: Map<string, ScheduleDto> | null }) {
+  if (job.scheduledFor) {
+    const s = job.scheduleId ? schedules?.get(job.scheduleId) : undefined;
+    return (
+      <span data-testid="export-source" className="block text-xs break-words text-slate-600">
+        {job.scheduleId ? (
+          <>
+            schedule:{" "}
+            <Link href={`/schedules/${job.scheduleId}`} className="text-indigo-700 underline">
+              {s?.name ?? (schedules ? "a schedule" : "…")}
+            </Link>
+          </>
+        ) : (
+          "schedule: deleted since"
+        )}
+      </span>
+    );
+  }
+  return (
+    <span data-testid="export-source" className="block text-xs break-words text-slate-600">
+      {job.requestedBy ? `by ${job.requestedBy}` : "by a user since removed"}
+    </span>
+  );
+}
+
 const PAGE = 25;
 const columns = "md:grid-cols-[9rem_minmax(0,1fr)_7rem_minmax(12rem,14rem)_minmax(0,17rem)]";
 const cellLabel = "text-xs font-medium uppercase tracking-wide text-slate-500 md:sr-only";
 
+/** The tenant's exports, newest first, filtered as the URL says (components/export-filters.tsx). */
 export function ExportList() {
-  const filters = { type: "export", limit: PAGE };
+  const params = useSearchParams();
+  const picked = parseExportFilters(new URLSearchParams(params.toString()));
+  const filters = exportJobFilters(picked, PAGE);
+  const filtered = hasFilters(picked);
+  const scheduleList = useQuery({ queryKey: scheduleKeys.list(null), queryFn: () => fetchSchedules(null) });
+  const schedules = scheduleList.data ? new Map(scheduleList.data.schedules.map((s) => [s.id, s])) : null;
   const query = useInfiniteQuery({
     queryKey: jobKeys.pages(filters),
     queryFn: ({ pageParam }) => fetchJobs(filters, pageParam || undefined),
@@ -90,17 +129,29 @@ export function ExportList() {
   useTenantJobEvents();
   const zone = useDisplayZone();
 
-  if (query.isPending) return <p className="text-sm text-slate-500">Loading exports…</p>;
-  if (query.isError) return <Alert tone="error">Could not load exports: {query.error.message}</Alert>;
-  const jobs = query.data.pages.flatMap((p) => p.jobs);
+  const jobs = query.data?.pages.flatMap((p) => p.jobs) ?? [];
 
   return (
     <section aria-labelledby="recent-exports" className="rounded-lg border border-slate-200 bg-white shadow-sm">
       <h2 id="recent-exports" className="border-b border-slate-200 px-4 py-3 text-lg font-semibold sm:px-5">
         Recent exports
       </h2>
-      {jobs.length === 0 ? (
-        <p className="px-5 py-6 text-sm text-slate-500">No exports yet. Request one above.</p>
+      <ExportFilterBar filters={picked} params={new URLSearchParams(params.toString())} />
+      {query.isPending ? (
+        <p role="status" className="px-5 py-6 text-sm text-slate-500">
+          Loading exports…
+        </p>
+      ) : query.isError ? (
+        <Alert tone="error" className="m-4">
+          Could not load exports: {query.error.message}{" "}
+          <button type="button" className="underline" onClick={() => void query.refetch()}>
+            Try again
+          </button>
+        </Alert>
+      ) : jobs.length === 0 ? (
+        <p data-testid="exports-empty" className="px-5 py-6 text-sm text-slate-500">
+          {filtered ? "No exports match these filters." : "No exports yet: use New export to request one."}
+        </p>
       ) : (
         <>
           {/* On a phone each export is a card; from md on, the cards line up under these headings. */}
@@ -130,11 +181,7 @@ export function ExportList() {
                     <Link href={`/jobs/${job.id}`} className="text-indigo-700 underline">
                       <Time iso={job.createdAt} />
                     </Link>
-                    {job.requestedBy && (
-                      <span className="block truncate text-xs text-slate-500" title={job.requestedBy}>
-                        by {job.requestedBy}
-                      </span>
-                    )}
+                    <ExportSource job={job} schedules={schedules} />
                   </div>
                   <div className="min-w-0">
                     <span className={cellLabel}>Export</span>
@@ -193,12 +240,16 @@ export function ExportList() {
                       (job.error.class === "cancelled" ? (
                         <span className="block text-xs break-words text-slate-600">{job.error.message}</span>
                       ) : (
-                        <span className="block text-xs break-words text-red-700">{job.error.message}</span>
+                        // The plain reason and what to do first; the engine's words under Technical details.
+                        <div data-testid="export-failure" className="text-xs text-red-800">
+                          <FailureText error={job.error} final={job.status === "failed"} canOperate={false} />
+                        </div>
                       ))}
                     <div className="flex flex-wrap items-center gap-3">
-                      {/* The form above, filled in as this one was (the job page links here too). */}
+                      {/* The form, filled in as this one was (the job page links here too). */}
                       <Link
                         href={`/exports?again=${job.id}`}
+                        aria-label={`Request again: export of ${describe(job)}`}
                         className="inline-block whitespace-nowrap rounded border border-slate-300 bg-white px-3 py-1 text-sm font-medium text-slate-800 hover:bg-slate-50"
                       >
                         Request again
@@ -214,8 +265,8 @@ export function ExportList() {
           <div className="flex flex-wrap items-center gap-3 border-t border-slate-100 px-4 py-3 text-sm text-slate-500 sm:px-5">
             <span data-testid="export-count">
               {query.hasNextPage
-                ? `The newest ${formatCount(jobs.length)}; older ones come with Load more.`
-                : `All ${jobs.length === 1 ? "1 export" : `${formatCount(jobs.length)} exports`}.`}
+                ? `The newest ${formatCount(jobs.length)}${filtered ? " that match" : ""}; older ones come with Load more.`
+                : `All ${jobs.length === 1 ? "1 export" : `${formatCount(jobs.length)} exports`}${filtered ? " that match" : ""}.`}
             </span>
             <LoadMore query={query} />
           </div>

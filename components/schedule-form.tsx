@@ -3,7 +3,7 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { refetchAfterChange } from "@/lib/client/refresh";
 import Link from "next/link";
-import { useEffect, useId, useState, useSyncExternalStore, type FormEvent } from "react";
+import { useEffect, useId, useRef, useState, useSyncExternalStore, type FormEvent } from "react";
 import { ApiError } from "@/lib/client/api";
 import {
   createSchedule,
@@ -73,7 +73,24 @@ const SHOWN = [
  * cron) in a time zone with a live preview of the next five runs, the export it
  * runs, and its missed-run and overlap policies.
  */
-export function ScheduleForm({ schedule, onSaved }: { schedule?: ScheduleDto; onSaved?: (s: ScheduleDto) => void }) {
+/**
+ * `closeHref`: a new schedule's form opened from the list (`/schedules?new=1`): it takes the focus
+ * (its Name) when it opens and has a link that closes it.
+ */
+export function ScheduleForm({
+  schedule,
+  onSaved,
+  closeHref,
+}: {
+  schedule?: ScheduleDto;
+  onSaved?: (s: ScheduleDto) => void;
+  closeHref?: string;
+}) {
+  const nameRef = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    if (closeHref) nameRef.current?.focus();
+    // Once, when the form opens (closeHref does not change while it is open).
+  }, []);
   const qc = useQueryClient();
   const id = useId();
   const initial = presetOf(schedule?.cron ?? "0 9 * * *");
@@ -151,10 +168,18 @@ export function ScheduleForm({ schedule, onSaved }: { schedule?: ScheduleDto; on
       aria-label={schedule ? "Edit the schedule" : "New schedule"}
       className="space-y-5 rounded-lg border border-slate-200 bg-white p-5 shadow-sm"
     >
-      <h2 className="text-lg font-semibold">{title}</h2>
+      <div className="flex flex-wrap items-baseline justify-between gap-3">
+        <h2 className="text-lg font-semibold">{title}</h2>
+        {closeHref && (
+          <Link href={closeHref} scroll={false} className="text-sm text-indigo-700 underline">
+            Close the form
+          </Link>
+        )}
+      </div>
       <label className="block max-w-md text-sm font-medium">
         Name
         <input
+          ref={nameRef}
           name="name"
           required
           maxLength={200}

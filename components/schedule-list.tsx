@@ -24,9 +24,7 @@ import { Button } from "./ui/button";
 import { useConfirm } from "./ui/confirm-dialog";
 import { Select } from "./ui/select";
 import { StatusBadge } from "./ui/status-badge";
-
-const th = "px-4 py-2";
-const td = "px-4 py-3 align-top";
+import { TableBox, td, th, theadClass } from "./ui/table";
 
 /** When a schedule runs, in words when it can be said, with its cron and zone. */
 export function ScheduleWhen({ schedule: s }: { schedule: Pick<ScheduleDto, "cron" | "timezone"> }) {
@@ -161,106 +159,107 @@ export function ScheduleList({
         </Alert>
       ) : list.data.schedules.length === 0 ? (
         <p className="px-5 py-6 text-sm text-slate-600">
-          No schedules yet.{isConsole ? "" : " Make one above: an export that runs by itself."}
+          No schedules yet.{isConsole ? "" : " Use New schedule to make one: an export that runs by itself."}
         </p>
       ) : (
-        <div className="relative overflow-x-auto">
-          <table className="w-full text-left text-sm">
-            <thead className="bg-slate-50 text-xs text-slate-600 uppercase">
-              <tr>
-                <th className={th}>Name</th>
-                {isAdmin && <th className={th}>Tenant</th>}
-                <th className={th}>When</th>
-                <th className={th}>Next run</th>
-                <th className={th}>Last run</th>
-                {isConsole && <th className={th}>Missed · skipped</th>}
-                <th className={th}>State</th>
-                <th className={th}>
-                  <span className="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.schedules.map((s) => (
-                <tr key={s.id} data-testid="schedule-row" data-schedule-id={s.id} className="border-t border-slate-100">
-                  <td className={td}>
-                    <Link href={`/schedules/${s.id}`} className="font-medium text-indigo-700 underline">
-                      {s.name}
-                    </Link>
-                    <span className="block text-xs text-slate-600">
-                      {s.task} {(s.input as { dataset?: string }).dataset ?? ""}
-                    </span>
-                  </td>
-                  {isAdmin && <td className={td}>{s.tenant}</td>}
-                  <td className={td}>
-                    <ScheduleWhen schedule={s} />
-                  </td>
-                  <td className={td}>
-                    {s.nextRunAt ? (
-                      <ZonedTime iso={s.nextRunAt} zone={s.timezone} withSeconds={hasSeconds(s.cron)} />
-                    ) : (
-                      <span className="text-slate-600">{s.paused ? "none while paused" : "none"}</span>
-                    )}
-                  </td>
-                  <td className={td}>
-                    {s.lastRun ? (
-                      <span className="flex flex-col items-start gap-1">
-                        <Link href={`/jobs/${s.lastRun.id}`} className="text-indigo-700 underline">
-                          <ZonedTime iso={s.lastRun.scheduledFor} zone={s.timezone} withSeconds={hasSeconds(s.cron)} />
-                        </Link>
-                        <StatusBadge status={s.lastRun.status} testId="last-run-status" />
-                      </span>
-                    ) : (
-                      <span className="text-slate-600">not yet</span>
-                    )}
-                  </td>
-                  {isConsole && (
-                    <td className={td} data-testid="schedule-counts">
-                      {formatCount(s.missedCount)} · {formatCount(s.overlapSkippedCount)}
-                    </td>
+        <TableBox
+          label={isAdmin ? "Every tenant's schedules" : "Schedules"}
+          className="rounded-none border-x-0 border-b-0 shadow-none"
+        >
+          <thead className={theadClass}>
+            <tr>
+              <th className={th}>Name</th>
+              {isAdmin && <th className={th}>Tenant</th>}
+              <th className={th}>When</th>
+              <th className={th}>Next run</th>
+              <th className={th}>Last run</th>
+              {isConsole && <th className={th}>Missed · skipped</th>}
+              <th className={th}>State</th>
+              <th className={th}>
+                <span className="sr-only">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.data.schedules.map((s) => (
+              <tr key={s.id} data-testid="schedule-row" data-schedule-id={s.id} className="border-t border-slate-100">
+                <td className={td}>
+                  <Link href={`/schedules/${s.id}`} className="font-medium text-indigo-700 underline">
+                    {s.name}
+                  </Link>
+                  <span className="block text-xs text-slate-600">
+                    {s.task} {(s.input as { dataset?: string }).dataset ?? ""}
+                  </span>
+                </td>
+                {isAdmin && <td className={td}>{s.tenant}</td>}
+                <td className={td}>
+                  <ScheduleWhen schedule={s} />
+                </td>
+                <td className={td}>
+                  {s.nextRunAt ? (
+                    <ZonedTime iso={s.nextRunAt} zone={s.timezone} withSeconds={hasSeconds(s.cron)} />
+                  ) : (
+                    <span className="text-slate-600">{s.paused ? "none while paused" : "none"}</span>
                   )}
-                  <td className={td}>
-                    <ScheduleState paused={s.paused} />
-                  </td>
-                  <td className={td}>
-                    <span className="flex flex-wrap justify-end gap-2">
-                      <Button
-                        variant={s.paused ? "primary" : "warning"}
-                        disabled={busy}
-                        aria-label={`${s.paused ? "Resume" : "Pause"} ${s.name}`}
-                        onClick={() => pause.mutate(s)}
-                      >
-                        {s.paused ? "Resume" : "Pause"}
-                      </Button>
-                      <Button disabled={busy} aria-label={`Run ${s.name} now`} onClick={() => trigger.mutate(s)}>
-                        Run now
-                      </Button>
-                      {!isConsole && (
-                        <Button
-                          variant="danger"
-                          disabled={busy}
-                          aria-label={`Delete ${s.name}`}
-                          onClick={async () => {
-                            const ok = await confirm({
-                              title: `Delete ${s.name}?`,
-                              message:
-                                "No run starts from it any more; its waiting runs are cancelled. Finished and running runs are kept. This cannot be undone.",
-                              confirmLabel: "Delete schedule",
-                              variant: "danger",
-                            });
-                            if (ok) remove.mutate(s);
-                          }}
-                        >
-                          Delete
-                        </Button>
-                      )}
+                </td>
+                <td className={td}>
+                  {s.lastRun ? (
+                    <span className="flex flex-col items-start gap-1">
+                      <Link href={`/jobs/${s.lastRun.id}`} className="text-indigo-700 underline">
+                        <ZonedTime iso={s.lastRun.scheduledFor} zone={s.timezone} withSeconds={hasSeconds(s.cron)} />
+                      </Link>
+                      <StatusBadge status={s.lastRun.status} testId="last-run-status" />
                     </span>
+                  ) : (
+                    <span className="text-slate-600">not yet</span>
+                  )}
+                </td>
+                {isConsole && (
+                  <td className={td} data-testid="schedule-counts">
+                    {formatCount(s.missedCount)} · {formatCount(s.overlapSkippedCount)}
                   </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+                )}
+                <td className={td}>
+                  <ScheduleState paused={s.paused} />
+                </td>
+                <td className={td}>
+                  <span className="flex flex-wrap justify-end gap-2">
+                    <Button
+                      variant={s.paused ? "primary" : "warning"}
+                      disabled={busy}
+                      aria-label={`${s.paused ? "Resume" : "Pause"} ${s.name}`}
+                      onClick={() => pause.mutate(s)}
+                    >
+                      {s.paused ? "Resume" : "Pause"}
+                    </Button>
+                    <Button disabled={busy} aria-label={`Run ${s.name} now`} onClick={() => trigger.mutate(s)}>
+                      Run now
+                    </Button>
+                    {!isConsole && (
+                      <Button
+                        variant="danger"
+                        disabled={busy}
+                        aria-label={`Delete ${s.name}`}
+                        onClick={async () => {
+                          const ok = await confirm({
+                            title: `Delete ${s.name}?`,
+                            message:
+                              "No run starts from it any more; its waiting runs are cancelled. Finished and running runs are kept. This cannot be undone.",
+                            confirmLabel: "Delete schedule",
+                            variant: "danger",
+                          });
+                          if (ok) remove.mutate(s);
+                        }}
+                      >
+                        Delete
+                      </Button>
+                    )}
+                  </span>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </TableBox>
       )}
     </section>
   );

@@ -1,6 +1,9 @@
-import { statusBadgeClass } from "@/lib/client/status";
+import { stateLabel, stateMeaning, statusBadgeClass } from "@/lib/client/status";
 
-/** A job's (or a worker's, a queue's) status, in the one palette of lib/client/status.ts. */
+/**
+ * A job's (or a worker's, a queue's) status, in the one palette and the one vocabulary of
+ * lib/client/status.ts: its word is `stateLabel(status)`, its title what that state means.
+ */
 export function StatusBadge({
   status,
   label,
@@ -16,10 +19,10 @@ export function StatusBadge({
   return (
     <span
       data-testid={testId}
-      title={title}
+      title={title ?? stateMeaning(status)}
       className={`inline-block whitespace-nowrap rounded px-2 py-0.5 text-xs font-medium ${statusBadgeClass(status)}`}
     >
-      {label ?? status}
+      {label ?? stateLabel(status)}
     </span>
   );
 }

@@ -71,6 +71,10 @@ export type JobFilters = {
   type?: string;
   status?: string;
   source?: "manual" | "schedule";
+  /** A schedule's id: its runs only. */
+  schedule?: string;
+  /** `field:value` of the input (`dataset:customers`). */
+  input?: string;
   from?: string;
   to?: string;
   roots?: "1";

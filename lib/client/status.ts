@@ -1,3 +1,6 @@
+/** The one vocabulary of states lives in lib/jobs/states.ts (the CLI's commands use it too). */
+export { STATE_LABELS, stateLabel, stateMeaning, type StateName } from "../jobs/states";
+
 /**
  * One status palette for the whole console: badges, charts and legends use
  * these, so "running" and "succeeded" look the same on every page.

@@ -8,7 +8,7 @@ import { db, pool, prepared } from "../db";
 import { AppError, notFound, parseOrThrow } from "../errors";
 import { isUuid, parseIdOr404 } from "../ids";
 import { isoInstant } from "../validation";
-import { ownedJobConditions } from "./registry";
+import { ownedJobConditions, sensitiveFields } from "./registry";
 import type { JobDto, JobRelations } from "./dto";
 import { pauseScopesFor } from "./pause-scopes";
 import { jobView } from "./view";
@@ -38,6 +38,18 @@ export const listJobsQuerySchema = z
       .regex(/^[\w.:-]{1,100}(,[\w.:-]{1,100}){0,49}$/, "must be a job type, or up to 50 separated by commas")
       .optional(),
     source: z.enum(jobSources, { error: `must be one of ${jobSources.join(", ")}` }).optional(),
+    /** A schedule's id: only its runs (the exports page's "from a schedule" filter). */
+    schedule: z.uuid({ error: "must be a schedule's id" }).optional(),
+    /**
+     * `field:value`: only jobs whose input has that top-level field with that text value
+     * (`dataset:customers`). A field a task marks sensitive cannot be searched.
+     */
+    input: z
+      .string()
+      .max(300)
+      .regex(/^[A-Za-z_]\w{0,49}:.{1,200}$/, "must be field:value (a top-level input field, then its value)")
+      .refine((v) => !sensitiveFields().includes(v.slice(0, v.indexOf(":"))), "cannot search a sensitive field")
+      .optional(),
     /** Created at or after this instant. */
     from: isoInstant.optional(),
     /** Created before this instant. */
@@ -204,7 +216,8 @@ export async function getJobParts(principal: Principal, rawId: string): Promise<
  * The jobs a principal lists, newest first, with keyset pagination: a member's own (those they
  * created, their schedules' runs, and what a workload says they own: `ownedJobConditions`), an
  * operator's tenant's (their own with `mine=1`), a platform admin's every tenant's. Filters:
- * status, type, source (manual or schedule), created range, roots only.
+ * status, type, source (manual or schedule), one schedule's runs, an input field's value, created
+ * range, roots only.
  */
 export async function listJobs(
   principal: Principal,
@@ -230,6 +243,15 @@ export async function listJobs(
   if (types.length > 1) where.push(`j.type = ANY(${param(types)}::text[])`);
   if (q.source) {
     where.push(`${q.source === "schedule" ? "" : "NOT "}EXISTS (SELECT 1 FROM schedule_runs r WHERE r.job_id = j.id)`);
+  }
+  if (q.schedule) {
+    where.push(
+      `EXISTS (SELECT 1 FROM schedule_runs r WHERE r.job_id = j.id AND r.schedule_id = ${param(q.schedule)}::uuid)`,
+    );
+  }
+  if (q.input) {
+    const at = q.input.indexOf(":");
+    where.push(`j.input->>${param(q.input.slice(0, at))} = ${param(q.input.slice(at + 1))}`);
   }
   if (q.from) where.push(`j.created_at >= ${param(new Date(q.from))}::timestamptz`);
   if (q.to) where.push(`j.created_at < ${param(new Date(q.to))}::timestamptz`);

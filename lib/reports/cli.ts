@@ -5,6 +5,7 @@
 import type { ActingOpts } from "../jobs/cli-kit";
 import type { CliCommands } from "../jobs/task";
 import { getReport, requestReport } from "./service";
+import { stateLabel } from "../jobs/states";
 
 type Opts = ActingOpts & { json?: boolean };
 
@@ -41,9 +42,9 @@ export const reportsCommands: CliCommands = (program, { actingAs, actingOptions,
           ? `${r.report.total} jobs from ${r.report.from} to ${r.report.to} (${r.report.downloadUrl})\n` +
             table(
               ["TYPE", "STATUS", "COUNT"],
-              r.report.rows.map((row) => [row.type, row.status, String(row.count)]),
+              r.report.rows.map((row) => [row.type, stateLabel(row.status), String(row.count)]),
             )
-          : `${r.job.id} ${r.job.status}`,
+          : `${r.job.id} ${stateLabel(r.job.status)}`,
       );
     }),
   );

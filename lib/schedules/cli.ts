@@ -6,6 +6,7 @@
 import type { ActingOpts } from "../jobs/cli-kit";
 import type { CliCommands } from "../jobs/task";
 import { listSchedules, pauseSchedule, triggerSchedule, type ScheduleDto } from "./service";
+import { stateLabel } from "../jobs/states";
 
 const scheduleLine = (s: ScheduleDto) =>
   `${s.id}  ${s.name}: ${s.paused ? "paused" : `active, next run ${s.nextRunAt ?? "none"}`} (${s.cron}, ${s.timezone})`;
@@ -38,7 +39,7 @@ export const schedulesCommands: CliCommands = (program, { actingAs, actingOption
                 s.timezone,
                 s.paused ? "paused" : "active",
                 s.nextRunAt ?? "-",
-                s.lastRun ? `${s.lastRun.status} (${s.lastRun.scheduledFor})` : "-",
+                s.lastRun ? `${stateLabel(s.lastRun.status)} (${s.lastRun.scheduledFor})` : "-",
               ]),
             )
           : "",

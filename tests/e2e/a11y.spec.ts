@@ -79,7 +79,7 @@ test.describe("as ada (member)", () => {
     expect(res.status()).toBe(201);
     const { id } = (await res.json()) as { id: string };
     try {
-      await page.goto("/schedules");
+      await page.goto("/schedules?new=1");
       await expect(page.getByRole("heading", { name: "Schedules", level: 1 })).toBeVisible();
       await expect(page.getByText(/^Loading/)).toHaveCount(0);
       await expect(page.getByTestId("preview-run")).toHaveCount(5);
@@ -95,7 +95,7 @@ test.describe("as ada (member)", () => {
       await page.request.delete(`/api/v1/schedules/${id}`);
     }
 
-    await page.goto("/exports");
+    await page.goto("/exports?new=1");
     await page.getByLabel("Run later").check();
     await expect(page.getByLabel("Start at")).toBeVisible();
     await expectAccessible(page, "/exports with Run later");

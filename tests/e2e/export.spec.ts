@@ -23,7 +23,11 @@ test.describe("as ada (Acme member)", () => {
 
   test("requests an orders export, watches it finish live, and downloads every order", async ({ page }) => {
     await page.goto("/exports");
+    // The list comes first; New export opens the form and puts the focus in it.
     const form = page.getByRole("form", { name: "Request an export" });
+    await expect(form).toHaveCount(0);
+    await page.getByRole("link", { name: "New export" }).click();
+    await expect(form.getByLabel("Dataset")).toBeFocused();
     await form.getByLabel("Dataset").selectOption("orders");
     await form.getByLabel("Format").selectOption("csv");
     await form.getByLabel("Compression").selectOption("none");
@@ -64,7 +68,7 @@ test.describe("as ada (Acme member)", () => {
   test("a million-event export runs as at least 4 parts, shown in a grid, and downloads as a zip whose manifest matches the database", async ({
     page,
   }) => {
-    await page.goto("/exports");
+    await page.goto("/exports?new=1");
     const form = page.getByRole("form", { name: "Request an export" });
     await form.getByLabel("Dataset").selectOption("events");
     await form.getByLabel("Format").selectOption("csv");
@@ -272,7 +276,7 @@ test.describe("as ada (Acme member)", () => {
   });
 
   test("bad input shows the API's message next to the form", async ({ page }) => {
-    await page.goto("/exports");
+    await page.goto("/exports?new=1");
     const form = page.getByRole("form", { name: "Request an export" });
     await form.getByLabel("From").fill("2026-03-01");
     await form.getByLabel("To (exclusive)").fill("2026-02-01");

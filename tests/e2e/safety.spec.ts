@@ -234,6 +234,7 @@ test.describe("as ada (member)", () => {
     await page.getByLabel("E-mail").fill(email);
     await page.getByLabel("Password").fill("quinn's long password");
     await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("link", { name: "New export" }).click();
     await page.getByRole("button", { name: "Request export" }).click();
     await expect(page.getByRole("status").filter({ hasText: "Export queued" })).toBeVisible();
     await page.getByRole("button", { name: "Request export" }).click();

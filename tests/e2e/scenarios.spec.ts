@@ -144,6 +144,7 @@ for (const { name, viewport } of WIDTHS) {
       await expect(page.getByRole("heading", { name: "Exports", exact: true })).toBeVisible();
       await step(page, info, "member-exports-page");
 
+      await page.getByRole("link", { name: "New export" }).click();
       const form = page.getByRole("form", { name: "Request an export" });
       await form.getByLabel("Dataset").selectOption("customers");
       await form.getByLabel("Format").selectOption("csv");

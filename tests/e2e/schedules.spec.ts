@@ -51,6 +51,51 @@ function localInput(page: Page, ms: number): Promise<string> {
 test.describe("as ada (Acme member)", () => {
   test.use({ storageState: storageStateFor("ada@acme.test") });
 
+  test("a schedule's runs say so on /exports, linked to it, and the list filters to one schedule in the URL", async ({
+    page,
+  }) => {
+    const s = await makeSchedule(page.request, `e2e source ${Date.now()}`);
+    try {
+      const trigger = await page.request.post(`/api/v1/schedules/${s.id}/trigger`);
+      expect(trigger.status()).toBeLessThan(300);
+      const run = ((await trigger.json()) as { runs: string[] }).runs[0]!;
+      const manual = await page.request.post("/api/v1/exports", { data: { dataset: "customers" } });
+      const manualId = ((await manual.json()) as { id: string }).id;
+
+      await page.goto("/exports");
+      const list = page.getByRole("list", { name: "Exports, newest first" });
+      const runRow = list.locator(`[data-job-id="${run}"]`);
+      await expect(runRow.getByTestId("export-source")).toHaveText(`schedule: ${s.name}`);
+      await expect(list.locator(`[data-job-id="${manualId}"]`).getByTestId("export-source")).toHaveText(
+        "by ada@acme.test",
+      );
+      await expect(runRow.getByRole("link", { name: s.name })).toHaveAttribute("href", `/schedules/${s.id}`);
+
+      // One schedule's runs: the choice is the URL's, shareable as it is.
+      await page.getByLabel("Requested by").selectOption(s.id);
+      await expect(page).toHaveURL(new RegExp(`[?&]source=${s.id}(&|$)`));
+      await expect(list.locator(`[data-job-id="${manualId}"]`)).toHaveCount(0);
+      await expect(list.getByTestId("export-row")).toHaveCount(1);
+      await expect(runRow).toBeVisible();
+      await page.reload();
+      await expect(page.getByLabel("Requested by")).toHaveValue(s.id);
+      await expect(list.getByTestId("export-row")).toHaveCount(1);
+      // People's exports only; then a dataset no export of this schedule has: an empty list that says why.
+      await page.getByLabel("Requested by").selectOption("manual");
+      await expect(list.locator(`[data-job-id="${manualId}"]`)).toBeVisible();
+      await expect(list.locator(`[data-job-id="${run}"]`)).toHaveCount(0);
+      await page.goBack();
+      await expect(page.getByLabel("Requested by")).toHaveValue(s.id);
+      await page.getByLabel("Dataset").selectOption("events");
+      await expect(page.getByTestId("exports-empty")).toHaveText("No exports match these filters.");
+      await page.getByRole("link", { name: "Clear filters" }).click();
+      await expect(page).toHaveURL(/\/exports$/);
+      await expect(runRow).toBeVisible();
+    } finally {
+      await dropSchedule(page.request, s.id);
+    }
+  });
+
   test("makes an every-2-seconds orders export, watches its runs succeed, pauses, resumes, runs it now and deletes it", async ({
     page,
   }) => {
@@ -61,7 +106,10 @@ test.describe("as ada (Acme member)", () => {
       await page.goto("/exports");
       await page.getByRole("link", { name: "Schedules", exact: true }).click();
       await expect(page.getByRole("heading", { name: "Schedules", level: 1 })).toBeVisible();
+      // The list first; New schedule opens the form with the focus on its name.
+      await page.getByRole("link", { name: "New schedule" }).click();
       const form = page.getByRole("form", { name: "New schedule" });
+      await expect(form.getByRole("textbox", { name: "Name" })).toBeFocused();
       await form.getByRole("textbox", { name: "Name" }).fill(name);
       await form.getByLabel("Repeat").selectOption("custom");
       await form.getByLabel("Cron expression").fill("*/2 * * * * *");
@@ -169,7 +217,7 @@ test.describe("as ada (Acme member)", () => {
   });
 
   test("a bad cron expression is named next to the cron field, by the preview and by the API", async ({ page }) => {
-    await page.goto("/schedules");
+    await page.goto("/schedules?new=1");
     const form = page.getByRole("form", { name: "New schedule" });
     await form.getByRole("textbox", { name: "Name" }).fill(`e2e bad cron ${Date.now()}`);
     // Spreadsheet safety is offered with CSV (ticked by default), not with JSON Lines.
@@ -226,7 +274,7 @@ test.describe("as ada (Acme member)", () => {
   test("a delayed export shows as scheduled, then runs at its time; another is cancelled before it starts", async ({
     page,
   }) => {
-    await page.goto("/exports");
+    await page.goto("/exports?new=1");
     const form = page.getByRole("form", { name: "Request an export" });
     await form.getByLabel("Dataset").selectOption("customers");
     await form.getByLabel("Run later").check();

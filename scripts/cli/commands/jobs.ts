@@ -15,6 +15,7 @@ import { getJob, jobStatuses, listJobs } from "@/lib/jobs/queries";
 import { listOpsJobs } from "@/lib/ops/jobs";
 import { actingAs, actingOptions, cut, handler, jsonOption, when, wholeNumber, type ActingOpts } from "../run";
 import { table } from "../table";
+import { stateLabel } from "@/lib/jobs/states";
 
 /** Jobs as a table; with a TENANT column when they may come from several. */
 export function jobsTable(jobs: JobDto[], tenants?: Record<string, string>): string {
@@ -24,7 +25,7 @@ export function jobsTable(jobs: JobDto[], tenants?: Record<string, string>): str
       j.id,
       ...(tenants ? [tenants[j.tenantId] ?? j.tenantId] : []),
       j.type,
-      j.status,
+      stateLabel(j.status),
       j.queue,
       when(j.createdAt),
       when(j.finishedAt),
@@ -41,7 +42,7 @@ function jobText(j: JobDto): string {
   const lines: [string, string | null | undefined][] = [
     ["id", j.id],
     ["type", j.type],
-    ["status", j.status],
+    ["status", stateLabel(j.status)],
     ["queue", j.queue],
     ["attempts", `${j.attempts} of ${j.maxAttempts}`],
     ["progress", `${progress}${j.progress.stage ? ` (${j.progress.stage})` : ""}`],
@@ -141,7 +142,9 @@ export function jobsCommands(program: Command): void {
         opts.reason === undefined ? {} : { reason: opts.reason },
       );
       print(job, () =>
-        job.status === "cancelled" ? `${job.id} cancelled` : `${job.id} asked to stop (it is ${job.status})`,
+        job.status === "cancelled"
+          ? `${job.id} cancelled`
+          : `${job.id} asked to stop (it is ${stateLabel(job.status)})`,
       );
     }),
   );
@@ -157,7 +160,10 @@ export function jobsCommands(program: Command): void {
     handler<ActingOpts & { json?: boolean }>(async ({ opts, args, print }) => {
       const { principal } = await actingAs(opts);
       const replay = await replayJob(principal, args[0] as string);
-      print(replay, () => `${replay.id}  replay of ${String(args[0])} (${replay.status}, queue ${replay.queue})`);
+      print(
+        replay,
+        () => `${replay.id}  replay of ${String(args[0])} (${stateLabel(replay.status)}, queue ${replay.queue})`,
+      );
     }),
   );
 }

@@ -34,6 +34,7 @@ import {
   indent,
   printJson,
 } from "./shared";
+import { stateLabel } from "@/lib/jobs/states";
 
 /** The one positional argument of get and errors: the import's id. */
 function idOf(positionals: string[], sub: Sub): string {
@@ -103,7 +104,7 @@ async function get(values: Values, id: string): Promise<number> {
   const r = imp.request;
   const j = imp.job;
   const lines = [
-    `Import ${j.id}: ${j.status}${j.admission ? ` (${j.admission})` : ""}`,
+    `Import ${j.id}: ${stateLabel(j.status)}${j.admission ? ` (${j.admission})` : ""}`,
     `  request   ${r.dataset}, ${r.format}, ${r.mode}, maxBadRows ${num(r.maxBadRows)}; upload ${r.uploadId}`,
     `  created   ${j.createdAt}${j.requestedBy ? ` by ${j.requestedBy}` : ""}` +
       (j.finishedAt ? `; ended ${j.finishedAt}` : j.startedAt ? `; started ${j.startedAt}` : ""),
@@ -121,7 +122,7 @@ async function get(values: Values, id: string): Promise<number> {
         ["STAGE", "STATUS", "PROGRESS", "ATTEMPTS", "STARTED", "ENDED", "ERROR"],
         imp.stages.map((s) => [
           s.name,
-          s.status,
+          stateLabel(s.status),
           `${num(s.progress.done)} / ${s.progress.total === null ? "?" : num(s.progress.total)} ${s.progress.unit ?? ""}`.trim(),
           String(s.attempts),
           s.startedAt ?? "-",
@@ -170,7 +171,7 @@ async function list(values: Values): Promise<number> {
       body.imports.map((imp) => [
         imp.job.id,
         imp.job.createdAt,
-        imp.job.status,
+        stateLabel(imp.job.status),
         imp.stages.find((s) => s.status !== "succeeded" && s.status !== "pending")?.name ?? "-",
         imp.request.dataset,
         imp.request.mode,
