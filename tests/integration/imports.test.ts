@@ -265,7 +265,7 @@ describe("imports", () => {
     await drainJobs();
     const failed = await getImport("ada@acme.test", strict);
     assert.equal(failed.job.status, "failed");
-    assert.match(failed.job.error?.message ?? "", /Stage parse failed: 2 bad rows, more than maxBadRows \(0\)/);
+    assert.match(failed.job.error?.message ?? "", /Stage parse failed: more bad rows than allowed: 2 found, 0 allowed/);
     assert.deepEqual(failed.badRows, [
       { line: 3, column: "payload", reason: "is not valid JSON" },
       { line: 5, column: "occurred_at", reason: "must be a date and time (ISO 8601)" },
