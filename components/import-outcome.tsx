@@ -2,14 +2,16 @@
 
 /**
  * What an import came to, under its timeline: the row counts, the first bad
- * rows, the errors file (with a link to share it) and the cancel button.
+ * rows, the errors file (with a link to share it), the cancel button, and for an import
+ * that found more bad rows than it allowed, "Import again allowing these N bad rows".
  */
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { refetchAfterChange } from "@/lib/client/refresh";
-import { useState } from "react";
+import { useRouter } from "next/navigation";
+import { useRef, useState } from "react";
 import { ApiError, cancelJob, jobKeys } from "@/lib/client/api";
 import { formatBytes, formatCount } from "@/lib/client/format";
-import { createImportErrorsLink, importKeys, type ImportDto } from "@/lib/client/imports";
+import { createImportErrorsLink, importAgain, importKeys, rejectedTooMany, type ImportDto } from "@/lib/client/imports";
 import { Alert } from "./ui/alert";
 import { Button } from "./ui/button";
 import { useConfirm } from "./ui/confirm-dialog";
@@ -190,5 +192,50 @@ export function CancelImport({ job }: { job: ImportDto["job"] }) {
         </Alert>
       )}
     </>
+  );
+}
+
+/**
+ * An import that failed for more bad rows than it allowed, run again from the same upload (no
+ * file to pick again) allowing the bad rows it found; `hrefOf` is where the new import is shown.
+ */
+export function ImportAgain({ imp, hrefOf }: { imp: ImportDto; hrefOf: (jobId: string) => string }) {
+  const qc = useQueryClient();
+  const router = useRouter();
+  // One key per failed import and allowance: a double click starts one import.
+  const key = useRef(crypto.randomUUID());
+  const rejected = rejectedTooMany(imp);
+  const again = useMutation({
+    mutationFn: (allow: number) => importAgain(imp, allow, key.current),
+    onSuccess: (job) => {
+      void refetchAfterChange(qc, importKeys.all);
+      void refetchAfterChange(qc, jobKeys.lists());
+      router.push(hrefOf(job.id), { scroll: false });
+    },
+  });
+  if (rejected === null) return null;
+  return (
+    <div className="space-y-2" data-testid="import-again">
+      <p className="text-sm text-slate-700">
+        It found {formatCount(rejected)} bad {rejected === 1 ? "row" : "rows"} and allowed{" "}
+        {formatCount(imp.request.maxBadRows)}. Importing again leaves {rejected === 1 ? "it" : "them"} out (they stay
+        listed in the errors file) and brings in the rest, from the same file: nothing to upload again.
+      </p>
+      <div className="flex flex-wrap items-center gap-3">
+        <Button variant="primary" onClick={() => again.mutate(rejected)} disabled={again.isPending}>
+          {again.isPending
+            ? "Starting the import…"
+            : `Import again allowing ${rejected === 1 ? "this bad row" : `these ${formatCount(rejected)} bad rows`}`}
+        </Button>
+        {again.error && (
+          <Alert tone="error" inline>
+            Could not start it: {again.error.message}
+            {again.error instanceof ApiError && again.error.status === 404
+              ? " The uploaded file is kept a day after a failed import; upload it again from New import."
+              : ""}
+          </Alert>
+        )}
+      </div>
+    </div>
   );
 }
