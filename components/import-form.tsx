@@ -76,7 +76,8 @@ export function ImportForm({ closeHref }: { closeHref: string }) {
       setImported(uploadedId);
       setFile(null);
       if (fileInput.current) fileInput.current.value = "";
-      router.push(`/imports?id=${job.id}`, { scroll: false });
+      // The form stays open (its upload bar full) for the next file; Close closes it.
+      router.push(`/imports?new=1&id=${job.id}`, { scroll: false });
     },
   });
   const error = mutation.error instanceof ApiError ? mutation.error : null;

@@ -87,7 +87,7 @@ export function BadRows({ imp }: { imp: ImportDto }) {
               <tr key={`${r.line}-${r.column}-${i}`} className="border-t border-slate-100" data-testid="bad-row">
                 <td className={`${td} tabular-nums`}>{formatCount(r.line)}</td>
                 <td className={`${td} font-mono text-xs`}>{r.column}</td>
-                <td className={`${td} min-w-48`}>{r.reason}</td>
+                <td className={`${td} sm:min-w-48`}>{r.reason}</td>
               </tr>
             ))}
           </tbody>
@@ -216,10 +216,12 @@ export function ImportAgain({ imp, hrefOf }: { imp: ImportDto; hrefOf: (jobId: s
   if (rejected === null) return null;
   return (
     <div className="space-y-2" data-testid="import-again">
-      <p className="text-sm text-slate-700">
-        It found {formatCount(rejected)} bad {rejected === 1 ? "row" : "rows"} and allowed{" "}
-        {formatCount(imp.request.maxBadRows)}. Importing again leaves {rejected === 1 ? "it" : "them"} out (they stay
-        listed in the errors file) and brings in the rest, from the same file: nothing to upload again.
+      <p className="text-sm text-slate-700" data-testid="import-again-why">
+        <span className="font-medium">
+          More bad rows than allowed: {formatCount(rejected)} found, {formatCount(imp.request.maxBadRows)} allowed.
+        </span>{" "}
+        Importing again leaves {rejected === 1 ? "it" : "them"} out (listed in the errors file) and brings in the rest,
+        from the same file: nothing to upload again.
       </p>
       <div className="flex flex-wrap items-center gap-3">
         <Button variant="primary" onClick={() => again.mutate(rejected)} disabled={again.isPending}>

@@ -38,7 +38,7 @@ async function pickFile(page: Page, file: string): Promise<void> {
 async function shownImport(page: Page): Promise<string> {
   const timeline = page.getByTestId("import-timeline");
   await expect(timeline).toBeVisible({ timeout: 30_000 });
-  await expect(page).toHaveURL(/\/imports\?id=/);
+  await expect(page).toHaveURL(/\/imports\?(.*&)?id=/);
   return (await timeline.getAttribute("data-job-id"))!;
 }
 
