@@ -1,7 +1,6 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import Link from "next/link";
 import type { JobDto } from "@/lib/client/api";
 import { fetchImport, importKeys } from "@/lib/client/imports";
 import { BadRows, Counts, ImportAgain } from "./import-outcome";
@@ -26,14 +25,9 @@ export function ImportJobResult({ job }: { job: JobDto }) {
       data-testid="import-result"
       className="space-y-4 rounded-lg border border-slate-200 bg-white p-5 shadow-sm"
     >
-      <div className="flex flex-wrap items-baseline justify-between gap-3">
-        <h2 id="import-result-title" className="font-semibold">
-          {job.status === "succeeded" ? "Result" : "So far"}
-        </h2>
-        <Link href={`/imports?id=${job.id}`} className="text-sm text-indigo-700 underline">
-          Its stages, live
-        </Link>
-      </div>
+      <h2 id="import-result-title" className="font-semibold">
+        {job.status === "succeeded" ? "Result" : "So far"}
+      </h2>
       {known && <Counts counts={imp.counts} mode={imp.request.mode} />}
       <ImportAgain imp={imp} hrefOf={(id) => `/jobs/${id}`} />
       <BadRows imp={imp} />

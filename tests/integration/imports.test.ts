@@ -98,7 +98,7 @@ async function api(
   const parts = url.split("/");
   const id = parts[4];
   let res: Response;
-  if (url === "/api/v1/imports") {
+  if (url.split("?")[0] === "/api/v1/imports") {
     res = await (method === "POST" ? importsRoute.POST : importsRoute.GET)(req, { params: Promise.resolve({}) });
   } else if (url.endsWith("/errors/links")) {
     res = await errorsLinksRoute.POST(req, { params: Promise.resolve({ id: id! }) });
@@ -302,6 +302,61 @@ describe("imports", () => {
       [["errors.csv", `/api/v1/imports/${lenient}/errors`]],
     );
     assert.equal(await count("events", fx.p.acmeId), before + 3);
+  });
+
+  test("a failed import's upload imports again allowing its bad rows, no file sent again; the first's cleanup leaves it; the list filters by status", async () => {
+    const tag = `again-${Date.now()}`;
+    const lines = [
+      "type,source,message,occurred_at",
+      `signup,web,${tag} a,2026-11-30T10:00:00Z`,
+      `signup,web,${tag} b,not-a-time`,
+      `signup,web,${tag} c,2026-11-30T10:00:00Z`,
+    ];
+    const uploadId = await upload("ada@acme.test", Buffer.from(lines.join("\n") + "\n"));
+    const first = await startImport("ada@acme.test", { uploadId, dataset: "events" });
+    await drainJobs();
+    const failed = await getImport("ada@acme.test", first);
+    assert.equal(failed.job.status, "failed");
+    assert.equal(failed.counts.rejected, 1);
+    assert.equal(failed.request.maxBadRows, 0);
+
+    // Tried again strictly, it fails again; the first's day is over: its cleanup leaves the upload
+    // to the later import, which may still be imported again.
+    const second = await startImport("ada@acme.test", { uploadId, dataset: "events" });
+    await drainJobs();
+    assert.equal((await getImport("ada@acme.test", second)).job.status, "failed");
+    await pool().query("UPDATE jobs SET finished_at = now() - interval '2 days' WHERE id = $1", [first]);
+    await cleanupImports();
+    const [firstRow] = (
+      await pool().query<{ cleaned: boolean }>("SELECT cleaned_at IS NOT NULL AS cleaned FROM imports WHERE id = $1", [
+        first,
+      ])
+    ).rows;
+    assert.equal(firstRow?.cleaned, true);
+    const [up] = (
+      await pool().query<{ deleted_at: Date | null }>("SELECT deleted_at FROM uploads WHERE id = $1", [uploadId])
+    ).rows;
+    assert.equal(up?.deleted_at, null, "the upload is the later import's");
+
+    const again = await startImport("ada@acme.test", {
+      uploadId,
+      dataset: "events",
+      maxBadRows: failed.counts.rejected,
+    });
+    await drainJobs();
+    const ok = await getImport("ada@acme.test", again);
+    assert.equal(ok.job.status, "succeeded", ok.job.error?.message ?? "");
+    assert.equal(ok.counts.inserted, 2);
+    assert.equal(ok.counts.rejected, 1);
+
+    const list = await api("ada@acme.test", "GET", "/api/v1/imports?status=failed&limit=100");
+    assert.equal(list.status, 200);
+    const shown = ((await list.json()) as { imports: ImportDto[] }).imports;
+    assert.ok(shown.length > 0 && shown.every((i) => i.job.status === "failed"));
+    const ids = shown.map((i) => i.job.id);
+    assert.ok(ids.includes(first) && ids.includes(second) && !ids.includes(again));
+    const wrong = await api("ada@acme.test", "GET", "/api/v1/imports?status=done");
+    assert.equal(wrong.status, 400);
   });
 
   test("a file that is not what it claims fails in scan with a clear message", async () => {
