@@ -2,12 +2,14 @@
 
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { refetchAfterChange } from "@/lib/client/refresh";
+import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { useEffect, useId, useRef, useState, type DragEvent, type FormEvent } from "react";
 import { ApiError, jobKeys } from "@/lib/client/api";
 import { formatBytes } from "@/lib/client/format";
 import {
   createImport,
+  datasetColumns,
   datasetOfName,
   fileProblem,
   formatOfName,
@@ -20,6 +22,7 @@ import { Button } from "./ui/button";
 import { useConfirm } from "./ui/confirm-dialog";
 import { fieldClass as field, Select } from "./ui/select";
 import { FieldError, UploadPanel } from "./import-upload-panel";
+import { TableBox, td, th, theadClass } from "./ui/table";
 
 const MODES = [
   ["insert", "Insert", "Every good row becomes a new row (ids in the file are ignored)."],
@@ -36,9 +39,11 @@ type Field = "uploadId" | "dataset" | "format" | "mode" | "maxBadRows";
 /**
  * Pick or drop a file, say where it goes and how, then send it (tus, resumable:
  * pause, resume, cancel; a dropped connection retries) and start the import.
- * Once the import is queued the page shows its timeline (`?id=`).
+ * Once the import is queued the page shows its timeline (`?id=`). Opened by "New import"
+ * (`?new=1`): its heading takes the focus; `closeHref` closes it. A refused submit keeps every
+ * value (and the upload) for the next try.
  */
-export function ImportForm() {
+export function ImportForm({ closeHref }: { closeHref: string }) {
   const qc = useQueryClient();
   const router = useRouter();
   const id = useId();
@@ -57,6 +62,8 @@ export function ImportForm() {
   // Nothing works before hydration (the upload is the browser's): the button waits for it, and a file
   // picked meanwhile is taken up then.
   const [ready, setReady] = useState(false);
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => heading.current?.focus(), []);
   const problem = file ? fileProblem(file) : null;
   const busy = upload.state.phase === "uploading" || upload.state.phase === "paused";
 
@@ -69,7 +76,8 @@ export function ImportForm() {
       setImported(uploadedId);
       setFile(null);
       if (fileInput.current) fileInput.current.value = "";
-      router.push(`/imports?id=${job.id}`, { scroll: false });
+      // The form stays open (its upload bar full) for the next file; Close closes it.
+      router.push(`/imports?new=1&id=${job.id}`, { scroll: false });
     },
   });
   const error = mutation.error instanceof ApiError ? mutation.error : null;
@@ -157,7 +165,16 @@ export function ImportForm() {
       className="rounded-lg border border-slate-200 bg-white p-4 shadow-sm sm:p-5"
     >
       {dialog}
-      <h2 className="mb-4 text-lg font-semibold">Import a file</h2>
+      <div className="mb-4 flex flex-wrap items-center justify-between gap-3">
+        <h2 ref={heading} tabIndex={-1} className="text-lg font-semibold focus:outline-none">
+          Import a file
+        </h2>
+        {!busy && (
+          <Link href={closeHref} scroll={false} className="text-sm text-indigo-700 underline">
+            Close
+          </Link>
+        )}
+      </div>
       <div
         data-testid="drop-zone"
         onDragOver={(e) => {
@@ -255,7 +272,8 @@ export function ImportForm() {
             />
           </label>
           <span id={`${id}-maxBadRows-hint`} className="mt-1 block text-xs text-slate-500">
-            Bad rows are left out and listed; more than this fails the import.
+            0, the default: any bad row fails the import and nothing is written. Up to N, bad rows are left out and
+            listed in an errors file. A failed import offers to import again allowing the rows it found.
           </span>
         </FieldError>
       </div>
@@ -291,6 +309,8 @@ export function ImportForm() {
           </p>
         )}
       </fieldset>
+
+      <DatasetColumns dataset={dataset} />
 
       <UploadPanel state={upload.state} imported={uploadedId !== null && uploadedId === imported} />
 
@@ -355,5 +375,42 @@ export function ImportForm() {
         )}
       </div>
     </form>
+  );
+}
+
+/** The chosen dataset's columns: what a file's header may name, what each holds, which a row must have. */
+function DatasetColumns({ dataset }: { dataset: string }) {
+  const columns = datasetColumns(dataset);
+  if (columns.length === 0) return null;
+  return (
+    <details className="mt-4 text-sm" open data-testid="dataset-columns">
+      <summary className="cursor-pointer font-medium">
+        Columns of {dataset} ({columns.filter((c) => c.required).length} required)
+      </summary>
+      <TableBox label={`Columns of ${dataset}`} className="mt-2 shadow-none">
+        <thead className={theadClass}>
+          <tr>
+            <th scope="col" className={th}>
+              Column
+            </th>
+            <th scope="col" className={th}>
+              Holds
+            </th>
+            <th scope="col" className={th}>
+              Required
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {columns.map((c) => (
+            <tr key={c.name} className="border-t border-slate-100" data-testid="dataset-column">
+              <td className={`${td} font-mono text-xs`}>{c.name}</td>
+              <td className={td}>{c.type}</td>
+              <td className={td}>{c.required ? "required" : "optional"}</td>
+            </tr>
+          ))}
+        </tbody>
+      </TableBox>
+    </details>
   );
 }

@@ -2,14 +2,16 @@
 
 /**
  * What an import came to, under its timeline: the row counts, the first bad
- * rows, the errors file (with a link to share it) and the cancel button.
+ * rows, the errors file (with a link to share it), the cancel button, and for an import
+ * that found more bad rows than it allowed, "Import again allowing these N bad rows".
  */
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { refetchAfterChange } from "@/lib/client/refresh";
-import { useState } from "react";
+import { useRouter } from "next/navigation";
+import { useRef, useState } from "react";
 import { ApiError, cancelJob, jobKeys } from "@/lib/client/api";
 import { formatBytes, formatCount } from "@/lib/client/format";
-import { createImportErrorsLink, importKeys, type ImportDto } from "@/lib/client/imports";
+import { createImportErrorsLink, importAgain, importKeys, rejectedTooMany, type ImportDto } from "@/lib/client/imports";
 import { Alert } from "./ui/alert";
 import { Button } from "./ui/button";
 import { useConfirm } from "./ui/confirm-dialog";
@@ -85,7 +87,7 @@ export function BadRows({ imp }: { imp: ImportDto }) {
               <tr key={`${r.line}-${r.column}-${i}`} className="border-t border-slate-100" data-testid="bad-row">
                 <td className={`${td} tabular-nums`}>{formatCount(r.line)}</td>
                 <td className={`${td} font-mono text-xs`}>{r.column}</td>
-                <td className={`${td} min-w-48`}>{r.reason}</td>
+                <td className={`${td} sm:min-w-48`}>{r.reason}</td>
               </tr>
             ))}
           </tbody>
@@ -190,5 +192,52 @@ export function CancelImport({ job }: { job: ImportDto["job"] }) {
         </Alert>
       )}
     </>
+  );
+}
+
+/**
+ * An import that failed for more bad rows than it allowed, run again from the same upload (no
+ * file to pick again) allowing the bad rows it found; `hrefOf` is where the new import is shown.
+ */
+export function ImportAgain({ imp, hrefOf }: { imp: ImportDto; hrefOf: (jobId: string) => string }) {
+  const qc = useQueryClient();
+  const router = useRouter();
+  // One key per failed import and allowance: a double click starts one import.
+  const key = useRef(crypto.randomUUID());
+  const rejected = rejectedTooMany(imp);
+  const again = useMutation({
+    mutationFn: (allow: number) => importAgain(imp, allow, key.current),
+    onSuccess: (job) => {
+      void refetchAfterChange(qc, importKeys.all);
+      void refetchAfterChange(qc, jobKeys.lists());
+      router.push(hrefOf(job.id), { scroll: false });
+    },
+  });
+  if (rejected === null) return null;
+  return (
+    <div className="space-y-2" data-testid="import-again">
+      <p className="text-sm text-slate-700" data-testid="import-again-why">
+        <span className="font-medium">
+          More bad rows than allowed: {formatCount(rejected)} found, {formatCount(imp.request.maxBadRows)} allowed.
+        </span>{" "}
+        Importing again leaves {rejected === 1 ? "it" : "them"} out (listed in the errors file) and brings in the rest,
+        from the same file: nothing to upload again.
+      </p>
+      <div className="flex flex-wrap items-center gap-3">
+        <Button variant="primary" onClick={() => again.mutate(rejected)} disabled={again.isPending}>
+          {again.isPending
+            ? "Starting the import…"
+            : `Import again allowing ${rejected === 1 ? "this bad row" : `these ${formatCount(rejected)} bad rows`}`}
+        </Button>
+        {again.error && (
+          <Alert tone="error" inline>
+            Could not start it: {again.error.message}
+            {again.error instanceof ApiError && again.error.status === 404
+              ? " The uploaded file is kept a day after a failed import; upload it again from New import."
+              : ""}
+          </Alert>
+        )}
+      </div>
+    </div>
   );
 }

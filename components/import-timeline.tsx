@@ -19,8 +19,9 @@ import { Alert } from "./ui/alert";
 import { ProgressBar } from "./ui/progress-bar";
 import { StatusBadge } from "./ui/status-badge";
 import { Time } from "./ui/time";
-import { BadRows, CancelImport, Counts } from "./import-outcome";
+import { BadRows, CancelImport, Counts, ImportAgain } from "./import-outcome";
 import { FailureText } from "./failure-notice";
+import { PauseBadge, PauseNotice } from "./pause-notice";
 
 /** What each stage does, in a line. */
 const STAGE_HELP: Record<string, string> = {
@@ -44,7 +45,7 @@ function amount(n: number, unit: string | null): string {
  * the errors file. Refetched when an event of its job or its stages' jobs
  * arrives on the tenant's stream, and every second while that stream is down.
  */
-export function ImportTimeline({ id }: { id: string }) {
+export function ImportTimeline({ id, canOperate = false }: { id: string; canOperate?: boolean }) {
   const qc = useQueryClient();
   const [streamOpen, setStreamOpen] = useState(false);
   const query = useQuery({
@@ -107,6 +108,7 @@ export function ImportTimeline({ id }: { id: string }) {
           {importName(data.request)} import
         </h2>
         <StatusBadge status={job.status} testId="import-status" />
+        <PauseBadge pause={job.pause} type={job.type} />
         <span className="text-sm text-slate-600" data-testid="import-stage">
           {stageSummary(data, at)}
         </span>
@@ -128,6 +130,7 @@ export function ImportTimeline({ id }: { id: string }) {
         )}
         {data.request.maxBadRows > 0 && <> · up to {formatCount(data.request.maxBadRows)} bad rows allowed</>}
       </p>
+      <PauseNotice pause={job.pause} canOperate={canOperate} type={job.type} />
       {/* Screen readers hear a stage start or end, not every progress tick. */}
       <p role="status" aria-live="polite" className="sr-only">
         {`${stageSummary(data, at)}: ${at.stage.name} ${at.stage.status}`}
@@ -144,10 +147,14 @@ export function ImportTimeline({ id }: { id: string }) {
           <FailureText error={job.error} final canOperate={false} extra="Nothing was written to the table." />
         </Alert>
       )}
+      <ImportAgain imp={data} hrefOf={(jobId) => `/imports?id=${jobId}`} />
       {job.status === "cancelled" && (
-        <Alert tone="neutral" title="Cancelled" testId="import-outcome">
-          {job.cancelRequested?.by ? `By ${job.cancelRequested.by}. ` : ""}
-          {job.cancelRequested?.reason ?? ""} Nothing was written to the table.
+        <Alert
+          tone="neutral"
+          title={job.cancelRequested?.by ? `Cancelled by ${job.cancelRequested.by}` : "Cancelled"}
+          testId="import-outcome"
+        >
+          {job.cancelRequested?.reason ? `${job.cancelRequested.reason}. ` : ""}Nothing was written to the table.
         </Alert>
       )}
       {job.status === "succeeded" && <Counts counts={data.counts} mode={data.request.mode} />}
@@ -163,6 +170,7 @@ function stageSummary(imp: ImportDto, at: ReturnType<typeof currentStage>): stri
   if (status === "failed") return `Failed in ${where}`;
   if (status === "cancelled") return `Cancelled in ${where}`;
   if (status === "expired") return "Expired before it started";
+  if (imp.job.pause) return `Held by a pause at stage ${at.index} of ${at.of} (${at.stage.name})`;
   if (status === "scheduled" || (status === "queued" && at.index === 1 && at.stage.status === "pending")) {
     return `Waiting to start · ${at.of} stages`;
   }
@@ -260,7 +268,11 @@ function StageRow({ stage, index, of }: { stage: ImportStageDto; index: number; 
           </p>
         )}
         {stage.error && (
-          <p className="text-sm break-words text-red-700" data-testid="stage-error">
+          // A cancel somebody asked for is no error: it reads in the page's own colour.
+          <p
+            className={`text-sm break-words ${stage.status === "cancelled" ? "text-slate-700" : "text-red-700"}`}
+            data-testid="stage-error"
+          >
             {stage.error}
           </p>
         )}

@@ -1,6 +1,7 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
+import type { ComponentType } from "react";
 import Link from "next/link";
 import { fetchJob, jobKeys, type JobDto } from "@/lib/client/api";
 import { cancelText, formatBytes, formatCount, isHeld, progressText } from "@/lib/client/format";
@@ -20,6 +21,15 @@ import { StatusBadge } from "./ui/status-badge";
 import { Time } from "./ui/time";
 import { FailureText } from "./failure-notice";
 import { PauseBadge, PauseNotice } from "./pause-notice";
+import { ImportJobResult } from "./import-job-result";
+
+/**
+ * What a kind's jobs lead with on their page, by the kind's name (lib/client/kinds): an
+ * import's result (its counts, bad rows and errors file) comes before its machinery.
+ */
+const RESULT_PANELS: Record<string, ComponentType<{ job: JobDto }> | undefined> = {
+  imports: ImportJobResult,
+};
 
 function Row({ label, children }: { label: string; children: React.ReactNode }) {
   return (
@@ -74,6 +84,9 @@ export function JobDetail({
   const list = kind?.kind.list ?? { href: "/exports", label: "Exports" };
   // The replay that completed it, when it is the direct one (a repair of a repair links from the first).
   const repairedBy = relations.replays.find((r) => r.status === "succeeded") ?? null;
+  // Only the kind's top job leads with its result (an import, not its stages).
+  const ResultPanel = kind && entry?.children && !job.parentId ? RESULT_PANELS[kind.kind.name] : undefined;
+  const noun = childNoun(job.type);
 
   return (
     <div className="space-y-6">
@@ -137,6 +150,7 @@ export function JobDetail({
         · <Time iso={job.createdAt} /> · <span data-testid="job-priority-text">{job.priority} priority</span>
       </p>
       <PauseNotice pause={job.pause} canOperate={canOperate} type={job.type} />
+      {ResultPanel && <ResultPanel job={job} />}
       <section aria-label="Progress" className="rounded-lg border border-slate-200 bg-white p-5 shadow-sm">
         <JobProgress job={job} label="Job progress" />
         {progressText(job, childNoun(job.type)) && (
@@ -160,8 +174,12 @@ export function JobDetail({
         </Alert>
       )}
       {job.status === "cancelled" ? (
-        <Alert tone="neutral" title="Cancelled" testId="job-outcome">
-          {job.cancelRequested?.by ? `By ${job.cancelRequested.by}. ` : ""}
+        // A cancel somebody asked for is no failure: neutral, and it says who.
+        <Alert
+          tone="neutral"
+          title={job.cancelRequested?.by ? `Cancelled by ${job.cancelRequested.by}` : "Cancelled"}
+          testId="job-outcome"
+        >
           {job.cancelRequested?.reason ?? job.error?.message ?? ""}
         </Alert>
       ) : job.status === "expired" ? (
@@ -245,8 +263,16 @@ export function JobDetail({
           {entry?.shareLinks && job.result.files.some((f) => !f.expired) && <ExportLinks jobId={job.id} />}
         </section>
       )}
-      {entry?.children && <JobParts jobId={job.id} type={job.type} status={job.status} />}
-      <JobAttempts job={job} noun={childNoun(job.type)} canOperate={canOperate} />
+      {entry?.children && (
+        <JobParts
+          jobId={job.id}
+          type={job.type}
+          status={job.status}
+          // A job whose own progress counts its children (a pipeline's stages) knows how many there will be.
+          total={job.progress.unit === noun ? job.progress.total : null}
+        />
+      )}
+      <JobAttempts job={job} noun={noun} canOperate={canOperate} />
       {canOperate && (
         <JobOpsPanel jobId={job.id} status={job.status} attempts={job.attempts} replayOfId={job.replayOfId} />
       )}

@@ -155,7 +155,10 @@ export function JobHistory() {
               data-job-id={job.id}
               className="flex min-w-0 flex-col gap-1 border-t border-slate-100 px-4 py-3 text-sm first:border-t-0 sm:flex-row sm:items-center sm:gap-4 sm:px-5"
             >
-              <Link href={`/jobs/${job.id}`} className="min-w-0 flex-1 truncate font-medium text-indigo-700 underline">
+              <Link
+                href={`/jobs/${job.id}`}
+                className="min-w-0 flex-1 font-medium break-words sm:truncate text-indigo-700 underline"
+              >
                 {jobTitle(job)}
               </Link>
               <span className="flex flex-wrap items-center gap-2">

@@ -19,9 +19,21 @@ function shownDone(part: JobDto): number {
  * A job's child jobs, one tile each with its state and progress: a split
  * export's parts, an import's stages, its load stage's chunks (`type`: the
  * parent's). Fetched again each time the parent changes status, and every
- * 1.5 s while it runs (an export's own progress moves live with every part's).
+ * 1.5 s while it runs (an export's own progress moves live with every part's). `total`: how
+ * many children it will have when that is known before they exist (a pipeline makes its stages
+ * one at a time: five stages, not "1 of 2" while the second runs); else those there are.
  */
-export function JobParts({ jobId, type, status }: { jobId: string; type: string; status: JobDto["status"] }) {
+export function JobParts({
+  jobId,
+  type,
+  status,
+  total = null,
+}: {
+  jobId: string;
+  type: string;
+  status: JobDto["status"];
+  total?: number | null;
+}) {
   const { data } = useQuery({
     queryKey: ["jobs", "parts", jobId, status],
     queryFn: () => fetchJobParts(jobId),
@@ -33,10 +45,11 @@ export function JobParts({ jobId, type, status }: { jobId: string; type: string;
   const done = parts.filter((p) => p.status === "succeeded").length;
   const noun = childNoun(type);
   const title = noun.charAt(0).toUpperCase() + noun.slice(1);
+  const of = Math.max(total ?? 0, parts.length);
   return (
     <section aria-label={title} className="rounded-lg border border-slate-200 bg-white p-5 shadow-sm">
       <h2 className="mb-3 font-semibold">
-        {title} <span className="text-sm font-normal text-slate-500">{`${done} of ${parts.length} done`}</span>
+        {title} <span className="text-sm font-normal text-slate-500">{`${done} of ${of} done`}</span>
       </h2>
       <ol className="grid grid-cols-2 gap-2 text-sm sm:grid-cols-4 lg:grid-cols-6">
         {parts.map((part, i) => {

@@ -4,15 +4,16 @@
  * suggests, and where an import stands among its stages.
  */
 import type { ExportLinkDto } from "../files/links";
-import type { ImportDto, ImportStageDto } from "../imports/service";
+import { importDatasets, type ColumnSpec } from "../imports/columns";
+import type { ImportDto, ImportListStatus, ImportStageDto } from "../imports/service";
 import { request } from "./api";
 import { formatBytes } from "./format";
 
-export type { ImportDto, ImportStageDto };
+export type { ImportDto, ImportListStatus, ImportStageDto };
 
 export const importKeys = {
   all: ["imports"] as const,
-  list: () => [...importKeys.all, "list"] as const,
+  list: (status?: string) => [...importKeys.all, "list", status ?? "any"] as const,
   detail: (id: string) => [...importKeys.all, "detail", id] as const,
 };
 
@@ -35,9 +36,24 @@ export const MAX_UPLOAD_BYTES = 2 * 1024 ** 3;
 /** Bytes per PATCH: docs/API.md advises 50–64 MiB (a 2 GiB file is 32 requests, far inside the write budget). */
 export const UPLOAD_CHUNK_BYTES = 64 * 1024 ** 2;
 
-/** The tenant's imports, newest first (at most `limit`, ≤ 100). */
-export function fetchImports(limit = 20): Promise<{ imports: ImportDto[] }> {
-  return request(`/api/v1/imports?limit=${limit}`);
+/** The statuses the imports list filters by (`?status=` on /imports), as the filter offers them. */
+export const IMPORT_STATUS_OPTIONS: readonly (readonly [ImportListStatus, string])[] = [
+  ["queued", "queued"],
+  ["running", "running"],
+  ["retrying", "retrying"],
+  ["succeeded", "succeeded"],
+  ["failed", "failed"],
+  ["cancelled", "cancelled"],
+];
+
+/** A `?status=` value the list can filter by, or undefined. */
+export function importStatusOf(raw: string | null | undefined): ImportListStatus | undefined {
+  return IMPORT_STATUS_OPTIONS.find(([s]) => s === raw)?.[0];
+}
+
+/** The tenant's imports, newest first (at most `limit`, ≤ 100), only those in `status` when given. */
+export function fetchImports(limit = 20, status?: ImportListStatus): Promise<{ imports: ImportDto[] }> {
+  return request(`/api/v1/imports?limit=${limit}${status ? `&status=${status}` : ""}`);
 }
 
 export function fetchImport(id: string): Promise<ImportDto> {
@@ -96,4 +112,39 @@ export function currentStage(imp: Pick<ImportDto, "stages">): { index: number; o
 export function importName(request: Pick<ImportBody, "dataset" | "format" | "mode">): string {
   const dataset = request.dataset.charAt(0).toUpperCase() + request.dataset.slice(1);
   return `${dataset} · ${request.format === "jsonl" ? "JSON Lines" : "CSV"} · ${request.mode}`;
+}
+
+/** What a column holds, in words. */
+const KIND_WORDS: Record<ColumnSpec["kind"], string> = {
+  bigint: "whole number",
+  text: "text",
+  email: "email address",
+  char2: "2-letter country code",
+  char3: "3-letter currency code",
+  money: "amount, up to 2 decimals",
+  json: "JSON",
+  time: "date and time (ISO 8601)",
+};
+
+/** A dataset's columns as the form lists them: name, what it holds, whether a row must have it. */
+export function datasetColumns(dataset: string): { name: string; type: string; required: boolean }[] {
+  const spec = importDatasets[dataset as keyof typeof importDatasets];
+  if (!spec) return [];
+  return spec.columns.map((c) => ({ name: c.name, type: KIND_WORDS[c.kind], required: Boolean(c.required) }));
+}
+
+/**
+ * The bad rows that failed an import, when that is why it failed: it found more than it
+ * allowed (read from its counts and request, not from its error's words); null otherwise.
+ */
+export function rejectedTooMany(imp: Pick<ImportDto, "job" | "counts" | "request">): number | null {
+  const rejected = imp.counts.rejected;
+  if (imp.job.status !== "failed" || rejected === null) return null;
+  return rejected > imp.request.maxBadRows ? rejected : null;
+}
+
+/** The same import again, from the same upload (no file sent again), allowing `maxBadRows` bad rows. */
+export function importAgain(imp: Pick<ImportDto, "request">, maxBadRows: number, idempotencyKey: string) {
+  const { uploadId, dataset, format, mode } = imp.request;
+  return createImport({ uploadId, dataset, format, mode, maxBadRows }, idempotencyKey);
 }

@@ -2,7 +2,8 @@
  * What an ended import leaves behind, removed by the workers (one at a time):
  * its staging table (whenever it ended: a replay loads again), and once it
  * succeeded or was cancelled — or failed more than a day ago, the time left
- * to replay it — its stage files and its upload. Its errors file stays until
+ * to replay it — its stage files and its upload (unless a later import took the upload: a
+ * failed import's "import again" reuses it, and that import removes it when it ends). Its errors file stays until
  * it expires like an export's file. And a parse stage that failed for good or
  * was cancelled mid-file leaves, in its checkpoint, the staged clean file and
  * its pieces' bad-row objects, which no later run continues: those go too.
@@ -28,6 +29,8 @@ type Ended = {
   files: string[];
   status: string;
   finished_at: Date | null;
+  /** A later import of the same upload that has not been cleaned up: the upload is its to remove. */
+  reused: boolean;
 };
 
 export async function cleanupImports(
@@ -37,7 +40,9 @@ export async function cleanupImports(
     IMPORT_CLEANUP_LOCK,
     (tx) =>
       tx.$queryRaw<Ended[]>`
-      SELECT i.id::text, i.upload_id, i.staging_table, i.files, j.status::text AS status, j.finished_at
+      SELECT i.id::text, i.upload_id, i.staging_table, i.files, j.status::text AS status, j.finished_at,
+             EXISTS (SELECT 1 FROM imports o WHERE o.upload_id = i.upload_id AND o.id <> i.id
+                       AND o.cleaned_at IS NULL AND o.created_at > i.created_at) AS reused
       FROM imports i JOIN jobs j ON j.id = i.job_id
       WHERE i.cleaned_at IS NULL AND j.status IN ('succeeded', 'failed', 'cancelled')
         -- Only those with something to do now: a failed import kept for its replay is not read
@@ -75,7 +80,7 @@ export async function cleanupImports(
         logger.error({ err, storageKey: key }, `[imports] could not delete ${key}: ${(err as Error).message}`);
       }
     }
-    await removeUpload(i.upload_id);
+    if (!i.reused) await removeUpload(i.upload_id);
     await pool().query("UPDATE imports SET cleaned_at = now() WHERE id = $1", [i.id]);
     imports++;
   }

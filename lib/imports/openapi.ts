@@ -84,7 +84,13 @@ export const importOperations = {
     tags: ["Imports"],
     summary: "The tenant's imports, newest first",
     requestParams: {
-      query: z.object({ limit: z.number().int().min(1).max(100).optional().meta({ description: "Default 50" }) }),
+      query: z.object({
+        limit: z.number().int().min(1).max(100).optional().meta({ description: "Default 50" }),
+        status: z
+          .enum(["scheduled", "queued", "running", "retrying", "succeeded", "failed", "cancelled", "expired"])
+          .optional()
+          .meta({ description: "Only the imports whose job has this status" }),
+      }),
     },
     responses: authed({ "200": jsonOf(importListSchema, "Its imports") }),
   }),

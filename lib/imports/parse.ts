@@ -315,7 +315,8 @@ async function parseUpload(
   });
   if (rejected > req.maxBadRows) {
     throw new PermanentError(
-      `${rejected} bad row${rejected === 1 ? "" : "s"}, more than maxBadRows (${req.maxBadRows}); the first: line ${shown[0]!.line}, ${shown[0]!.column} ${shown[0]!.reason}. See the errors file`,
+      // In the form's words ("Allow up to N bad rows"), not the API field's: people read it on the page.
+      `more bad rows than allowed: ${rejected} found, ${req.maxBadRows} allowed; the first: line ${shown[0]!.line}, ${shown[0]!.column} ${shown[0]!.reason}. See the errors file`,
     );
   }
   return { cleanKey: finished.key, rowsRead, good, rejected, errorsKey: keys.errorsKey, resumedFrom };

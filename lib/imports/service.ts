@@ -184,11 +184,24 @@ export async function getImport(principal: Principal, rawId: string): Promise<Im
   return view!;
 }
 
-/** The tenant's imports, newest first (at most `limit`). */
-export async function listImports(principal: Principal, limit = 50): Promise<ImportDto[]> {
+/** The statuses an import list may be filtered by (a job's). */
+export const IMPORT_LIST_STATUSES = [
+  "scheduled",
+  "queued",
+  "running",
+  "retrying",
+  "succeeded",
+  "failed",
+  "cancelled",
+  "expired",
+] as const;
+export type ImportListStatus = (typeof IMPORT_LIST_STATUSES)[number];
+
+/** The tenant's imports, newest first (at most `limit`), only those in `status` when it is given. */
+export async function listImports(principal: Principal, limit = 50, status?: ImportListStatus): Promise<ImportDto[]> {
   requireTenant(principal);
   const jobs = await db().job.findMany({
-    where: { type: importTask.type, ...tenantScope(principal) },
+    where: { type: importTask.type, ...tenantScope(principal), ...(status ? { status } : {}) },
     orderBy: [{ createdAt: "desc" }, { id: "desc" }],
     take: Math.max(1, Math.min(limit, 100)),
     include: jobInclude,

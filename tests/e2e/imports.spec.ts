@@ -38,7 +38,7 @@ async function pickFile(page: Page, file: string): Promise<void> {
 async function shownImport(page: Page): Promise<string> {
   const timeline = page.getByTestId("import-timeline");
   await expect(timeline).toBeVisible({ timeout: 30_000 });
-  await expect(page).toHaveURL(/\/imports\?id=/);
+  await expect(page).toHaveURL(/\/imports\?(.*&)?id=/);
   return (await timeline.getAttribute("data-job-id"))!;
 }
 
@@ -63,11 +63,19 @@ test.describe("as ada (Acme member)", () => {
       "aria-current",
       "page",
     );
+    // The list comes first; "New import" opens the form, its heading focused.
+    await expect(page.getByRole("form", { name: "Import a file" })).toHaveCount(0);
+    await page.getByRole("link", { name: "New import" }).click();
     const form = page.getByRole("form", { name: "Import a file" });
+    await expect(form.getByRole("heading", { name: "Import a file" })).toBeFocused();
     await pickFile(page, file);
-    // The name says the format and the dataset.
+    // The name says the format and the dataset, and the form lists the dataset's columns.
     await expect(form.getByLabel("Format")).toHaveValue("csv");
     await expect(form.getByLabel("Dataset")).toHaveValue("events");
+    const columns = form.getByRole("region", { name: "Columns of events" }).getByTestId("dataset-column");
+    await expect(columns.filter({ hasText: "occurred_at" })).toContainText("date and time");
+    await expect(columns.filter({ hasText: "occurred_at" })).toContainText("optional");
+    await expect(columns.filter({ hasText: "source" })).toContainText("required");
     await form.getByLabel("Allow up to N bad rows").fill("5");
     await form.getByRole("radio", { name: /^Insert/ }).check();
     await form.getByRole("button", { name: "Upload and import" }).click();
@@ -142,10 +150,19 @@ test.describe("as ada (Acme member)", () => {
     // Nothing grave for axe, with the stages, the counts and the bad rows on the page.
     await expectAccessible(page, "/imports with a finished import");
 
-    // The job page shows the import's children as its stages.
+    // The job page leads with the result, shows the import's children as its 5 stages, and its
+    // one attempt (which waited for each stage in turn) as one attempt, not as retries.
     await page.goto(`/jobs/${jobId}`);
+    const result = page.getByTestId("import-result");
+    await expect(result.getByTestId("count-rejected")).toHaveText("3");
+    await expect(result.getByTestId("count-inserted")).toHaveText("2,997");
+    await expect(result.getByRole("link", { name: "Download the errors file" })).toBeVisible();
     const stageTiles = page.getByRole("region", { name: "Stages" }).getByTestId("job-part");
     await expect(stageTiles).toHaveCount(5);
+    await expect(page.getByRole("region", { name: "Stages" })).toContainText("5 of 5 done");
+    await expect(page.getByTestId("attempt-row")).toHaveCount(1);
+    await expect(page.getByTestId("attempt-outcome")).toHaveText(/^succeeded, after waiting for its stages \d+ times$/);
+    await expect(page.getByTestId("attempts-timeline")).not.toContainText("retrying");
     await expect(stageTiles.first()).toContainText("Scan");
     await expect(page.getByRole("link", { name: "Stages and bad rows" })).toHaveAttribute(
       "href",
@@ -173,7 +190,7 @@ test.describe("as ada (Acme member)", () => {
       await route.continue();
     });
 
-    await page.goto("/imports");
+    await page.goto("/imports?new=1");
     await pickFile(page, file);
     await page.getByRole("button", { name: "Upload and import" }).click();
     const jobId = await shownImport(page);
@@ -204,7 +221,7 @@ test.describe("as ada (Acme member)", () => {
       failedPatches++;
       await route.abort("connectionreset");
     });
-    await page.goto("/imports");
+    await page.goto("/imports?new=1");
     await pickFile(page, file);
     await page.getByRole("button", { name: "Upload and import" }).click();
     await expect.poll(() => failedPatches).toBeGreaterThan(0);
@@ -233,7 +250,7 @@ test.describe("as ada (Acme member)", () => {
 
   test("a file whose header does not match the dataset fails in scan, and the page says why", async ({ page }) => {
     const file = await fileWith("events-wrong-header.csv", "kind,source,message\nsignup,web,hello\n");
-    await page.goto("/imports");
+    await page.goto("/imports?new=1");
     await pickFile(page, file);
     await page.getByRole("button", { name: "Upload and import" }).click();
     await shownImport(page);
@@ -256,7 +273,7 @@ test.describe("as ada (Acme member)", () => {
   }) => {
     const tag = `e2e-${randomUUID().slice(0, 8)}`;
     const file = await fileWith(`${tag}.jsonl`, `{"type":"signup","source":"web","message":"${tag}"}\n`);
-    await page.goto("/imports");
+    await page.goto("/imports?new=1");
     const form = page.getByRole("form", { name: "Import a file" });
     // Checked before anything is sent: the extension.
     await pickFile(page, await fileWith("notes.txt", "hello\n"));
@@ -299,17 +316,26 @@ test.describe("as ada (Acme member)", () => {
     const pauseId = ((await paused.json()) as { id: string }).id;
     try {
       const file = await fileWith("events-cancel.csv", eventsCsv("cancel", 10));
-      await page.goto("/imports");
+      await page.goto("/imports?new=1");
       await pickFile(page, file);
       await page.getByRole("button", { name: "Upload and import" }).click();
       const jobId = await shownImport(page);
-      await expect(page.getByTestId("import-stage")).toContainText(/Stage 1 of 5|Waiting to start/);
+      // Held by the pause, and the page says so: who paused it, why, since when (finding 1 of issue 38).
+      await expect(page.getByTestId("import-stage")).toContainText("Held by a pause at stage 1 of 5 (scan)");
+      const notice = page.getByTestId("import-timeline").getByTestId("pause-notice");
+      await expect(notice).toContainText(/paused by oscar@acme.test/i);
+      await expect(notice).toContainText("e2e imports cancel");
+      await expect(notice).toContainText("since");
+      const row = page.locator(`[data-testid="import-row"][data-job-id="${jobId}"]`);
+      await expect(row.getByTestId("import-held")).toContainText("e2e imports cancel");
+      await expect(row.getByTestId("import-held")).not.toContainText("parts");
       await page.getByRole("button", { name: "Cancel import" }).click();
       await confirmDialog(page, "Cancel import", { reason: "wrong file" });
       await expect(page.getByTestId("import-timeline")).toHaveAttribute("data-status", "cancelled", {
         timeout: 30_000,
       });
       await expect(page.getByTestId("import-outcome")).toContainText("wrong file");
+      await expect(page.getByTestId("import-outcome")).toContainText("Cancelled by ada@acme.test");
       await expect(page.getByRole("button", { name: "Cancel import" })).toHaveCount(0);
       const [job] = await sql<{ status: string }>("SELECT status::text FROM jobs WHERE id = $1", [jobId]);
       expect(job!.status).toBe("cancelled");

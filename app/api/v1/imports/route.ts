@@ -1,6 +1,7 @@
 // POST /api/v1/imports – import a finished upload into the caller's tenant; 202 with the queued job
-// GET  /api/v1/imports – the tenant's imports, newest first (?limit=1..100, default 50)
-import { requestImport, listImports } from "@/lib/imports/service";
+// GET  /api/v1/imports – the tenant's imports, newest first (?limit=1..100, default 50; ?status=failed…)
+import { AppError } from "@/lib/errors";
+import { IMPORT_LIST_STATUSES, requestImport, listImports, type ImportListStatus } from "@/lib/imports/service";
 import { readJson, withPrincipal } from "@/lib/http/route";
 
 export const POST = withPrincipal(async (req, principal) => {
@@ -12,7 +13,14 @@ export const POST = withPrincipal(async (req, principal) => {
 });
 
 export const GET = withPrincipal(async (req, principal) => {
-  const raw = new URL(req.url).searchParams.get("limit");
+  const params = new URL(req.url).searchParams;
+  const raw = params.get("limit");
   const limit = raw === null ? 50 : Number(raw);
-  return Response.json({ imports: await listImports(principal, Number.isFinite(limit) ? limit : 50) });
+  const status = params.get("status") || undefined;
+  if (status && !(IMPORT_LIST_STATUSES as readonly string[]).includes(status)) {
+    const message = `must be one of ${IMPORT_LIST_STATUSES.join(", ")}`;
+    throw new AppError("invalid_input", `Invalid input: status: ${message}`, [{ path: "status", message }]);
+  }
+  const imports = await listImports(principal, Number.isFinite(limit) ? limit : 50, status as ImportListStatus);
+  return Response.json({ imports });
 });
