@@ -21,9 +21,15 @@ test("one crash on different workers, ids, hosts and durations has one fingerpri
 });
 
 test("what tells causes apart stays", () => {
-  assert.equal(maskErrorMessage("worker vm:31405:1fd691 stopped renewing its lease"), "worker <worker> stopped renewing its lease");
+  assert.equal(
+    maskErrorMessage("worker vm:31405:1fd691 stopped renewing its lease"),
+    "worker <worker> stopped renewing its lease",
+  );
   assert.equal(maskErrorMessage("connect ECONNREFUSED 10.0.0.5:5432"), "connect ECONNREFUSED <host>");
-  assert.equal(maskErrorMessage("Line 3: customer_id 42 is not a customer"), "Line <n>: customer_id <n> is not a customer");
+  assert.equal(
+    maskErrorMessage("Line 3: customer_id 42 is not a customer"),
+    "Line <n>: customer_id <n> is not a customer",
+  );
   assert.equal(maskErrorMessage("timed out after 3012 ms on row 7"), "timed out after <duration> on row <n>");
   // Words that merely start like a unit are words: "8 messages" is a number and a word, not 8 minutes.
   assert.equal(maskErrorMessage("lost 8 messages"), "lost <n> messages");
