@@ -12,6 +12,7 @@ import { JobActions } from "./job-actions";
 import { JobAttempts } from "./job-attempts";
 import { JobOpsPanel } from "./job-ops-panel";
 import { JobParts } from "./job-parts";
+import { JobWebhookDeliveries } from "./webhook-job-deliveries";
 import { ExportLinks } from "./export-links";
 import { JobProgress } from "./job-progress";
 import { Alert } from "./ui/alert";
@@ -247,6 +248,7 @@ export function JobDetail({
       )}
       {entry?.children && <JobParts jobId={job.id} type={job.type} status={job.status} />}
       <JobAttempts job={job} noun={childNoun(job.type)} canOperate={canOperate} />
+      <JobWebhookDeliveries jobId={job.id} />
       {canOperate && (
         <JobOpsPanel jobId={job.id} status={job.status} attempts={job.attempts} replayOfId={job.replayOfId} />
       )}

@@ -147,7 +147,11 @@ export async function listDeliveries(
   };
 }
 
-/** The deliveries of events about one job (`?job=`), to every endpoint of the principal's tenant(s), newest first. */
+/**
+ * The deliveries of one job (`?job=`), to every endpoint of the principal's tenant(s), newest
+ * first: those of events about it (`job.succeeded`…), and the one it carries when it is a
+ * `webhook_delivery` job itself.
+ */
 export async function listJobDeliveries(
   principal: Principal,
   query: unknown,
@@ -156,7 +160,11 @@ export async function listJobDeliveries(
   const own = tenantScope(principal).tenantId ?? null;
   const { rows } = await pool().query<DeliveryRow>(
     `${DELIVERY_SELECT}
-     WHERE m.job_id = $1 AND ($2::uuid IS NULL OR d.tenant_id = $2::uuid)
+     WHERE d.id IN (SELECT d2.id FROM webhook_deliveries d2 JOIN webhook_messages m2 ON m2.id = d2.message_id
+                     WHERE m2.job_id = $1
+                    UNION ALL
+                    SELECT d3.id FROM webhook_deliveries d3 WHERE d3.job_id = $1)
+       AND ($2::uuid IS NULL OR d.tenant_id = $2::uuid)
      ORDER BY d.created_at DESC, d.id DESC LIMIT $3`,
     [q.job, own, q.limit],
   );
