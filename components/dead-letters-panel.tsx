@@ -58,8 +58,8 @@ const queryOf = (f: Filters): DeadLetterGroupsQuery => {
 
 /** The jobs explorer filtered to one group's jobs. */
 export function groupJobsHref(g: DeadLetterGroupDto): string {
-  // dead=1: not yet replayed or discarded (exactly the group); children=1: a group may hold export parts.
-  const q = new URLSearchParams({ status: "failed", type: g.type, dead: "1", children: "1" });
+  // dead=1: not yet replayed or discarded (exactly the group; it holds no parts: they fail with their parent).
+  const q = new URLSearchParams({ status: "failed", type: g.type, dead: "1" });
   if (g.errorClass) q.set("errorClass", g.errorClass);
   if (g.fingerprint) q.set("fingerprint", g.fingerprint);
   return `/ops/jobs?${q.toString()}`;
