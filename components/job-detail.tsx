@@ -13,6 +13,7 @@ import { JobActions } from "./job-actions";
 import { JobAttempts } from "./job-attempts";
 import { JobOpsPanel } from "./job-ops-panel";
 import { JobParts } from "./job-parts";
+import { JobWebhookDeliveries } from "./webhook-job-deliveries";
 import { ExportLinks } from "./export-links";
 import { JobProgress } from "./job-progress";
 import { Alert } from "./ui/alert";
@@ -273,6 +274,7 @@ export function JobDetail({
         />
       )}
       <JobAttempts job={job} noun={noun} canOperate={canOperate} />
+      <JobWebhookDeliveries jobId={job.id} />
       {canOperate && (
         <JobOpsPanel jobId={job.id} status={job.status} attempts={job.attempts} replayOfId={job.replayOfId} />
       )}

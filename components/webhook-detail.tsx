@@ -30,7 +30,7 @@ const card = "rounded-lg border border-slate-200 bg-white p-5 shadow-sm";
 
 function Row({ label, children }: { label: string; children: ReactNode }) {
   return (
-    <div className="grid grid-cols-3 gap-4 py-2">
+    <div className="grid grid-cols-3 gap-2 py-2 sm:gap-4">
       <dt className="text-sm text-slate-600">{label}</dt>
       <dd className="col-span-2 text-sm">{children}</dd>
     </div>
@@ -40,7 +40,7 @@ function Row({ label, children }: { label: string; children: ReactNode }) {
 /**
  * An endpoint's page: its URL, events and health; send a test event, rotate
  * its secret, disable or enable it, delete it, replay what failed since a
- * time; and its deliveries, live.
+ * time; and its deliveries, live (before the recovery form: they are what people come for).
  */
 export function WebhookDetail({ id }: { id: string }) {
   const qc = useQueryClient();
@@ -206,12 +206,12 @@ export function WebhookDetail({ id }: { id: string }) {
         </section>
         <section aria-label="Health" className={card}>
           <h2 className="mb-2 font-semibold">Health</h2>
-          <EndpointHealth health={e.health} />
+          <EndpointHealth health={e.health} endpointId={e.id} />
         </section>
       </div>
 
-      <RecoverForm id={id} disabled={e.disabled} onDone={refresh} />
       <Deliveries id={id} />
+      <RecoverForm id={id} disabled={e.disabled} onDone={refresh} />
     </div>
   );
 }

@@ -38,7 +38,8 @@ export function SecretOnce({ secret, children }: { secret: string; children?: Re
 /**
  * Adds a webhook endpoint: its URL, the events it receives, a description and
  * a rate limit; then shows its secret once. Given `endpoint`, edits that one
- * instead (same fields, its values filled in; `onDone` after saving or Cancel).
+ * instead (same fields, its values filled in; `onDone` after saving). `onDone` also closes
+ * the form (Cancel, or Done once the new secret is copied).
  */
 export function WebhookForm({ endpoint, onDone }: { endpoint?: EndpointDto; onDone?: () => void } = {}) {
   const qc = useQueryClient();
@@ -169,9 +170,9 @@ export function WebhookForm({ endpoint, onDone }: { endpoint?: EndpointDto; onDo
                 ? "Adding…"
                 : "Add endpoint"}
           </Button>
-          {endpoint && (
+          {onDone && (
             <Button type="button" size="md" onClick={onDone}>
-              Cancel
+              {created ? "Done" : "Cancel"}
             </Button>
           )}
           {unshown && (

@@ -355,11 +355,6 @@ CREATE TABLE jobs (
   discarded_at timestamp(3) with time zone,
   replay_of_id uuid,
   admitted_at timestamp(3) with time zone,
-  error_fingerprint text GENERATED ALWAYS AS (
-CASE
-    WHEN (error_message IS NULL) THEN NULL::text
-    ELSE "left"(regexp_replace(regexp_replace(error_message, '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}'::text, '<id>'::text, 'g'::text), '[0-9]+(\.[0-9]+)?'::text, '<n>'::text, 'g'::text), 500)
-END) STORED,
   waiting_since timestamp(3) with time zone,
   cancel_requested_by_id uuid,
   cancel_reason text,
@@ -376,6 +371,11 @@ END) STORED,
   progress_samples jsonb,
   children_retrying integer,
   children_retries jsonb,
+  error_fingerprint text GENERATED ALWAYS AS (
+CASE
+    WHEN (error_message IS NULL) THEN NULL::text
+    ELSE "left"(regexp_replace(regexp_replace(regexp_replace(regexp_replace(regexp_replace(regexp_replace(regexp_replace(regexp_replace(error_message, '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}'::text, '<id>'::text, 'g'::text), '[A-Za-z0-9._-]+:[0-9]+:[0-9a-f]{6}(?![0-9A-Za-z])'::text, '<worker>'::text, 'g'::text), '[0-7][0-9A-HJKMNP-TV-Z]{25}(?![0-9A-Za-z])'::text, '<id>'::text, 'g'::text), '([A-Za-z][A-Za-z0-9-]*([.][A-Za-z0-9-]+)*|[0-9]{1,3}([.][0-9]{1,3}){3}):[0-9]{2,5}(?![0-9])'::text, '<host>'::text, 'g'::text), '[0-9]{1,3}([.][0-9]{1,3}){3}'::text, '<host>'::text, 'g'::text), '[0-9]+([.][0-9]+)? ?(seconds|second|minutes|minute|hours|hour|min|sec|ms|s|m|h)(?![A-Za-z])'::text, '<duration>'::text, 'g'::text), '[0-9a-f]{8,}'::text, '<id>'::text, 'g'::text), '[0-9]+([.][0-9]+)?'::text, '<n>'::text, 'g'::text), 500)
+END) STORED,
   CONSTRAINT jobs_cancel_requested_by_id_fkey FOREIGN KEY (cancel_requested_by_id) REFERENCES users(id) ON UPDATE CASCADE ON DELETE SET NULL,
   CONSTRAINT jobs_created_by_id_fkey FOREIGN KEY (created_by_id) REFERENCES users(id) ON UPDATE CASCADE ON DELETE SET NULL,
   CONSTRAINT jobs_parent_id_fkey FOREIGN KEY (parent_id) REFERENCES jobs(id) ON UPDATE CASCADE ON DELETE SET NULL,
@@ -826,6 +826,7 @@ CREATE TABLE webhook_messages (
   CONSTRAINT webhook_messages_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES tenants(id) ON DELETE CASCADE
 );
 
+CREATE INDEX webhook_messages_job_idx ON public.webhook_messages USING btree (job_id) WHERE (job_id IS NOT NULL);
 CREATE INDEX webhook_messages_tenant_idx ON public.webhook_messages USING btree (tenant_id, created_at);
 
 CREATE TABLE workers (

@@ -238,13 +238,33 @@ export function updateQueueSettings(
 }
 
 // The console's dead-letter queue, grouped (operators and platform admins).
-export const deadLetterKeys = { groups: ["dead-letters", "groups"] as const };
+/** The dead-letter page's filters (its URL's), as GET /api/v1/ops/dead-letters takes them. */
+export type DeadLetterGroupsQuery = {
+  queue?: string;
+  type?: string;
+  errorClass?: string;
+  tenant?: string;
+  from?: string;
+};
 
-export function fetchDeadLetterGroups(): Promise<{ groups: DeadLetterGroupDto[] }> {
-  return request("/api/v1/ops/dead-letters");
+export const deadLetterKeys = {
+  groups: ["dead-letters", "groups"] as const,
+  filtered: (q: DeadLetterGroupsQuery) => [...deadLetterKeys.groups, q] as const,
+};
+
+export function fetchDeadLetterGroups(q: DeadLetterGroupsQuery = {}): Promise<{ groups: DeadLetterGroupDto[] }> {
+  const params = new URLSearchParams(Object.entries(q).filter((e): e is [string, string] => Boolean(e[1])));
+  return request(`/api/v1/ops/dead-letters${params.size ? `?${params}` : ""}`);
 }
 
-export type DeadLetterGroupFilter = { type: string; errorClass?: string; fingerprint?: string };
+export type DeadLetterGroupFilter = {
+  type: string;
+  errorClass?: string;
+  fingerprint?: string;
+  queue?: string;
+  tenant?: string;
+  from?: string;
+};
 
 export function replayDeadLetterGroup(
   filter: DeadLetterGroupFilter,

@@ -47,6 +47,12 @@ export function failureWords(errorClass: string | null, final: boolean): Failure
         next: "Check what was asked (the reason is below), change it and request it again.",
         whose: "request",
       };
+    case "exhausted":
+      return {
+        summary: "It was tried again and again on its schedule and failed every time, so it stopped trying.",
+        next: "Fix what it calls (the last answer is below), then replay it.",
+        whose: "downstream",
+      };
     case "rate_limited":
       return {
         summary: "A service it depends on asked it to slow down.",

@@ -19,6 +19,60 @@ export const WEBHOOK_EVENTS = [
 
 export const DELIVERY_STATUSES = ["pending", "delivered", "failed", "cancelled"] as const satisfies DeliveryStatus[];
 
+/**
+ * The one word for each delivery state, everywhere it is shown (pages, CLI, docs/WEBHOOKS.md),
+ * and what it means. The API's values stay as documented (`status`; an endpoint's `dead` count
+ * is its `failed` deliveries): these only name them.
+ */
+export const DELIVERY_LABELS: Record<DeliveryStatus, { label: string; meaning: string }> = {
+  pending: {
+    label: "pending",
+    meaning: "not delivered yet: its next request goes out on the retry schedule (no action needed)",
+  },
+  delivered: { label: "delivered", meaning: "your endpoint answered 2xx" },
+  failed: {
+    label: "failed",
+    meaning: "every request of its schedule failed and Conveyor stopped trying: fix the endpoint, then replay it",
+  },
+  cancelled: { label: "cancelled", meaning: "never sent: its endpoint was deleted or disabled" },
+};
+
+/** Parses a `?status=` value from the URL (anything else: all). */
+export function parseDeliveryStatus(value: string | null): DeliveryStatus | null {
+  return (DELIVERY_STATUSES as readonly string[]).includes(value ?? "") ? (value as DeliveryStatus) : null;
+}
+
+/**
+ * An endpoint's circuit in words a member understands: its name, what it means, when it ends
+ * and what to do. `closed` is the normal state.
+ */
+export const CIRCUIT_WORDS: Record<EndpointDto["health"]["circuit"], { label: string; meaning: string }> = {
+  closed: { label: "sending", meaning: "Requests go out as events happen." },
+  open: {
+    label: "paused (circuit open)",
+    meaning:
+      "Its last requests failed, so Conveyor stopped sending to it for a while instead of piling retries on it. " +
+      "Nothing is lost: deliveries wait. At the time shown one test request goes out; if it succeeds sending " +
+      "resumes, if not the pause starts again. Fix your endpoint; deliveries that failed meanwhile can be replayed.",
+  },
+  half_open: {
+    label: "testing (circuit half-open)",
+    meaning: "After a pause, one test request is out to see whether your endpoint answers again.",
+  },
+};
+
+/** Where an endpoint's deliveries are listed, filtered (`status`), one open (`delivery`). */
+export function deliveriesHref(
+  endpointId: string,
+  q: { status?: DeliveryStatus | null; delivery?: string | null } = {},
+): string {
+  const p = new URLSearchParams();
+  if (q.status) p.set("status", q.status);
+  if (q.delivery) p.set("delivery", q.delivery);
+  const query = p.toString();
+  return `/settings/webhooks/${encodeURIComponent(endpointId)}${query ? `?${query}` : ""}#deliveries`;
+}
+
 export type DeliveryDetail = DeliveryDto & { body: string; attempts: AttemptDto[] };
 
 export type EndpointBody = {
@@ -34,6 +88,7 @@ export const webhookKeys = {
   list: (tenant: string | null) => [...webhookKeys.lists(), tenant] as const,
   detail: (id: string) => [...webhookKeys.all, "detail", id] as const,
   deliveries: (id: string, status: DeliveryStatus | null) => [...webhookKeys.all, "deliveries", id, status] as const,
+  jobDeliveries: (jobId: string) => [...webhookKeys.all, "job-deliveries", jobId] as const,
   delivery: (id: string) => [...webhookKeys.all, "delivery", id] as const,
 };
 
@@ -83,6 +138,11 @@ export function fetchDeliveries(
   if (cursor) q.set("cursor", cursor);
   q.set("limit", "25");
   return request(`${endpointPath(id, "/deliveries")}?${q}`);
+}
+
+/** The deliveries of events about one job, every endpoint's (newest first). */
+export function fetchJobDeliveries(jobId: string): Promise<{ deliveries: DeliveryDto[]; nextCursor: string | null }> {
+  return request(`/api/v1/webhooks/deliveries?job=${encodeURIComponent(jobId)}&limit=25`);
 }
 
 export function fetchDelivery(id: string): Promise<DeliveryDetail> {

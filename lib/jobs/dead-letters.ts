@@ -19,6 +19,9 @@ import { jobView } from "./view";
 export const deadLetterFilterSchema = z
   .object({
     type: z.string().min(1).max(100).optional(),
+    queue: z.string().min(1).max(100).optional(),
+    /** A platform admin's filter: one tenant's (slug or id); others see their own tenant's only. */
+    tenant: z.string().min(1).max(100).optional(),
     errorClass: z.string().min(1).max(50).optional(),
     /** One group of GET /api/v1/ops/dead-letters: the masked error message. */
     fingerprint: z.string().min(1).max(500).optional(),
@@ -46,6 +49,12 @@ function deadWhere(principal: Principal, f: DeadLetterFilter, ids?: string[]): P
     discardedAt: null,
     ...(ids ? { id: { in: ids } } : {}),
     ...(f.type ? { type: f.type } : {}),
+    ...(f.queue ? { queue: f.queue } : {}),
+    ...(f.tenant
+      ? isUuid(f.tenant)
+        ? { tenant: { OR: [{ id: f.tenant }, { slug: f.tenant }] } }
+        : { tenant: { slug: f.tenant } }
+      : {}),
     ...(f.errorClass ? { errorClass: f.errorClass } : {}),
     ...(f.fingerprint ? { errorFingerprint: f.fingerprint } : {}),
     ...(f.q ? { errorMessage: { contains: f.q, mode: "insensitive" as const } } : {}),

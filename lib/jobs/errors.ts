@@ -6,6 +6,8 @@ import { DeferredError } from "../downstream";
  */
 export type ErrorClass =
   | "permanent"
+  /** A task's own retry schedule ran out on a failure that was worth retrying (HTTP 500s): dead-letter now. */
+  | "exhausted"
   | "retryable"
   | "rate_limited"
   | "timeout"
@@ -22,6 +24,22 @@ export class PermanentError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = "PermanentError";
+  }
+}
+
+/**
+ * A task that keeps its own retry schedule (a webhook delivery's requests) gave up: the cause
+ * was transient (an HTTP 500, no answer), not the input, so the job is dead-lettered as
+ * `exhausted`, not `permanent`. `tries`: how many times it tried.
+ */
+export class GaveUpError extends Error {
+  readonly errorClass = "exhausted" as const;
+  constructor(
+    message: string,
+    readonly tries: number,
+  ) {
+    super(message);
+    this.name = "GaveUpError";
   }
 }
 
@@ -71,6 +89,7 @@ export function classifyError(err: unknown, signal?: AbortSignal): Classified {
   const e = err instanceof Error ? err : new Error(String(err));
   const stack = e.stack ?? null;
   if (e instanceof PermanentError) return { errorClass: "permanent", message: e.message, stack };
+  if (e instanceof GaveUpError) return { errorClass: "exhausted", message: e.message, stack: null };
   if (e instanceof DeferredError)
     return { errorClass: "deferred", message: e.message, stack: null, retryAfterMs: e.delayMs };
   if (e instanceof RetryableError && e.retryAfterMs !== undefined)

@@ -26,7 +26,8 @@ export function nextStateAfterFailure(
 ): { status: "failed" | "cancelled" | "retrying"; delayMs: number } {
   if (failure.errorClass === "cancelled") return { status: "cancelled", delayMs: 0 };
   // An unknown type (its workload is gone) can never run: dead-letter it.
-  if (!def || failure.errorClass === "permanent" || attempts >= maxAttempts) return { status: "failed", delayMs: 0 };
+  const final = failure.errorClass === "permanent" || failure.errorClass === "exhausted";
+  if (!def || final || attempts >= maxAttempts) return { status: "failed", delayMs: 0 };
   const delay = NO_BACKOFF.has(failure.errorClass) ? 0 : (failure.retryAfterMs ?? backoffMs(def.retry, attempts));
   return { status: "retrying", delayMs: delay };
 }

@@ -202,10 +202,12 @@ export const deadLetterGroupListSchema = z.object({
   groups: z.array(
     z.object({
       type: z.string(),
+      queue: z.string(),
       errorClass: z.string().nullable(),
       fingerprint: z.string().nullable(),
       sample: z.string().nullable(),
       count: z.number().int(),
+      attempts: z.number().int().meta({ description: "The most attempts one of its jobs made" }),
       firstAt: instant,
       lastAt: instant,
       tenants: z.number().int(),

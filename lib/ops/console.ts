@@ -21,46 +21,67 @@ export * from "./stuck";
 
 export type DeadLetterGroupDto = {
   type: string;
+  queue: string;
   errorClass: string | null;
   fingerprint: string | null;
   /** One message of the group, as it was. */
   sample: string | null;
   count: number;
+  /** The most attempts one of its jobs made (what "gave up after" counts, for the engine's budget). */
+  attempts: number;
   firstAt: string;
   lastAt: string;
   tenants: number;
 };
 
-export const deadLetterGroupsSchema = z.object({ tenant: tenantParam }).strict();
+/** The console's filters, as the CLI's `dead-letters list` takes them (and `tenant` for platform admins). */
+export const deadLetterGroupsSchema = z
+  .object({
+    tenant: tenantParam,
+    queue: z.string().trim().min(1).max(100).optional(),
+    type: z.string().trim().min(1).max(100).optional(),
+    errorClass: z.string().trim().min(1).max(50).optional(),
+    /** Failed at or after this time. */
+    from: isoInstant.optional(),
+  })
+  .strict();
 
 /**
- * The dead-letter queue grouped by job type, error class and fingerprint (the
- * message with ids and numbers masked), largest first: "312 failed with this
- * error since 10:42". Replay a group with POST /api/v1/dead-letters/replay and
- * `{ filter: { type, errorClass, fingerprint } }`.
+ * The dead-letter queue grouped by job type, error class and fingerprint (the message with
+ * ids, workers, hosts, durations and numbers masked: lib/jobs/fingerprint.ts), largest first:
+ * "312 failed with this error since 10:42". One entry per job a person sees: a pipeline's
+ * stage (an import's parse, an export's part) fails its parent, which is the one listed.
+ * Filtered by queue, type, error class and time (and tenant, platform admins). Replay a group
+ * with POST /api/v1/dead-letters/replay and `{ filter: { type, errorClass, fingerprint, … } }`.
  */
 export async function listDeadLetterGroups(principal: Principal, raw: unknown): Promise<DeadLetterGroupDto[]> {
-  const { tenant } = parseOrThrow(deadLetterGroupsSchema, raw);
+  const { tenant, queue, type, errorClass, from } = parseOrThrow(deadLetterGroupsSchema, raw);
   const tenantId = await consoleTenant(principal, tenant);
   const rows = await db().$queryRaw<
     {
       type: string;
+      queue: string;
       errorClass: string | null;
       fingerprint: string | null;
       sample: string | null;
       count: bigint;
+      attempts: number;
       firstAt: Date;
       lastAt: Date;
       tenants: bigint;
     }[]
   >`
-    SELECT type, error_class AS "errorClass", error_fingerprint AS fingerprint, min(error_message) AS sample,
-           count(*) AS count, min(finished_at) AS "firstAt", max(finished_at) AS "lastAt",
-           count(DISTINCT tenant_id) AS tenants
+    SELECT type, min(queue) AS queue, error_class AS "errorClass", error_fingerprint AS fingerprint,
+           min(error_message) AS sample, count(*) AS count, max(attempts)::int AS attempts,
+           min(finished_at) AS "firstAt", max(finished_at) AS "lastAt", count(DISTINCT tenant_id) AS tenants
     FROM jobs
-    WHERE status = 'failed' AND discarded_at IS NULL
+    WHERE status = 'failed' AND discarded_at IS NULL AND parent_id IS NULL
       AND (${tenantId}::uuid IS NULL OR tenant_id = ${tenantId}::uuid)
-    GROUP BY 1, 2, 3
+      AND (${queue ?? null}::text IS NULL OR queue = ${queue ?? null})
+      AND (${type ?? null}::text IS NULL OR type = ${type ?? null})
+      AND (${errorClass ?? null}::text IS NULL OR error_class = ${errorClass ?? null})
+      AND (${from ?? null}::timestamptz IS NULL OR finished_at >= ${from ?? null}::timestamptz)
+    GROUP BY type, error_class, error_fingerprint
     ORDER BY count(*) DESC, max(finished_at) DESC
     LIMIT 200`;
   return rows.map((r) => ({

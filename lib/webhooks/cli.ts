@@ -10,6 +10,9 @@ import { listEndpoints, recoverEndpoint, sendTestEvent, updateEndpoint } from ".
 
 type Opts = ActingOpts & { json?: boolean };
 
+/** An endpoint's circuit, in the pages' words (lib/client/webhooks.ts CIRCUIT_WORDS). */
+const CIRCUIT_STATE = { closed: "sending", open: "paused (circuit open)", half_open: "testing (circuit half-open)" };
+
 export const webhooksCommands: CliCommands = (program, { actingAs, actingOptions, handler, jsonOption, table }) => {
   const withId = (cmd: Command) => actingOptions(cmd.argument("<id>", "the endpoint's id"), { emailAlias: true });
   const webhooks = program.command("webhooks").description("webhook endpoints: list, test, enable, disable, recover");
@@ -29,13 +32,14 @@ export const webhooksCommands: CliCommands = (program, { actingAs, actingOptions
       print({ endpoints }, () =>
         endpoints.length
           ? table(
-              ["ID", ...(admin ? ["TENANT"] : []), "URL", "EVENTS", "STATE", "24H OK", "PENDING", "DEAD"],
+              // The deliveries' words (docs/WEBHOOKS.md): the API's `dead` count is the failed deliveries.
+              ["ID", ...(admin ? ["TENANT"] : []), "URL", "EVENTS", "STATE", "24H OK", "PENDING", "FAILED"],
               endpoints.map((e) => [
                 e.id,
                 ...(admin ? [e.tenant] : []),
                 e.url,
                 e.events.join(","),
-                e.disabled ? `disabled: ${e.disabledReason ?? ""}` : `circuit ${e.health.circuit}`,
+                e.disabled ? `disabled: ${e.disabledReason ?? ""}` : CIRCUIT_STATE[e.health.circuit],
                 e.health.successRate24h === null ? "-" : `${Math.round(e.health.successRate24h * 100)}%`,
                 String(e.health.pending),
                 String(e.health.dead),
@@ -78,7 +82,7 @@ export const webhooksCommands: CliCommands = (program, { actingAs, actingOptions
   ).action(
     handler<Opts & { since: string }>(async ({ opts, args, print }) => {
       const out = await recoverEndpoint((await actingAs(opts)).principal, args[0] as string, { since: opts.since });
-      print(out, () => `${out.replayed} failed deliveries replayed`);
+      print(out, () => `${out.replayed} failed deliveries replayed (now pending)`);
     }),
   );
 };

@@ -6,8 +6,9 @@ import { pool } from "../db";
 import { AppError, notFound, parseOrThrow } from "../errors";
 import { parseIdOr404 } from "../ids";
 import { decodeCursor, encodeCursor } from "../jobs/queries";
-import { deliveryQuerySchema, recoverSchema } from "./schema";
+import { deliveryQuerySchema, jobDeliveryQuerySchema, recoverSchema } from "./schema";
 import { endpointRow, iso } from "./endpoint-row";
+import { MAX_REQUESTS } from "./task";
 
 export type DeliveryStatus = "pending" | "delivered" | "failed" | "cancelled";
 
@@ -20,7 +21,14 @@ export type DeliveryDto = {
   jobId: string;
   /** The job's status (retrying: waiting for its next request). */
   jobStatus: string;
+  /** Every request sent for it, replays included. */
   requests: number;
+  /** Requests sent since it was last (re)started: a replay starts a new round. */
+  roundRequests: number;
+  /** How many requests a round sends at most before the delivery fails for good (the retry schedule's length). */
+  maxRequests: number;
+  /** The job the event is about (`job.succeeded`…), when it is about one. */
+  subjectJobId: string | null;
   lastStatusCode: number | null;
   lastError: string | null;
   lastAttemptAt: string | null;
@@ -45,7 +53,8 @@ export type AttemptDto = {
 };
 
 const DELIVERY_SELECT = `
-  SELECT d.id, d.endpoint_id, d.message_id, m.event_type, d.job_id, j.status::text AS job_status, d.attempts,
+  SELECT d.id, d.endpoint_id, d.message_id, m.event_type, m.job_id AS subject_job_id, d.job_id,
+         j.status::text AS job_status, d.attempts, d.round_start,
          d.last_status_code, d.last_error, d.last_attempt_at, d.delivered_at, d.created_at,
          CASE WHEN j.status IN ('queued', 'retrying') THEN j.run_at END AS next_attempt_at
     FROM webhook_deliveries d
@@ -59,7 +68,9 @@ type DeliveryRow = {
   event_type: string;
   job_id: string;
   job_status: string;
+  subject_job_id: string | null;
   attempts: number;
+  round_start: number;
   last_status_code: number | null;
   last_error: string | null;
   last_attempt_at: Date | null;
@@ -92,6 +103,9 @@ function toDelivery(r: DeliveryRow): DeliveryDto {
     jobId: r.job_id,
     jobStatus: r.job_status,
     requests: r.attempts,
+    roundRequests: r.attempts - r.round_start,
+    maxRequests: MAX_REQUESTS,
+    subjectJobId: r.subject_job_id,
     lastStatusCode: r.last_status_code,
     lastError: r.last_error,
     lastAttemptAt: iso(r.last_attempt_at),
@@ -101,7 +115,7 @@ function toDelivery(r: DeliveryRow): DeliveryDto {
   };
 }
 
-/** An endpoint's deliveries, newest first, paged by (created_at, id); `status` filters. */
+/** An endpoint's deliveries, newest first, paged by (created_at, id); `status` and `job` (the job an event is about) filter. */
 export async function listDeliveries(
   principal: Principal,
   rawId: string,
@@ -114,8 +128,16 @@ export async function listDeliveries(
     `${DELIVERY_SELECT}
      WHERE d.endpoint_id = $1 AND ($2::text[] IS NULL OR j.status::text = ANY($2))
        AND ($3::timestamptz IS NULL OR (d.created_at, d.id) < ($3, $4::uuid))
+       AND ($6::uuid IS NULL OR m.job_id = $6::uuid)
      ORDER BY d.created_at DESC, d.id DESC LIMIT $5`,
-    [endpoint.id, q.status ? STATUS_JOBS[q.status] : null, cursor?.createdAt ?? null, cursor?.id ?? null, q.limit + 1],
+    [
+      endpoint.id,
+      q.status ? STATUS_JOBS[q.status] : null,
+      cursor?.createdAt ?? null,
+      cursor?.id ?? null,
+      q.limit + 1,
+      q.job ?? null,
+    ],
   );
   const page = rows.slice(0, q.limit);
   const last = page[page.length - 1];
@@ -123,6 +145,30 @@ export async function listDeliveries(
     deliveries: page.map(toDelivery),
     nextCursor: rows.length > q.limit && last ? encodeCursor({ createdAt: last.created_at, id: last.id }) : null,
   };
+}
+
+/**
+ * The deliveries of one job (`?job=`), to every endpoint of the principal's tenant(s), newest
+ * first: those of events about it (`job.succeeded`…), and the one it carries when it is a
+ * `webhook_delivery` job itself.
+ */
+export async function listJobDeliveries(
+  principal: Principal,
+  query: unknown,
+): Promise<{ deliveries: DeliveryDto[]; nextCursor: string | null }> {
+  const q = parseOrThrow(jobDeliveryQuerySchema, query);
+  const own = tenantScope(principal).tenantId ?? null;
+  const { rows } = await pool().query<DeliveryRow>(
+    `${DELIVERY_SELECT}
+     WHERE d.id IN (SELECT d2.id FROM webhook_deliveries d2 JOIN webhook_messages m2 ON m2.id = d2.message_id
+                     WHERE m2.job_id = $1
+                    UNION ALL
+                    SELECT d3.id FROM webhook_deliveries d3 WHERE d3.job_id = $1)
+       AND ($2::uuid IS NULL OR d.tenant_id = $2::uuid)
+     ORDER BY d.created_at DESC, d.id DESC LIMIT $3`,
+    [q.job, own, q.limit],
+  );
+  return { deliveries: rows.map(toDelivery), nextCursor: null };
 }
 
 async function deliveryRow(principal: Principal, rawId: string): Promise<DeliveryRow & { tenant_id: string }> {
@@ -137,7 +183,7 @@ async function deliveryRow(principal: Principal, rawId: string): Promise<Deliver
   return rows[0];
 }
 
-/** One delivery with the message sent and every request's answer. */
+/** One delivery with the message sent and every request's answer, oldest request first (the order they were sent). */
 export async function getDelivery(
   principal: Principal,
   rawId: string,
@@ -149,7 +195,7 @@ export async function getDelivery(
       `SELECT id::text, job_id AS "jobId", url, request_headers AS "requestHeaders", started_at AS "startedAt",
               duration_ms AS "durationMs", status_code AS "statusCode", response_headers AS "responseHeaders",
               response_body AS "responseBody", error, outcome
-         FROM webhook_attempts WHERE delivery_id = $1 ORDER BY id DESC LIMIT 200`,
+         FROM (SELECT * FROM webhook_attempts WHERE delivery_id = $1 ORDER BY id DESC LIMIT 200) a ORDER BY a.id`,
       [d.id],
     ),
   ]);

@@ -22,12 +22,19 @@ import {
   type Ret,
   type Same,
 } from "../api-doc";
-import { createEndpointSchema, deliveryQuerySchema, recoverSchema, updateEndpointSchema } from "./schema";
+import {
+  createEndpointSchema,
+  deliveryQuerySchema,
+  jobDeliveryQuerySchema,
+  recoverSchema,
+  updateEndpointSchema,
+} from "./schema";
 import type {
   createEndpoint,
   getDelivery,
   getEndpoint,
   listDeliveries,
+  listJobDeliveries,
   listEndpoints,
   recoverEndpoint,
   replayDelivery,
@@ -84,7 +91,13 @@ const deliverySchema = z
     status: z.enum(["failed", "cancelled", "pending", "delivered"]),
     jobId: id,
     jobStatus: z.string(),
-    requests: z.number().int(),
+    requests: z.number().int().meta({ description: "Every request sent for it, replays included" }),
+    roundRequests: z.number().int().meta({ description: "Requests sent since it was last started or replayed" }),
+    maxRequests: z
+      .number()
+      .int()
+      .meta({ description: "Requests a round sends at most before the delivery fails for good" }),
+    subjectJobId: id.nullable().meta({ description: "The job the event is about, if any" }),
     lastStatusCode: z.number().int().nullable(),
     lastError: z.string().nullable(),
     lastAttemptAt: nullableInstant,
@@ -177,6 +190,12 @@ export const webhookOperations = {
     requestParams: endpointPath(),
     responses: authed({ "202": jsonOf(testEventSchema, "The message and its delivery") }, 404, 409),
   }),
+  jobDeliveries: operation("get", "/api/v1/webhooks/deliveries", {
+    tags,
+    summary: "The deliveries of events about one job (?job=), to every endpoint, newest first",
+    requestParams: { query: jobDeliveryQuerySchema },
+    responses: authed({ "200": jsonOf(deliveryPageSchema, "The job's deliveries (nextCursor is always null)") }, 400),
+  }),
   delivery: operation("get", "/api/v1/webhooks/deliveries/{id}", {
     tags,
     summary: "One delivery: the message sent and every request with its answer",
@@ -204,6 +223,7 @@ export const webhookSchemasMatchTheirTypes: {
   rotated: Same<Out<typeof rotatedSecretSchema>, Ret<typeof rotateSecret>>;
   delivery: Same<Out<typeof deliverySchema>, Ret<typeof replayDelivery>>;
   deliveries: Same<Out<typeof deliveryPageSchema>, Ret<typeof listDeliveries>>;
+  jobDeliveries: Same<Out<typeof deliveryPageSchema>, Ret<typeof listJobDeliveries>>;
   deliveryDetail: Same<Out<typeof deliveryDetailSchema>, Ret<typeof getDelivery>>;
   recovered: Same<Out<typeof recoveredSchema>, Ret<typeof recoverEndpoint>>;
   testEvent: Same<Out<typeof testEventSchema>, Ret<typeof sendTestEvent>>;
@@ -214,6 +234,7 @@ export const webhookSchemasMatchTheirTypes: {
   rotated: true,
   delivery: true,
   deliveries: true,
+  jobDeliveries: true,
   deliveryDetail: true,
   recovered: true,
   testEvent: true,

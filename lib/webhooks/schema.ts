@@ -81,7 +81,16 @@ export const deliveryQuerySchema = z
         error: "must be pending, delivered, failed or cancelled",
       })
       .optional(),
+    /** Only the deliveries of events about this job (`job.succeeded`… of job `job`). */
+    job: z.uuid({ error: "must be a job id" }).optional(),
     cursor: z.string().max(200).optional(),
+    limit: z.coerce.number().int().min(1).max(100).default(25),
+  })
+  .strict();
+
+export const jobDeliveryQuerySchema = z
+  .object({
+    job: z.uuid({ error: "must be a job id" }),
     limit: z.coerce.number().int().min(1).max(100).default(25),
   })
   .strict();

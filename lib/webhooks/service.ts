@@ -20,6 +20,7 @@ import { ENDPOINT_SELECT, endpointRow, iso, type EndpointRow } from "./endpoint-
 export {
   getDelivery,
   listDeliveries,
+  listJobDeliveries,
   recoverEndpoint,
   replayDelivery,
   type AttemptDto,

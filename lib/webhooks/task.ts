@@ -11,7 +11,7 @@ import { z } from "zod";
 import { inTransaction, pool } from "../db";
 import type { CallOutcome } from "../downstream";
 import { webhookSettings } from "./settings";
-import { parseRetryAfter, PermanentError, RetryableError } from "../jobs/errors";
+import { GaveUpError, parseRetryAfter, PermanentError, RetryableError } from "../jobs/errors";
 import { defineTask, type JobContext } from "../jobs/task";
 import { failWaiting } from "../jobs/transitions";
 import { send, type SendResult } from "./http";
@@ -186,7 +186,8 @@ async function deliver(ctx: JobContext<z.infer<typeof inputSchema>>) {
     throw new PermanentError("HTTP 410 Gone: the endpoint is disabled");
   }
   const sent = (counted[0]?.attempts ?? d.attempts + 1) - d.round_start;
-  if (sent >= MAX_REQUESTS) throw new PermanentError(`${message}; gave up after ${sent} requests`);
+  // The receiver failed every request of the schedule: a transient cause (not the message) that ran out of tries.
+  if (sent >= MAX_REQUESTS) throw new GaveUpError(`${message}; gave up after ${sent} requests`, sent);
   const scheduled = RETRY_SCHEDULE_MS[sent - 1]! * e.WEBHOOK_RETRY_SCALE * (0.8 + Math.random() * 0.4);
   throw new RetryableError(message, Math.max(scheduled, retryAfter ?? 0));
 }

@@ -1,5 +1,5 @@
 import { expect, test } from "./fixtures";
-import { confirmDialog, sql, storageStateFor } from "./helpers";
+import { confirmDialog, expectAccessible, sql, storageStateFor } from "./helpers";
 
 /** Dead Acme probe jobs, as a worker leaves them, whose messages differ only in numbers: one group. */
 async function deadJobs(marker: string, n: number): Promise<string[]> {
@@ -85,6 +85,87 @@ test.describe("as oscar (operator)", () => {
     await expect(page).toHaveURL(/\/ops\/jobs\?.*errorClass=crashed.*fingerprint=/);
     await expect(page.getByTestId("ops-job")).toHaveCount(2);
     for (const id of ids) await expect(page.locator(`[data-testid="ops-job-id"][title="${id}"]`)).toHaveCount(1);
+  });
+});
+
+/** Dead Acme jobs of one type as a worker leaves them: `messages` one a job; returns their ids. */
+async function deadOf(
+  type: string,
+  queue: string,
+  errorClass: string,
+  messages: string[],
+  parentId: string | null = null,
+): Promise<string[]> {
+  const rows = await sql<{ id: string }>(
+    `INSERT INTO jobs (id, tenant_id, type, queue, status, input, input_hash, attempts, max_attempts,
+                       error_class, error_message, parent_id, finished_at, updated_at)
+     SELECT gen_random_uuid(), t.id, $1, $2, 'failed', '{}', 'e2e', 3, 3, $3, m, $5::uuid, now(), now()
+     FROM tenants t, unnest($4::text[]) m WHERE t.slug = 'acme'
+     RETURNING id`,
+    [type, queue, errorClass, messages, parentId],
+  );
+  return rows.map((r) => r.id);
+}
+
+test.describe("as oscar (operator): groups by cause, labels by cause, filters", () => {
+  test.use({ storageState: storageStateFor("oscar@acme.test") });
+
+  test("one crash on three workers is one group; a bad CSV is one entry, the member's input; a webhook that gave up says so; filters stay in the URL", async ({
+    page,
+  }) => {
+    const m = `dl-e2e-${Date.now()}`;
+    // The same crash on three workers (their ids in the message differ).
+    await deadOf("probe", "bulk", "crashed", [
+      `${m} worker vm:31405:1fd691 stopped renewing its lease`,
+      `${m} worker vm:2207:0c9e1a stopped renewing its lease`,
+      `${m} worker web-2.internal:88:abc123 stopped renewing its lease`,
+    ]);
+    // A member's bad CSV: the import and its parse stage both failed; people see the import.
+    const [csv] = await deadOf("import", "bulk", "permanent", [`${m} Stage parse failed: Line 2: bad date`]);
+    await deadOf("import_parse", "bulk", "permanent", [`${m} Line 2: bad date`], csv);
+    // A webhook delivery that gave up after HTTP 500s.
+    await deadOf("webhook_delivery", "webhooks", "exhausted", [`${m} HTTP 500; gave up after 8 requests`]);
+
+    await page.goto("/ops/dead-letters");
+    const ours = page.getByTestId("dead-letters-ours").getByTestId("dead-letter-group").filter({ hasText: m });
+    await expect(ours).toHaveCount(1);
+    await expect(ours.getByTestId("group-count")).toHaveText("3");
+    await expect(ours.getByTestId("group-cause")).toContainText("stopped with the worker running them");
+
+    const input = page.getByTestId("dead-letters-request").getByTestId("dead-letter-group").filter({ hasText: m });
+    await expect(input).toHaveCount(1);
+    await expect(input.getByTestId("group-count")).toHaveText("1");
+    await expect(input.locator("pre")).toHaveText(`${m} Stage parse failed: Line 2: bad date`);
+    await expect(page.getByTestId("dead-letters-request")).toContainText("Refused as asked (the member's input)");
+
+    const webhook = page.getByTestId("dead-letters-downstream").getByTestId("dead-letter-group").filter({ hasText: m });
+    await expect(webhook.getByTestId("group-cause")).toContainText("gave up after retrying on their own schedule");
+    await expect(webhook.locator("pre")).toContainText("HTTP 500; gave up after 8 requests");
+    await expect(webhook).not.toContainText("permanent");
+    await expect(webhook.getByTestId("replay-warning")).toHaveCount(0);
+    await expectAccessible(page, "the dead-letter page");
+
+    // The CLI's filters, kept in the URL.
+    const filters = page.getByRole("form", { name: "Filter dead letters" });
+    await filters.getByLabel("Queue").selectOption("webhooks");
+    await expect(page).toHaveURL(/queue=webhooks/);
+    await expect(page.getByTestId("dead-letter-group").filter({ hasText: m })).toHaveCount(1);
+    await filters.getByLabel("Error class").selectOption("crashed");
+    await expect(page).toHaveURL(/errorClass=crashed/);
+    await expect(page.getByTestId("dead-letter-group").filter({ hasText: m })).toHaveCount(0);
+    await page.reload();
+    await expect(filters.getByLabel("Error class")).toHaveValue("crashed");
+    await filters.getByLabel("Queue").selectOption("");
+    await expect(page.getByTestId("dead-letter-group").filter({ hasText: m })).toHaveCount(1);
+    await filters.getByLabel("Type").fill("import");
+    await filters.getByLabel("Type").press("Enter");
+    await expect(page).toHaveURL(/type=import/);
+    await expect(page.getByText("No dead letters match these filters.")).toBeVisible();
+    await filters.getByLabel("Failed in").selectOption("1h");
+    await expect(page).toHaveURL(/since=1h/);
+    await filters.getByRole("button", { name: "Clear filters" }).click();
+    await expect(page).toHaveURL(/\/ops\/dead-letters$/);
+    await expect(page.getByTestId("dead-letter-group").filter({ hasText: m })).toHaveCount(3);
   });
 });
 

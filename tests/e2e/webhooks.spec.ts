@@ -1,43 +1,8 @@
 import { createHmac } from "node:crypto";
-import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { Page } from "@playwright/test";
 import { expect, test } from "./fixtures";
 import { confirmDialog, storageStateFor } from "./helpers";
-
-// The e2e server runs with WEBHOOK_ALLOW_PRIVATE=1 (endpoints on the loopback) and WEBHOOK_RETRY_SCALE=0.001
-// (retries in milliseconds): a receiver in this process gets the deliveries.
-
-type Received = { path: string; headers: IncomingHttpHeaders; body: string };
-
-/** A tiny HTTP receiver on 127.0.0.1: answers 200 `{"received":true}`, or 500 while `failing`. */
-async function startReceiver() {
-  const received: Received[] = [];
-  const state = { failing: false };
-  const server: Server = createServer((req, res) => {
-    let body = "";
-    req.setEncoding("utf8");
-    req.on("data", (chunk: string) => (body += chunk));
-    req.on("end", () => {
-      received.push({ path: req.url ?? "", headers: req.headers, body });
-      if (state.failing) {
-        res.writeHead(500, { "content-type": "text/plain", "x-receiver": "e2e" });
-        res.end("receiver down for maintenance");
-      } else {
-        res.writeHead(200, { "content-type": "application/json", "x-receiver": "e2e" });
-        res.end(JSON.stringify({ received: true }));
-      }
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: (path: string) => `http://127.0.0.1:${port}${path}`,
-    received,
-    state,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
+import { startReceiver, type Received } from "./webhook-receiver";
 
 /** The Standard Webhooks signature of a request with a secret, as a receiver checks it. */
 function signatureOf(secret: string, r: Received): string {
@@ -82,6 +47,9 @@ test.describe("as ada (Acme member)", () => {
       await page.goto("/settings");
       await page.getByRole("link", { name: "Manage webhooks" }).click();
       await expect(page.getByRole("heading", { name: "Webhooks", level: 1 })).toBeVisible();
+      // The list comes first; the form opens from its button.
+      await expect(page.getByRole("form", { name: "New endpoint" })).toHaveCount(0);
+      await page.getByRole("button", { name: "New endpoint" }).click();
       const form = page.getByRole("form", { name: "New endpoint" });
       await expect(form.getByLabel("Rate limit (requests per second)")).toHaveValue("10");
 
@@ -111,7 +79,8 @@ test.describe("as ada (Acme member)", () => {
       await expect(row).toContainText("job.succeeded");
       await expect(row).toContainText("e2e receiver");
       await expect(row.getByTestId("success-rate")).toHaveText("no requests yet");
-      await expect(row.getByTestId("circuit")).toHaveText("circuit closed");
+      await expect(row.getByTestId("circuit")).toHaveText("sending");
+      await expect(row.getByTestId("delivery-counts")).toHaveText("0 pending · 0 failed");
       await expect(row.getByTestId("endpoint-state")).toHaveText("enabled");
       await expect(row).toContainText("10/s");
       endpointId = await row.getAttribute("data-endpoint-id");
@@ -187,8 +156,11 @@ test.describe("as ada (Acme member)", () => {
       await expect.poll(() => failed.getByTestId("attempt").count(), { timeout: 30_000 }).toBeGreaterThanOrEqual(2);
       await expect(failed.getByTestId("attempt-status").first()).toHaveText("HTTP 500");
       await expect(failed.getByTestId("attempt-body").first()).toHaveText("receiver down for maintenance");
-      await failed.getByRole("button", { name: "Replay" }).click();
-      await expect(failed.getByRole("alert")).toContainText("still under way");
+      // Pending: it retries on its own; Replay waits for it to end, and says so.
+      await expect(failed.getByTestId("delivery-why")).toContainText("Not delivered yet: the last answer was HTTP 500");
+      await expect(failed.getByRole("button", { name: "Replay" })).toBeDisabled();
+      await expect(failed).toContainText("Replay is possible once this delivery has ended.");
+      await expect(failing.getByTestId("delivery-requests")).toContainText(/^\d of 8$/);
 
       // It recovers: the retry gets through.
       receiver.state.failing = false;
@@ -197,6 +169,7 @@ test.describe("as ada (Acme member)", () => {
 
       // Status filter.
       await deliveries.getByLabel("Status").selectOption("failed");
+      await expect(page).toHaveURL(/status=failed/);
       await expect(deliveries.getByText("No failed deliveries.")).toBeVisible();
       await deliveries.getByLabel("Status").selectOption("delivered");
       await expect(deliveries.getByTestId("delivery-row").filter({ hasText: "ping" })).toHaveCount(2);
@@ -213,7 +186,7 @@ test.describe("as ada (Acme member)", () => {
       const replayed = deliveries.locator(`[data-delivery-id="${firstId}"]`);
       await replayed.getByRole("button", { name: "ping" }).click();
       await deliveries.getByTestId("delivery-detail").getByRole("button", { name: "Replay" }).click();
-      await expect(deliveries.getByTestId("replay-result")).toContainText("Sent again");
+      await expect(deliveries.getByTestId("replay-result")).toContainText("Replayed");
       await expect(replayed.getByTestId("delivery-requests")).toHaveText("2");
       await expect(replayed.getByTestId("delivery-status")).toHaveText("delivered");
       const again = receiver.received.filter((r) => r.headers["webhook-id"] === ping.headers["webhook-id"]);
@@ -280,8 +253,10 @@ test.describe("as oscar (Acme operator)", () => {
     expect(res.status(), await res.text()).toBe(201);
     const { endpoint } = (await res.json()) as { endpoint: { id: string } };
     try {
+      // An operator of Acme is its member too: one "Webhooks" entry, Acme's endpoints.
       await page.goto("/exports");
       await page.getByRole("link", { name: "Webhooks", exact: true }).click();
+      await expect(page).toHaveURL(/\/settings\/webhooks$/);
       await expect(page.getByRole("heading", { name: "Webhooks", level: 1 })).toBeVisible();
       const row = page.locator(`[data-endpoint-id="${endpoint.id}"]`);
       await expect(row).toContainText("job.failed");
@@ -318,6 +293,7 @@ test.describe("as root (platform admin)", () => {
       const row = page.locator(`[data-endpoint-id="${endpoint.id}"]`);
       await expect(row).toContainText("globex");
       await page.getByRole("combobox", { name: "Tenant" }).selectOption("acme");
+      await expect(page).toHaveURL(/tenant=acme/);
       await expect(row).toHaveCount(0);
       await page.getByRole("combobox", { name: "Tenant" }).selectOption("globex");
       await row.getByRole("link", { name: url }).click();

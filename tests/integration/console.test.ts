@@ -5,6 +5,7 @@ import { pool } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import { replayDeadLetters } from "@/lib/jobs/dead-letters";
 import { enqueueJob } from "@/lib/jobs/enqueue";
+import { fingerprintSql, maskErrorMessage } from "@/lib/jobs/fingerprint";
 import { registerWorker } from "@/lib/jobs/workers";
 import { listAudit, listDeadLetterGroups, listStuckJobs, listWorkers } from "@/lib/ops/console";
 import { useTestDatabase } from "../helpers/db";
@@ -42,7 +43,7 @@ describe("dead letters grouped by error", () => {
     assert.deepEqual(
       groups.map((g) => [g.count, g.fingerprint]),
       [
-        [2, "timeout after <n> ms calling job <id>"],
+        [2, "timeout after <duration> calling job <id>"],
         [1, "upstream answered <n>"],
       ],
     );
@@ -62,6 +63,47 @@ describe("dead letters grouped by error", () => {
       (await listDeadLetterGroups(fx.p.oscar, {})).map((g) => g.count),
       [1],
     );
+  });
+
+  test("Postgres masks as lib/jobs/fingerprint.ts does: one crash on many workers is one group", async () => {
+    const samples = [
+      "worker vm:31405:1fd691 stopped renewing its lease",
+      "worker ip-10-0-3-7.ec2.internal:88:abc123 stopped renewing its lease",
+      "connect ECONNREFUSED 10.0.0.5:5432 after 1.5s",
+      "POST http://hooks.example.com:8443/in answered HTTP 500; gave up after 8 requests",
+      "message 01HZX3Y4K5M6N7P8Q9R0S1T2V3 (object 9f86d081884c7d65) took 3 minutes",
+      "Line 3: customer_id 42 is not a customer",
+    ];
+    for (const s of samples) {
+      const { rows } = await pool().query<{ f: string }>(`SELECT ${fingerprintSql("$1::text")} AS f`, [s]);
+      assert.equal(rows[0]!.f, maskErrorMessage(s), s);
+    }
+    const marker = `lease-${Date.now()}`;
+    await jobIn(fx.p.acmeId, "failed", `${marker} worker vm:31405:1fd691 stopped renewing its lease`);
+    await jobIn(fx.p.acmeId, "failed", `${marker} worker vm:2207:0c9e1a stopped renewing its lease`);
+    const mine = (await listDeadLetterGroups(fx.p.oscar, {})).filter((g) => g.sample?.startsWith(marker));
+    assert.deepEqual(
+      mine.map((g) => g.count),
+      [2],
+    );
+  });
+
+  test("one entry per job people see (a stage fails with its pipeline), filtered as the CLI filters", async () => {
+    const parent = await jobIn(fx.p.acmeId, "failed", "Stage parse failed: Line 2: bad date");
+    const child = await jobIn(fx.p.acmeId, "failed", "Line 2: bad date");
+    await pool().query(`UPDATE jobs SET parent_id = $2 WHERE id = $1`, [child, parent]);
+    await pool().query(`UPDATE jobs SET error_class = 'permanent' WHERE id = ANY($1::uuid[])`, [[parent, child]]);
+    const groups = await listDeadLetterGroups(fx.p.oscar, { errorClass: "permanent" });
+    assert.deepEqual(
+      groups.map((g) => [g.count, g.sample]),
+      [[1, "Stage parse failed: Line 2: bad date"]],
+    );
+    assert.equal(groups[0]!.queue, "bulk");
+    assert.deepEqual(await listDeadLetterGroups(fx.p.oscar, { errorClass: "permanent", queue: "webhooks" }), []);
+    assert.deepEqual(await listDeadLetterGroups(fx.p.oscar, { errorClass: "permanent", type: "export" }), []);
+    const later = new Date(Date.now() + 60_000).toISOString();
+    assert.deepEqual(await listDeadLetterGroups(fx.p.oscar, { errorClass: "permanent", from: later }), []);
+    await assert.rejects(listDeadLetterGroups(fx.p.oscar, { since: "1h" }), isCode("invalid_input"));
   });
 });
 

@@ -266,7 +266,7 @@ describe("jobs explorer: parts, requester, dead-letter groups", () => {
 
     const { rows } = await pool().query(`SELECT error_fingerprint AS fp FROM jobs WHERE id = $1`, [t1]);
     const fingerprint = rows[0].fp as string;
-    assert.equal(fingerprint, "timed out after <n> ms on row <n>");
+    assert.equal(fingerprint, "timed out after <duration> on row <n>");
     const ids = async (f: Record<string, unknown>) => (await listOpsJobs(fx.p.oscar, f)).jobs.map((j) => j.id).sort();
 
     assert.deepEqual(await ids({ fingerprint }), [t1, t2, t3].sort(), "another tenant's job is not listed");
@@ -287,7 +287,8 @@ describe("jobs explorer: parts, requester, dead-letter groups", () => {
     assert.deepEqual(await ids({ status: "failed", errorClass: "timeout", fingerprint }), [t1, t2].sort());
     assert.deepEqual(await ids({ dead: "1", errorClass: "timeout", fingerprint }), [t1]);
 
-    // The link from the dead-letters page lists as many jobs as its group counts.
+    // The link from the dead-letters page lists as many jobs as its group counts (a group holds no parts:
+    // a part fails with its parent, which is the entry people see).
     const groups = await listDeadLetterGroups(fx.p.oscar, {});
     assert.ok(groups.length >= 3);
     for (const group of groups) {
@@ -297,7 +298,6 @@ describe("jobs explorer: parts, requester, dead-letter groups", () => {
         ...(group.fingerprint ? { fingerprint: group.fingerprint } : {}),
         status: "failed",
         dead: "1",
-        children: "1",
       });
       assert.equal(listed.length, group.count, `${group.errorClass} ${group.fingerprint}`);
     }

@@ -30,6 +30,7 @@ import {
   getDelivery,
   getEndpoint,
   listDeliveries,
+  listJobDeliveries,
   recoverEndpoint,
   replayDelivery,
   rotateSecret,
@@ -140,9 +141,22 @@ describe("webhooks", () => {
       assert.equal(new Set(rx.received.map((r) => r.headers["webhook-id"])).size, 1, "one webhook-id on every retry");
       assert.ok(rx.received[2]!.at - rx.received[1]!.at >= 950, "no request before the Retry-After");
       const d = await getDelivery(fx.p.ada, deliveryId);
+      // In the order they were sent.
       assert.deepEqual(
         d.attempts.map((a) => a.statusCode),
-        [200, 503, 500],
+        [500, 503, 200],
+      );
+      assert.deepEqual([d.requests, d.roundRequests, d.maxRequests], [3, 3, 8]);
+      // The job that carries it lists it (a job's page); another tenant's principal sees none.
+      assert.deepEqual(
+        (await listJobDeliveries(fx.p.ada, { job: d.jobId })).deliveries.map((x) => x.id),
+        [deliveryId],
+      );
+      assert.deepEqual((await listJobDeliveries(fx.p.gus, { job: d.jobId })).deliveries, []);
+      assert.deepEqual(
+        (await listDeliveries(fx.p.ada, endpoint.id, { job: d.jobId })).deliveries,
+        [],
+        "a ping is about no job",
       );
       assert.equal(d.attempts[1]!.responseHeaders?.["retry-after"], "1");
 
@@ -241,6 +255,18 @@ describe("webhooks", () => {
       for (const id of [a.deliveryId, b.deliveryId])
         await waitFor(async () => (await getDelivery(fx.p.ada, id)).status === "failed", 30_000);
       assert.equal((await getDelivery(fx.p.ada, a.deliveryId)).requests, 8, "8 requests, then the dead-letter queue");
+      const { rows: gaveUp } = await pool().query<{ error_class: string; error_message: string }>(
+        `SELECT j.error_class, j.error_message FROM jobs j JOIN webhook_deliveries d ON d.job_id = j.id WHERE d.id = $1`,
+        [a.deliveryId],
+      );
+      assert.deepEqual(
+        gaveUp[0],
+        {
+          error_class: "exhausted",
+          error_message: "HTTP 400; gave up after 8 requests",
+        },
+        "the receiver's failures, not the message: exhausted, not permanent",
+      );
       ok = true;
       const replayed = await replayDelivery(fx.p.ada, a.deliveryId);
       assert.equal(replayed.status, "pending");

@@ -43,7 +43,10 @@ test("every job type belongs to one kind", () => {
 
 test("the navigation holds the kinds' pages among the console's, by audience", () => {
   const member = navFor({ member: true, operator: false, admin: false }).map((n) => n.label);
-  assert.deepEqual(member, ["Exports", "Imports", "Schedules", "My jobs", "Settings"]);
+  assert.deepEqual(member, ["Exports", "Imports", "Schedules", "Webhooks", "My jobs", "Settings"]);
+  // An operator of a tenant is a member too: one "Webhooks" (their tenant's endpoints), not a console copy.
+  const operator = navFor({ member: true, operator: true, admin: false }).map((n) => n.label);
+  assert.equal(operator.filter((l) => l === "Webhooks").length, 1);
   const admin = navFor({ member: false, operator: true, admin: true }).map((n) => n.label);
   assert.deepEqual(admin, [
     "Exports",

@@ -1,7 +1,6 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { redirect } from "next/navigation";
-import { WebhookForm } from "@/components/webhook-form";
 import { WebhookList } from "@/components/webhook-list";
 import { sessionPrincipal } from "@/lib/http/principal";
 
@@ -21,18 +20,17 @@ export default async function WebhooksPage() {
         <h1 className="text-2xl font-semibold">Webhooks</h1>
         <p className="text-sm text-slate-600">
           Conveyor calls your URLs when an export is ready or a job ends. Each request is signed with the
-          endpoint&apos;s secret (<code>webhook-signature</code>), retried with backoff when it fails, and held back
-          while an endpoint keeps failing.
+          endpoint&apos;s secret (<code>webhook-signature</code>) and retried on a schedule when it fails; a delivery
+          whose every request failed is <strong>failed</strong>: open it from its endpoint&apos;s failed count, see the
+          answers, and replay it once your endpoint is fixed.
         </p>
+        {!principal.tenantId && (
+          <p className="mt-2 text-sm text-slate-600">
+            An endpoint belongs to a tenant: platform admins see every tenant&apos;s here and add none.
+          </p>
+        )}
       </div>
-      {principal.tenantId ? (
-        <WebhookForm />
-      ) : (
-        <p className="text-sm text-slate-600">
-          An endpoint belongs to a tenant: platform admins follow every tenant&apos;s under Webhooks in the console.
-        </p>
-      )}
-      <WebhookList isAdmin={principal.isPlatformAdmin} />
+      <WebhookList isAdmin={principal.isPlatformAdmin} canAdd={principal.tenantId !== null} />
     </div>
   );
 }
