@@ -53,7 +53,7 @@ test("the navigation holds the kinds' pages among the console's, by audience", (
     "Jobs",
     "Queues",
     "Dead letters",
-    "All schedules",
+    "Tenant schedules",
     "Webhooks",
     "Stuck",
     "Audit",
