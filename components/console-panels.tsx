@@ -89,8 +89,25 @@ function pauseScope(p: NonNullable<StuckJobDto["pause"]>): string {
 
 const SHOWN = 8;
 
+/** The Stuck page's filter, in the URL (?cause=paused): a link, a reload and Back keep it. */
+function useCauseFilter(): [StuckJobDto["kind"] | null, (cause: string) => void] {
+  const pathname = usePathname();
+  const search = useSearchParams().toString();
+  const [pending, setPending] = useState<{ from: string; to: string } | null>(null);
+  if (pending && pending.from !== search) setPending(null);
+  const raw = new URLSearchParams(pending ? pending.to : search).get("cause");
+  const cause = KIND_ORDER.find((k) => k === raw) ?? null;
+  const set = (next: string) => {
+    const q = next ? new URLSearchParams({ cause: next }).toString() : "";
+    setPending({ from: search, to: q });
+    window.history.pushState(null, "", q ? `${pathname}?${q}` : pathname);
+  };
+  return [cause, set];
+}
+
 export function StuckJobsPanel({ isAdmin }: { isAdmin: boolean }) {
   const qc = useQueryClient();
+  const [cause, setCause] = useCauseFilter();
   const { confirm, dialog } = useConfirm();
   const [done, setDone] = useState<{ tone: "success" | "neutral"; text: string } | null>(null);
   const stuck = useQuery({ queryKey: consoleKeys.stuck, queryFn: fetchStuckJobs, refetchInterval: 5_000 });
@@ -124,7 +141,8 @@ export function StuckJobsPanel({ isAdmin }: { isAdmin: boolean }) {
   });
   if (stuck.isPending) return <p className="text-sm text-slate-500">Loading…</p>;
   if (stuck.isError) return <Alert tone="error">{stuck.error.message}</Alert>;
-  const groups = groupStuck(stuck.data.jobs);
+  const all = groupStuck(stuck.data.jobs);
+  const groups = cause ? all.filter((g) => g.kind === cause) : all;
   const busy = resume.isPending || act.isPending;
   const error = resume.error ?? act.error;
   const cancelGroup = async (g: StuckGroup) => {
@@ -141,8 +159,25 @@ export function StuckJobsPanel({ isAdmin }: { isAdmin: boolean }) {
       {dialog}
       {done && <Alert tone={done.tone}>{done.text}</Alert>}
       {error && <Alert tone="error">{error.message}</Alert>}
+      <label className="flex flex-wrap items-center gap-2 text-sm font-medium">
+        Cause
+        <select
+          value={cause ?? ""}
+          onChange={(e) => setCause(e.target.value)}
+          className="rounded border border-slate-300 px-2 py-1.5 font-normal"
+        >
+          <option value="">every cause ({all.length})</option>
+          {KIND_ORDER.map((k) => (
+            <option key={k} value={k}>
+              {KIND_LABEL[k]} ({all.filter((g) => g.kind === k).length})
+            </option>
+          ))}
+        </select>
+      </label>
       {groups.length === 0 ? (
-        <p className={`${card} p-5 text-sm text-slate-500`}>Nothing is stuck.</p>
+        <p className={`${card} p-5 text-sm text-slate-500`}>
+          {cause && all.length ? `Nothing stuck for this cause (${KIND_LABEL[cause]}).` : "Nothing is stuck."}
+        </p>
       ) : (
         <ul className="space-y-3">
           {groups.map((g) => {

@@ -202,12 +202,14 @@ export function PeoplePanel({ isAdmin, ownTenant }: { isAdmin: boolean; ownTenan
 
       <section aria-label="Members" className={card}>
         <h2 className="mb-3 text-lg font-semibold">Members</h2>
+        {members.isPending && shown && <p className="text-sm text-slate-500">Loading…</p>}
+        {members.isError && <Alert tone="error">Could not load the members: {members.error.message}</Alert>}
         {members.data?.members.length === 0 && <p className="text-sm text-slate-600">Nobody yet.</p>}
         <ul className="divide-y divide-slate-100">
           {members.data?.members.map((m) => (
             <li key={m.userId} data-testid="member" className="flex flex-wrap items-center gap-3 py-2 text-sm">
               <span className="font-medium">{m.name}</span>
-              <span className="text-slate-600">{m.email}</span>
+              <span className="break-all text-slate-600">{m.email}</span>
               <span className="rounded bg-slate-100 px-2 py-0.5 text-xs" data-testid="member-role">
                 {m.role}
               </span>
@@ -243,11 +245,13 @@ export function PeoplePanel({ isAdmin, ownTenant }: { isAdmin: boolean; ownTenan
 
       <section aria-label="Invitations" className={card}>
         <h2 className="mb-3 text-lg font-semibold">Invitations</h2>
+        {invites.isPending && <p className="text-sm text-slate-500">Loading…</p>}
+        {invites.isError && <Alert tone="error">Could not load the invitations: {invites.error.message}</Alert>}
         {invites.data?.invites.length === 0 && <p className="text-sm text-slate-600">No invitations.</p>}
         <ul className="divide-y divide-slate-100">
           {invites.data?.invites.map((i) => (
             <li key={i.id} data-testid="invite" className="flex flex-wrap items-center gap-3 py-2 text-sm">
-              <span className="font-medium">{i.email}</span>
+              <span className="break-all font-medium">{i.email}</span>
               <span className="text-slate-600">
                 {i.platformAdmin ? "platform admin" : `${i.role} of ${i.tenant?.slug ?? "?"}`}
               </span>
