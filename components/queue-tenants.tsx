@@ -58,7 +58,7 @@ export function TenantRow({
         {formatCount(t.running)}
       </td>
       {editing ? (
-        <td colSpan={2} className={td}>
+        <td className={td}>
           <form
             onSubmit={onSubmit}
             className="flex flex-wrap items-center gap-2"
@@ -97,12 +97,10 @@ export function TenantRow({
         </td>
       ) : (
         <>
-          <td className={td}>
+          <td className={td} data-testid="tenant-cap">
             {t.cap}
             {t.capOverride === null && <span className="text-xs text-slate-500"> default</span>}
-          </td>
-          <td className={td}>
-            {t.weight}
+            <span className="text-xs text-slate-500"> · weight {t.weight}</span>
             {isAdmin && (
               <Button
                 variant="link"

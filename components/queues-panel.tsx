@@ -117,20 +117,6 @@ export function QueuesPanel({
         Waiting: due now, not yet given a slot. Scheduled: due later (a retry&apos;s backoff, a start time). Admitted:
         given a slot, not started yet. Running: started. The queue&apos;s numbers are the sum of its tenants&apos;.
       </p>
-      <div className="grid gap-6 md:grid-cols-2">
-        {queues.data?.queues.map((q) => (
-          <QueueCard
-            key={q.name}
-            queue={q}
-            isAdmin={isAdmin}
-            busy={pause.isPending || resume.isPending}
-            onPause={(body) => void requestPause(body)}
-            onResume={(id) => resume.mutate(id)}
-            onLimitSaved={refresh}
-          />
-        ))}
-      </div>
-
       <section aria-label="Active pauses" className="rounded-lg border border-slate-200 bg-white shadow-sm">
         <h2 className="border-b border-slate-100 px-5 py-3 text-lg font-medium">Active pauses</h2>
         {allPauses.size === 0 ? (
@@ -170,6 +156,20 @@ export function QueuesPanel({
           </ul>
         )}
       </section>
+
+      <div className="grid gap-6 md:grid-cols-2">
+        {queues.data?.queues.map((q) => (
+          <QueueCard
+            key={q.name}
+            queue={q}
+            isAdmin={isAdmin}
+            busy={pause.isPending || resume.isPending}
+            onPause={(body) => void requestPause(body)}
+            onResume={(id) => resume.mutate(id)}
+            onLimitSaved={refresh}
+          />
+        ))}
+      </div>
 
       <PauseScopeForm
         isAdmin={isAdmin}
@@ -248,8 +248,7 @@ function QueueCard({
             <th className={th}>Scheduled</th>
             <th className={th}>Admitted</th>
             <th className={th}>Running</th>
-            <th className={th}>Cap</th>
-            <th className={th}>Weight</th>
+            <th className={th}>Cap · weight</th>
           </tr>
         </thead>
         <tbody>
