@@ -226,29 +226,6 @@ export function OverviewPanel({ isAdmin }: { isAdmin: boolean }) {
 
   return (
     <div className="space-y-6">
-      <form
-        key={`${filters.tenant ?? ""}|${filters.queue ?? ""}`}
-        onSubmit={onFilter}
-        aria-label="Filter the overview"
-        className="flex flex-wrap items-end gap-3 text-sm"
-      >
-        {isAdmin ? (
-          <label className="flex flex-col gap-1">
-            Tenant
-            <input
-              name="tenant"
-              defaultValue={filters.tenant ?? ""}
-              placeholder="all tenants (slug or id)"
-              className={input}
-            />
-          </label>
-        ) : null}
-        <QueueSelect label="Queue" name="queue" any="all" defaultValue={filters.queue ?? ""} />
-        <Button type="submit" variant="primary">
-          Show
-        </Button>
-      </form>
-
       {pausesQuery.isError ? <Alert tone="error">Could not load the pauses: {pausesQuery.error.message}</Alert> : null}
       {pauses.length > 0 && (
         <section
@@ -273,6 +250,29 @@ export function OverviewPanel({ isAdmin }: { isAdmin: boolean }) {
           </ul>
         </section>
       )}
+      <form
+        key={`${filters.tenant ?? ""}|${filters.queue ?? ""}`}
+        onSubmit={onFilter}
+        aria-label="Filter the overview"
+        className="flex flex-wrap items-end gap-3 text-sm"
+      >
+        {isAdmin ? (
+          <label className="flex flex-col gap-1">
+            Tenant
+            <input
+              name="tenant"
+              defaultValue={filters.tenant ?? ""}
+              placeholder="all tenants (slug or id)"
+              className={input}
+            />
+          </label>
+        ) : null}
+        <QueueSelect label="Queue" name="queue" any="all" defaultValue={filters.queue ?? ""} />
+        <Button type="submit" variant="primary">
+          Show
+        </Button>
+      </form>
+
       <HealthPanel tenant={filters.tenant ?? ""} />
       {overview.isPending ? <p className="text-sm text-slate-500">Loading…</p> : null}
       {overview.isError ? <Alert tone="error">{overview.error.message}</Alert> : null}

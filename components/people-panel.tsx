@@ -1,6 +1,7 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { usePathname, useSearchParams } from "next/navigation";
 import { useState, type FormEvent } from "react";
 import {
   changeRole,
@@ -46,7 +47,18 @@ export function PeoplePanel({ isAdmin, ownTenant }: { isAdmin: boolean; ownTenan
   const qc = useQueryClient();
   const { confirm, dialog } = useConfirm();
   const tenants = useQuery({ queryKey: peopleKeys.tenants, queryFn: fetchTenants, enabled: isAdmin });
-  const [tenant, setTenant] = useState<string | null>(isAdmin ? null : ownTenant);
+  // A platform admin's tenant is in the URL (?tenant=slug): a link, a reload and Back keep it.
+  const pathname = usePathname();
+  const search = useSearchParams().toString();
+  const [pending, setPending] = useState<{ from: string; to: string } | null>(null);
+  if (pending && pending.from !== search) setPending(null);
+  const picked = new URLSearchParams(pending ? pending.to : search).get("tenant");
+  const tenant = isAdmin ? picked : ownTenant;
+  const setTenant = (slug: string) => {
+    const q = new URLSearchParams({ tenant: slug }).toString();
+    setPending({ from: search, to: q });
+    window.history.pushState(null, "", `${pathname}?${q}`);
+  };
   const shown = tenant ?? (isAdmin ? (tenants.data?.tenants[0]?.slug ?? null) : ownTenant);
   const shownTenant = tenants.data?.tenants.find((t) => t.slug === shown);
   const members = useQuery({
