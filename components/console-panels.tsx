@@ -260,23 +260,27 @@ export function StuckJobsPanel({ isAdmin }: { isAdmin: boolean }) {
                   </Button>
                 </div>
                 <ul className="mt-3 divide-y divide-slate-100 border-t border-slate-100 text-sm">
-                  {g.jobs.slice(0, SHOWN).map((j) => (
-                    <li key={j.id} data-testid="stuck-job" className="flex flex-wrap items-baseline gap-x-3 py-1.5">
-                      <Link href={`/jobs/${j.id}`} className="text-indigo-700 underline">
-                        {jobTitle(j)}
-                      </Link>
-                      <span className="font-mono text-xs text-slate-500" title={j.id} data-testid="stuck-job-id">
-                        {shortId(j.id)}
-                      </span>
-                      <span className="text-xs text-slate-500">
-                        {p && j.kind === "waiting_parent" ? "waiting for its held parts · " : ""}
-                        {j.status} · attempt {attemptsText(j)} · since <Time iso={j.since} />
-                      </span>
-                      {g.kind === "retrying_repeatedly" && (
-                        <span className="w-full text-xs text-slate-600">{j.detail}</span>
-                      )}
-                    </li>
-                  ))}
+                  {/* In a pause's group the parents waiting for held parts come first: they are what people asked for. */}
+                  {[...g.jobs]
+                    .sort((a, b) => Number(b.kind === "waiting_parent") - Number(a.kind === "waiting_parent"))
+                    .slice(0, SHOWN)
+                    .map((j) => (
+                      <li key={j.id} data-testid="stuck-job" className="flex flex-wrap items-baseline gap-x-3 py-1.5">
+                        <Link href={`/jobs/${j.id}`} className="text-indigo-700 underline">
+                          {jobTitle(j)}
+                        </Link>
+                        <span className="font-mono text-xs text-slate-500" title={j.id} data-testid="stuck-job-id">
+                          {shortId(j.id)}
+                        </span>
+                        <span className="text-xs text-slate-500">
+                          {p && j.kind === "waiting_parent" ? "waiting for its held parts · " : ""}
+                          {j.status} · attempt {attemptsText(j)} · since <Time iso={j.since} />
+                        </span>
+                        {g.kind === "retrying_repeatedly" && (
+                          <span className="w-full text-xs text-slate-600">{j.detail}</span>
+                        )}
+                      </li>
+                    ))}
                 </ul>
                 {g.jobs.length > SHOWN && (
                   <p className="mt-1 text-xs text-slate-500">and {g.jobs.length - SHOWN} more</p>
