@@ -134,11 +134,21 @@ test.describe("the check itself", () => {
 test.describe("as ada (member)", () => {
   test.use({ storageState: storageStateFor("ada@acme.test") });
 
-  test("exports, a job, imports, schedules and one, my jobs, notifications, settings and webhooks", async ({
-    page,
-  }) => {
-    test.setTimeout(120_000);
-    await checkPage(page, "/exports", "Exports");
+  for (const [path, label] of [
+    ["/exports", "Exports"],
+    ["/imports", "Imports"],
+    ["/schedules", "Schedules"],
+    ["/jobs", "My jobs"],
+    ["/notifications", null],
+    ["/settings", "Settings"],
+    ["/settings/webhooks", "Settings"],
+  ] as const) {
+    test(`a member's page at phone width: ${path}`, async ({ page }) => {
+      await checkPage(page, path, label ?? undefined);
+    });
+  }
+
+  test("an export's page, and a failed job's page with its attempts", async ({ page }) => {
     const id =
       (await newestJob("acme", "j.type = 'export' AND j.parent_id IS NULL")) ??
       (
@@ -148,17 +158,20 @@ test.describe("as ada (member)", () => {
       ).id;
     await checkPage(page, `/jobs/${id}`, "My jobs");
     // A failed job's page: its attempts and their errors (tests running alongside make some).
-    const failed = await newestJob("acme", "j.status = 'failed'");
+    const failed = await newestJob("acme", "j.status = 'failed' AND j.type <> 'probe'");
     if (failed) await checkPage(page, `/jobs/${failed}`);
-    await checkPage(page, "/imports", "Imports");
-    // An import's timeline (stages, counts, bad rows) when the tenant has one (tests/e2e/imports.spec.ts makes some).
+  });
+
+  test("an import's timeline and its job page, when the tenant has one", async ({ page }) => {
+    // tests/e2e/imports.spec.ts makes some when the whole suite runs.
     const imp = await newestJob("acme", "j.type = 'import'");
-    if (imp) {
-      await checkPage(page, `/imports?id=${imp}`, "Imports");
-      await checkPage(page, `/jobs/${imp}`);
-    }
-    await checkPage(page, "/schedules", "Schedules");
-    // A schedule's page, with its next runs and history: one made here (paused: it never runs).
+    test.skip(!imp, "no import in acme yet");
+    await checkPage(page, `/imports?id=${imp}`, "Imports");
+    await checkPage(page, `/jobs/${imp}`);
+  });
+
+  test("a schedule's page, with its next runs", async ({ page }) => {
+    // One made here (paused: it never runs), deleted after.
     const res = await page.request.post("/api/v1/schedules", {
       data: {
         name: `phone ${Date.now()}`,
@@ -170,22 +183,22 @@ test.describe("as ada (member)", () => {
       },
     });
     expect(res.status(), await res.text()).toBe(201);
-    const { id: scheduleId } = (await res.json()) as { id: string };
+    const { id } = (await res.json()) as { id: string };
     try {
-      await checkPage(page, `/schedules/${scheduleId}`, "Schedules");
+      await checkPage(page, `/schedules/${id}`, "Schedules");
     } finally {
-      await page.request.delete(`/api/v1/schedules/${scheduleId}`);
+      await page.request.delete(`/api/v1/schedules/${id}`);
     }
-    await checkPage(page, "/jobs", "My jobs");
-    await checkPage(page, "/notifications");
-    await checkPage(page, "/settings", "Settings");
-    await checkPage(page, "/settings/webhooks", "Settings");
-    // An endpoint's page with its deliveries, when the tenant has one (tests/e2e/webhooks.spec.ts makes some).
+  });
+
+  test("a webhook endpoint's page with its deliveries, when the tenant has one", async ({ page }) => {
+    // tests/e2e/webhooks.spec.ts makes some when the whole suite runs.
     const [endpoint] = await sql<{ id: string }>(
       `SELECT e.id FROM webhook_endpoints e JOIN tenants t ON t.id = e.tenant_id
         WHERE t.slug = 'acme' ORDER BY e.created_at DESC LIMIT 1`,
     );
-    if (endpoint) await checkPage(page, `/settings/webhooks/${endpoint.id}`, "Settings");
+    test.skip(!endpoint, "no webhook endpoint in acme yet");
+    await checkPage(page, `/settings/webhooks/${endpoint!.id}`, "Settings");
   });
 });
 
@@ -223,20 +236,20 @@ test.describe("as oscar (operator)", () => {
 test.describe("as root (platform admin)", () => {
   test.use({ storageState: storageStateFor("root@conveyor.test") });
 
-  test("the fleet and every tenant's console", async ({ page }) => {
-    test.setTimeout(120_000);
-    for (const [path, label] of [
-      ["/ops/workers", "Workers"],
-      ["/ops/overview", "Overview"],
-      ["/ops/jobs", "Jobs"],
-      ["/ops/queues", "Queues"],
-      ["/ops/dead-letters", "Dead letters"],
-      ["/ops/schedules", "Tenant schedules"],
-      ["/ops/webhooks", "Webhooks"],
-      ["/ops/stuck", "Stuck"],
-      ["/ops/audit", "Audit"],
-      ["/ops/people", "People"],
-    ] as const)
+  for (const [path, label] of [
+    ["/ops/workers", "Workers"],
+    ["/ops/overview", "Overview"],
+    ["/ops/jobs", "Jobs"],
+    ["/ops/queues", "Queues"],
+    ["/ops/dead-letters", "Dead letters"],
+    ["/ops/schedules", "Tenant schedules"],
+    ["/ops/webhooks", "Webhooks"],
+    ["/ops/stuck", "Stuck"],
+    ["/ops/audit", "Audit"],
+    ["/ops/people", "People"],
+  ] as const) {
+    test(`every tenant's console at phone width: ${path}`, async ({ page }) => {
       await checkPage(page, path, label);
-  });
+    });
+  }
 });
