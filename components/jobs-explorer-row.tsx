@@ -78,7 +78,7 @@ export function JobRow({
         <CopyButton text={j.id} label="Copy id" className="ml-1 px-1.5 py-0 text-xs" />
       </td>
       <td className={td} data-testid="ops-job-type">
-        <span className="whitespace-nowrap">
+        <span className="break-words">
           {j.type}
           {dataset ? ` · ${dataset}` : ""}
         </span>
@@ -92,20 +92,23 @@ export function JobRow({
           {tenant}
         </td>
       )}
-      <td className={td}>
-        <StatusBadge status={j.status} /> <PriorityBadge priority={j.priority} />
+      <td className={td} data-testid="ops-job-status">
+        <span className="flex flex-wrap items-center gap-1">
+          <StatusBadge status={j.status} /> <PriorityBadge priority={j.priority} />
+        </span>
       </td>
-      <td className={`${td} whitespace-nowrap`} data-testid="ops-job-requester">
+      <td className={`${td} break-words`} data-testid="ops-job-requester">
         {requesterOf(j)}
       </td>
       <td className={td}>
         <Time iso={j.createdAt} />
       </td>
-      <td className={`${td} whitespace-nowrap`} data-testid="ops-job-duration">
+      <td className={td} data-testid="ops-job-duration">
         {duration ?? "—"}
       </td>
       <td className={td}>{attemptsText(j)}</td>
-      <td className={`${td} max-w-sm truncate text-xs text-slate-600`} title={j.error?.message ?? ""}>
+      {/* The whole message, wrapped: never cut off (it is what an operator scans the list for). */}
+      <td className={`${td} min-w-48 max-w-sm break-words text-xs text-slate-600`} data-testid="ops-job-error">
         {j.error?.message ?? ""}
       </td>
     </tr>

@@ -269,6 +269,16 @@ export function JobsExplorer({ isAdmin, types }: { isAdmin: boolean; types: stri
       {jobs.error && <Alert tone="error">Could not list jobs: {jobs.error.message}</Alert>}
 
       <div className="flex flex-wrap items-center gap-3 text-sm">
+        {/* On a phone the table's header (and its select-all box) is not shown: the same box here. */}
+        <label className="flex items-center gap-2 sm:hidden">
+          <input
+            type="checkbox"
+            checked={allMatching || allOnPage}
+            disabled={allMatching || rows.length === 0}
+            onChange={toggleAll}
+          />
+          All on this page
+        </label>
         <label className="flex items-center gap-2">
           <input type="checkbox" checked={allMatching} onChange={(e) => setAllMatching(e.target.checked)} />
           All jobs matching this filter
@@ -348,7 +358,10 @@ export function JobsExplorer({ isAdmin, types }: { isAdmin: boolean; types: stri
           ))}
         </tbody>
       </TableBox>
-      {rows.length === 0 && !jobs.isPending && !jobs.error && <p className="text-sm text-slate-500">No jobs match.</p>}
+      {jobs.isPending && <p className="text-sm text-slate-500">Loading…</p>}
+      {rows.length === 0 && !jobs.isPending && !jobs.error && (
+        <p className="text-sm text-slate-500">{search ? "No jobs match." : "No jobs yet."}</p>
+      )}
       <LoadMore query={jobs} />
     </div>
   );

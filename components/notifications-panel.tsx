@@ -44,6 +44,7 @@ export function NotificationsList() {
           Mark all read
         </Button>
       </div>
+      {list.isPending && <p className="text-sm text-slate-500">Loading…</p>}
       {list.isError && <Alert tone="error">Notifications could not be loaded.</Alert>}
       {list.isSuccess && items.length === 0 && (
         <p className="text-sm text-slate-600">

@@ -2,6 +2,7 @@
 
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
+import { usePathname, useSearchParams } from "next/navigation";
 import { useState, type FormEvent } from "react";
 import {
   Bar,
@@ -60,15 +61,19 @@ function pausesOf(pauses: PauseDto[], queue: string, type: string): PauseDto[] {
   return pauses.filter((p) => (p.queue === null || p.queue === queue) && (p.type === null || p.type === type));
 }
 
-function pauseWords(p: PauseDto): string {
-  const scope = [
+/** What a pause stops: "queue bulk · type export · tenant acme". */
+function pauseScopeWords(p: PauseDto): string {
+  return [
     p.queue ? `queue ${p.queue}` : "every queue",
     p.type ? `type ${p.type}` : null,
-    p.tenant ? `tenant ${p.tenant.slug}` : null,
+    p.tenant ? `tenant ${p.tenant.slug}` : "every tenant",
   ]
     .filter(Boolean)
     .join(" · ");
-  return `${scope} paused by ${p.createdBy ?? "a deleted user"}${p.reason ? `: ${p.reason}` : ""}`;
+}
+
+function pauseWords(p: PauseDto): string {
+  return `${pauseScopeWords(p)} paused by ${p.createdBy ?? "a deleted user"}${p.reason ? `: ${p.reason}` : ""}`;
 }
 
 /** The charts' numbers as a table: the text alternative for screen readers and for reading exact values. */
@@ -175,10 +180,33 @@ function Charts({ points, range }: { points: SeriesPoint[]; range: "hour" | "day
   );
 }
 
+/** The overview's filters, in the URL (?tenant=&queue=&range=day): a link, a reload and Back keep them. */
+function useOverviewFilters(): {
+  filters: Record<string, string>;
+  range: "hour" | "day";
+  set: (next: Record<string, string>) => void;
+} {
+  const pathname = usePathname();
+  const search = useSearchParams().toString();
+  const [pending, setPending] = useState<{ from: string; to: string } | null>(null);
+  if (pending && pending.from !== search) setPending(null);
+  const params = new URLSearchParams(pending ? pending.to : search);
+  const filters = Object.fromEntries(
+    (["tenant", "queue"] as const).flatMap((k) => (params.get(k)?.trim() ? [[k, params.get(k)!.trim()]] : [])),
+  );
+  const range = params.get("range") === "day" ? "day" : "hour";
+  const set = (next: Record<string, string>) => {
+    const q = new URLSearchParams(Object.entries(next).filter(([, v]) => v)).toString();
+    setPending({ from: search, to: q });
+    window.history.pushState(null, "", q ? `${pathname}?${q}` : pathname);
+  };
+  return { filters, range, set };
+}
+
 export function OverviewPanel({ isAdmin }: { isAdmin: boolean }) {
   const formatAt = useFormatTime();
-  const [filters, setFilters] = useState<Record<string, string>>({});
-  const [range, setRange] = useState<"hour" | "day">("hour");
+  const { filters, range, set } = useOverviewFilters();
+  const setRange = (r: "hour" | "day") => set({ ...filters, range: r === "day" ? "day" : "" });
   const overview = useQuery({
     queryKey: consoleKeys.overview(filters),
     queryFn: () => fetchOverview(filters),
@@ -190,24 +218,15 @@ export function OverviewPanel({ isAdmin }: { isAdmin: boolean }) {
   const onFilter = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();
     const form = new FormData(e.currentTarget);
-    setFilters(Object.fromEntries([...form.entries()].map(([k, v]) => [k, String(v).trim()])));
+    set({
+      ...Object.fromEntries([...form.entries()].map(([k, v]) => [k, String(v).trim()])),
+      range: range === "day" ? "day" : "",
+    });
   };
 
   return (
     <div className="space-y-6">
-      <form onSubmit={onFilter} className="flex flex-wrap items-end gap-3 text-sm">
-        {isAdmin ? (
-          <label className="flex flex-col gap-1">
-            Tenant
-            <input name="tenant" placeholder="all tenants (slug or id)" className={input} />
-          </label>
-        ) : null}
-        <QueueSelect label="Queue" name="queue" any="all" defaultValue="" />
-        <Button type="submit" variant="primary">
-          Show
-        </Button>
-      </form>
-
+      {pausesQuery.isError ? <Alert tone="error">Could not load the pauses: {pausesQuery.error.message}</Alert> : null}
       {pauses.length > 0 && (
         <section
           aria-label="Active pauses"
@@ -219,8 +238,10 @@ export function OverviewPanel({ isAdmin }: { isAdmin: boolean }) {
           </h2>
           <ul className="mt-1 space-y-1">
             {pauses.map((p) => (
-              <li key={p.id} data-testid="overview-pause">
-                {pauseWords(p)} · since <Time iso={p.createdAt} />{" "}
+              <li key={p.id} data-testid="overview-pause" className="break-words">
+                <span className="font-medium">{pauseScopeWords(p)}</span> paused by{" "}
+                <span className="font-medium">{p.createdBy ?? "a deleted user"}</span> since <Time iso={p.createdAt} />
+                {p.reason ? <>: “{p.reason}”</> : null}{" "}
                 <Link href={`/ops/queues#pause-${p.id}`} className="font-medium text-indigo-700 underline">
                   See it and resume
                 </Link>
@@ -229,6 +250,29 @@ export function OverviewPanel({ isAdmin }: { isAdmin: boolean }) {
           </ul>
         </section>
       )}
+      <form
+        key={`${filters.tenant ?? ""}|${filters.queue ?? ""}`}
+        onSubmit={onFilter}
+        aria-label="Filter the overview"
+        className="flex flex-wrap items-end gap-3 text-sm"
+      >
+        {isAdmin ? (
+          <label className="flex flex-col gap-1">
+            Tenant
+            <input
+              name="tenant"
+              defaultValue={filters.tenant ?? ""}
+              placeholder="all tenants (slug or id)"
+              className={input}
+            />
+          </label>
+        ) : null}
+        <QueueSelect label="Queue" name="queue" any="all" defaultValue={filters.queue ?? ""} />
+        <Button type="submit" variant="primary">
+          Show
+        </Button>
+      </form>
+
       <HealthPanel tenant={filters.tenant ?? ""} />
       {overview.isPending ? <p className="text-sm text-slate-500">Loading…</p> : null}
       {overview.isError ? <Alert tone="error">{overview.error.message}</Alert> : null}

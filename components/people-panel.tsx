@@ -1,6 +1,7 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { usePathname, useSearchParams } from "next/navigation";
 import { useState, type FormEvent } from "react";
 import {
   changeRole,
@@ -46,7 +47,18 @@ export function PeoplePanel({ isAdmin, ownTenant }: { isAdmin: boolean; ownTenan
   const qc = useQueryClient();
   const { confirm, dialog } = useConfirm();
   const tenants = useQuery({ queryKey: peopleKeys.tenants, queryFn: fetchTenants, enabled: isAdmin });
-  const [tenant, setTenant] = useState<string | null>(isAdmin ? null : ownTenant);
+  // A platform admin's tenant is in the URL (?tenant=slug): a link, a reload and Back keep it.
+  const pathname = usePathname();
+  const search = useSearchParams().toString();
+  const [pending, setPending] = useState<{ from: string; to: string } | null>(null);
+  if (pending && pending.from !== search) setPending(null);
+  const picked = new URLSearchParams(pending ? pending.to : search).get("tenant");
+  const tenant = isAdmin ? picked : ownTenant;
+  const setTenant = (slug: string) => {
+    const q = new URLSearchParams({ tenant: slug }).toString();
+    setPending({ from: search, to: q });
+    window.history.pushState(null, "", `${pathname}?${q}`);
+  };
   const shown = tenant ?? (isAdmin ? (tenants.data?.tenants[0]?.slug ?? null) : ownTenant);
   const shownTenant = tenants.data?.tenants.find((t) => t.slug === shown);
   const members = useQuery({
@@ -202,12 +214,14 @@ export function PeoplePanel({ isAdmin, ownTenant }: { isAdmin: boolean; ownTenan
 
       <section aria-label="Members" className={card}>
         <h2 className="mb-3 text-lg font-semibold">Members</h2>
+        {members.isPending && shown && <p className="text-sm text-slate-500">Loading…</p>}
+        {members.isError && <Alert tone="error">Could not load the members: {members.error.message}</Alert>}
         {members.data?.members.length === 0 && <p className="text-sm text-slate-600">Nobody yet.</p>}
         <ul className="divide-y divide-slate-100">
           {members.data?.members.map((m) => (
             <li key={m.userId} data-testid="member" className="flex flex-wrap items-center gap-3 py-2 text-sm">
               <span className="font-medium">{m.name}</span>
-              <span className="text-slate-600">{m.email}</span>
+              <span className="break-all text-slate-600">{m.email}</span>
               <span className="rounded bg-slate-100 px-2 py-0.5 text-xs" data-testid="member-role">
                 {m.role}
               </span>
@@ -243,11 +257,13 @@ export function PeoplePanel({ isAdmin, ownTenant }: { isAdmin: boolean; ownTenan
 
       <section aria-label="Invitations" className={card}>
         <h2 className="mb-3 text-lg font-semibold">Invitations</h2>
+        {invites.isPending && <p className="text-sm text-slate-500">Loading…</p>}
+        {invites.isError && <Alert tone="error">Could not load the invitations: {invites.error.message}</Alert>}
         {invites.data?.invites.length === 0 && <p className="text-sm text-slate-600">No invitations.</p>}
         <ul className="divide-y divide-slate-100">
           {invites.data?.invites.map((i) => (
             <li key={i.id} data-testid="invite" className="flex flex-wrap items-center gap-3 py-2 text-sm">
-              <span className="font-medium">{i.email}</span>
+              <span className="break-all font-medium">{i.email}</span>
               <span className="text-slate-600">
                 {i.platformAdmin ? "platform admin" : `${i.role} of ${i.tenant?.slug ?? "?"}`}
               </span>

@@ -11,6 +11,7 @@ import { formatCount } from "@/lib/client/format";
 import { Alert } from "./ui/alert";
 import { Button } from "./ui/button";
 import { QueueSelect, Select } from "./ui/select";
+import { td } from "./ui/table";
 
 export function TenantRow({
   queue,
@@ -39,22 +40,30 @@ export function TenantRow({
   };
   return (
     <tr className="border-t border-slate-100" data-testid={`tenant-${queue}-${t.tenant.slug}`}>
-      <td className="px-3 py-1.5">
+      <td className={td}>
         {t.tenant.name}
         {t.paused && <span className="ml-2 text-xs text-amber-700">paused</span>}
       </td>
-      {/* Waiting as the queue's card counts it; the ones due later (a retry's backoff, a run_at) apart, as the card's Scheduled. */}
-      <td className="py-1.5">
+      {/* The queue card's four numbers, per tenant: the card's are their sums. */}
+      <td className={td} data-testid="tenant-waiting">
         {formatCount(t.waiting)}
-        {t.scheduled > 0 && <span className="text-xs text-slate-500"> (+{formatCount(t.scheduled)} scheduled)</span>}
       </td>
-      <td className="py-1.5">
+      <td className={td} data-testid="tenant-scheduled">
+        {formatCount(t.scheduled)}
+      </td>
+      <td className={td} data-testid="tenant-admitted">
+        {formatCount(t.admitted)}
+      </td>
+      <td className={td} data-testid="tenant-running">
         {formatCount(t.running)}
-        {t.admitted > 0 && <span className="text-xs text-slate-500"> (+{t.admitted} admitted)</span>}
       </td>
       {editing ? (
-        <td colSpan={2} className="py-1.5 pr-3">
-          <form onSubmit={onSubmit} className="flex items-center gap-2" aria-label={`Limits of ${t.tenant.slug}`}>
+        <td className={td}>
+          <form
+            onSubmit={onSubmit}
+            className="flex flex-wrap items-center gap-2"
+            aria-label={`Limits of ${t.tenant.slug}`}
+          >
             <input
               name="cap"
               type="number"
@@ -76,6 +85,9 @@ export function TenantRow({
             <Button type="submit" variant="link" disabled={save.isPending}>
               Save
             </Button>
+            <Button type="button" variant="link" onClick={() => setEditing(false)}>
+              Cancel
+            </Button>
             {save.error && (
               <Alert tone="error" inline className="text-xs">
                 {save.error.message}
@@ -85,14 +97,17 @@ export function TenantRow({
         </td>
       ) : (
         <>
-          <td className="py-1.5">
+          <td className={td} data-testid="tenant-cap">
             {t.cap}
             {t.capOverride === null && <span className="text-xs text-slate-500"> default</span>}
-          </td>
-          <td className="py-1.5">
-            {t.weight}
+            <span className="text-xs text-slate-500"> · weight {t.weight}</span>
             {isAdmin && (
-              <Button variant="link" onClick={() => setEditing(true)} className="ml-3 text-xs">
+              <Button
+                variant="link"
+                onClick={() => setEditing(true)}
+                className="ml-3 text-xs"
+                aria-label={`Edit the cap and weight of ${t.tenant.slug}`}
+              >
                 Edit
               </Button>
             )}

@@ -16,7 +16,7 @@ import {
 } from "@/lib/client/api";
 import { formatCount } from "@/lib/client/format";
 import { StatusBadge } from "./ui/status-badge";
-import { TableBox, theadClass } from "./ui/table";
+import { TableBox, th, theadClass } from "./ui/table";
 import { Time } from "./ui/time";
 import { Alert } from "./ui/alert";
 import { Button } from "./ui/button";
@@ -33,21 +33,65 @@ function scopeLabel(p: Pick<PauseDto, "queue" | "type" | "tenant">): string {
   return parts.filter(Boolean).join(" · ");
 }
 
-export function QueuesPanel({ isAdmin, types }: { isAdmin: boolean; types: string[] }) {
+/** Whose work a new pause stops, in words: an operator's own tenant, the tenant an admin picked, or every tenant. */
+function reachLabel(tenant: string | null): string {
+  return tenant ? `tenant ${tenant}` : "every tenant";
+}
+
+export function QueuesPanel({
+  isAdmin,
+  tenantSlug,
+  types,
+}: {
+  isAdmin: boolean;
+  /** The operator's own tenant (an operator's pause stops only its work); null for platform admins. */
+  tenantSlug: string | null;
+  types: string[];
+}) {
   const qc = useQueryClient();
   // Counts change with every job: poll while the page is open.
   const queues = useQuery({ queryKey: queueKeys.all, queryFn: fetchQueues, refetchInterval: 3_000 });
   const refresh = () => void refetchAfterChange(qc, queueKeys.all);
-  const pause = useMutation({ mutationFn: createPause, onSuccess: refresh });
-  const resume = useMutation({ mutationFn: resumePause, onSuccess: refresh });
+  const [done, setDone] = useState<string | null>(null);
+  const pause = useMutation({
+    mutationFn: createPause,
+    onSuccess: (p) => {
+      setDone(`Paused: ${scopeLabel(p)}${p.reason ? ` (“${p.reason}”)` : ""}.`);
+      refresh();
+    },
+  });
+  const resume = useMutation({
+    mutationFn: resumePause,
+    onSuccess: (p) => {
+      setDone(
+        `Resumed: ${scopeLabel(p)}${p.reason ? ` (“${p.reason}”)` : ""}, paused by ${p.createdBy ?? "a deleted user"}. Its jobs start now.`,
+      );
+      refresh();
+    },
+  });
   const { confirm, dialog } = useConfirm();
-  // A pause stops other people's work: it is confirmed, with a reason for the record.
+  const tenants = queues.data?.queues[0]?.tenants.map((t) => t.tenant) ?? [];
+  // A pause stops other people's work: it is confirmed, with its real reach and a reason for the record.
   const requestPause = async (body: PauseForm) => {
+    setDone(null);
+    // An operator's pause is their tenant's; an admin's is the tenant picked, or every tenant.
+    const tenant = isAdmin
+      ? body.tenant
+        ? (tenants.find((t) => t.id === body.tenant)?.slug ?? body.tenant)
+        : null
+      : tenantSlug;
+    const scope = scopeLabel({ queue: body.queue ?? null, type: body.type ?? null, tenant: null }).replace(
+      / · every tenant$/,
+      "",
+    );
+    const whose = tenant ? `${tenant}'s jobs` : "every tenant's jobs";
     const answer = await confirm({
-      title: `Pause ${scopeLabel({ queue: body.queue ?? null, type: body.type ?? null, tenant: null })}?`,
+      title: `Pause ${scope} · ${reachLabel(tenant)}?`,
       message: body.cancelRunning
-        ? "No job of this scope starts until it is resumed, and every running one is cancelled."
-        : "No job of this scope starts until it is resumed; running jobs finish.",
+        ? `None of ${whose} in this scope starts until it is resumed, and every running one is cancelled.`
+        : `None of ${whose} in this scope starts until it is resumed; running jobs finish.${
+            tenant && !isAdmin ? " Other tenants' jobs are not affected." : ""
+          }`,
       confirmLabel: "Pause",
       variant: "warning",
       reason: { label: "Reason", required: true, placeholder: "e.g. the orders database is being migrated" },
@@ -62,21 +106,17 @@ export function QueuesPanel({ isAdmin, types }: { isAdmin: boolean; types: strin
     <div className="space-y-8">
       {dialog}
       {(pause.error || resume.error) && <Alert tone="error">{(pause.error ?? resume.error)?.message}</Alert>}
+      {done && (
+        <Alert tone="success" testId="queues-done">
+          {done}
+        </Alert>
+      )}
       {queues.error && <Alert tone="error">Could not load the queues: {queues.error.message}</Alert>}
-      <div className="grid gap-6 md:grid-cols-2">
-        {queues.data?.queues.map((q) => (
-          <QueueCard
-            key={q.name}
-            queue={q}
-            isAdmin={isAdmin}
-            busy={pause.isPending || resume.isPending}
-            onPause={(body) => void requestPause(body)}
-            onResume={(id) => resume.mutate(id)}
-            onLimitSaved={refresh}
-          />
-        ))}
-      </div>
-
+      {queues.isPending && <p className="text-sm text-slate-500">Loading…</p>}
+      <p className="text-xs text-slate-500" data-testid="queue-count-words">
+        Waiting: due now, not yet given a slot. Scheduled: due later (a retry&apos;s backoff, a start time). Admitted:
+        given a slot, not started yet. Running: started. The queue&apos;s numbers are the sum of its tenants&apos;.
+      </p>
       <section aria-label="Active pauses" className="rounded-lg border border-slate-200 bg-white shadow-sm">
         <h2 className="border-b border-slate-100 px-5 py-3 text-lg font-medium">Active pauses</h2>
         {allPauses.size === 0 ? (
@@ -91,8 +131,9 @@ export function QueuesPanel({ isAdmin, types }: { isAdmin: boolean; types: strin
                 className="flex scroll-mt-4 flex-wrap items-center gap-x-4 gap-y-1 border-t border-slate-100 px-5 py-3 text-sm first:border-0 target:bg-amber-50"
               >
                 <span className="font-medium">{scopeLabel(p)}</span>
-                <span className="text-slate-500">
-                  since <Time iso={p.createdAt} /> by {p.createdBy ?? "a deleted user"}
+                <span className="text-slate-600">
+                  paused by <span className="font-medium">{p.createdBy ?? "a deleted user"}</span> since{" "}
+                  <Time iso={p.createdAt} />
                 </span>
                 {p.reason && <span className="text-slate-600">“{p.reason}”</span>}
                 {p.cancelRunning && <span className="text-amber-700">running jobs were cancelled</span>}
@@ -100,8 +141,12 @@ export function QueuesPanel({ isAdmin, types }: { isAdmin: boolean; types: strin
                   <Button
                     variant="primary"
                     className="ml-auto"
-                    onClick={() => resume.mutate(p.id)}
+                    onClick={() => {
+                      setDone(null);
+                      resume.mutate(p.id);
+                    }}
                     disabled={resume.isPending}
+                    aria-label={`Resume ${scopeLabel(p)}`}
                   >
                     Resume
                   </Button>
@@ -112,10 +157,24 @@ export function QueuesPanel({ isAdmin, types }: { isAdmin: boolean; types: strin
         )}
       </section>
 
+      <div className="grid gap-6 md:grid-cols-2">
+        {queues.data?.queues.map((q) => (
+          <QueueCard
+            key={q.name}
+            queue={q}
+            isAdmin={isAdmin}
+            busy={pause.isPending || resume.isPending}
+            onPause={(body) => void requestPause(body)}
+            onResume={(id) => resume.mutate(id)}
+            onLimitSaved={refresh}
+          />
+        ))}
+      </div>
+
       <PauseScopeForm
         isAdmin={isAdmin}
         types={types}
-        tenants={queues.data?.queues[0]?.tenants.map((t) => t.tenant) ?? []}
+        tenants={tenants}
         busy={pause.isPending}
         onSubmit={(body) => void requestPause(body)}
       />
@@ -184,11 +243,12 @@ function QueueCard({
       <TableBox label={`Tenants on ${q.name}`} className="mx-3 mb-3 mt-2 w-auto shadow-none">
         <thead className={theadClass}>
           <tr>
-            <th className="px-3 py-1 font-medium">Tenant</th>
-            <th className="px-2 py-1 font-medium">Waiting</th>
-            <th className="px-2 py-1 font-medium">Running</th>
-            <th className="px-2 py-1 font-medium">Cap</th>
-            <th className="px-2 py-1 font-medium">Weight</th>
+            <th className={th}>Tenant</th>
+            <th className={th}>Waiting</th>
+            <th className={th}>Scheduled</th>
+            <th className={th}>Admitted</th>
+            <th className={th}>Running</th>
+            <th className={th}>Cap · weight</th>
           </tr>
         </thead>
         <tbody>

@@ -33,7 +33,7 @@ function WorkerIdentity({ w }: { w: WorkerDto }) {
   const restart = describeRestart(w);
   return (
     <>
-      <span className="font-mono text-xs whitespace-nowrap">{w.id}</span>
+      <span className="break-all font-mono text-xs">{w.id}</span>
       <p className="text-xs text-slate-500">
         {w.host} · pid {w.pid} · v{w.version}
       </p>

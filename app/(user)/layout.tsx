@@ -8,7 +8,7 @@ import { NotificationBell } from "@/components/notification-bell";
 import { TimeZoneSwitch } from "@/components/time-zone-switch";
 import { queueNames } from "@/lib/jobs/registry";
 import { QueueNamesProvider } from "@/lib/client/queues";
-import { navFor } from "@/lib/client/nav";
+import { landingFor, navSectionsFor } from "@/lib/client/nav";
 
 async function logout() {
   "use server";
@@ -18,12 +18,13 @@ async function logout() {
 export default async function UserLayout({ children }: { children: ReactNode }) {
   const principal = await sessionPrincipal();
   if (!principal) redirect("/login");
-  // The kinds' pages and the console's (lib/client/nav.ts); console pages for operators and platform admins, the fleet for admins.
-  const items = navFor({
+  // The kinds' pages and the console's, in sections (lib/client/nav.ts); console pages for operators and platform admins, the fleet for admins.
+  const viewer = {
     member: principal.tenantId !== null,
     operator: isOperator(principal),
     admin: principal.isPlatformAdmin,
-  });
+  };
+  const sections = navSectionsFor(viewer);
   const who = `${principal.email}${principal.tenantSlug ? ` · ${principal.tenantSlug} (${principal.role})` : ""}${
     principal.isPlatformAdmin ? " · platform admin" : ""
   }`;
@@ -37,7 +38,8 @@ export default async function UserLayout({ children }: { children: ReactNode }) 
       </a>
       <header className="border-b border-slate-200 bg-white">
         <MainNav
-          items={items}
+          sections={sections}
+          home={landingFor(viewer)}
           who={who}
           actions={principal.tenantId ? <NotificationBell /> : undefined}
           signOut={

@@ -31,7 +31,8 @@ test.describe("as oscar (operator)", () => {
     await page.goto("/ops/audit");
     await page.getByLabel("Action").fill("queue.");
     await page.getByRole("button", { name: "Filter" }).click();
-    const entries = page.getByTestId("audit-entry").filter({ hasText: pause.id });
+    // Targets show by their end (the whole id in data-id and on hover).
+    const entries = page.getByTestId("audit-entry").filter({ has: page.locator(`[data-id="${pause.id}"]`) });
     await expect(entries).toHaveCount(2);
     await expect(entries.filter({ hasText: "queue.pause" })).toContainText(reason);
     await expect(entries.first()).toContainText("oscar@acme.test (API token)");

@@ -388,8 +388,8 @@ test.describe("as oscar (Acme operator)", () => {
     const theirs = await makeSchedule(gus, `e2e console globex ${Date.now()}`);
     try {
       await page.goto("/exports");
-      await page.getByRole("link", { name: "All schedules", exact: true }).click();
-      await expect(page.getByRole("heading", { name: "All schedules", level: 1 })).toBeVisible();
+      await page.getByRole("link", { name: "Tenant schedules", exact: true }).click();
+      await expect(page.getByRole("heading", { name: "Tenant schedules", level: 1 })).toBeVisible();
       const row = page.locator(`[data-schedule-id="${ours.id}"]`);
       await expect(row).toContainText("Daily at 03:00");
       await expect(row.getByTestId("schedule-state")).toHaveText("active");

@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { attemptsText, childNoun, jobTitle, kindOf, tileLabel } from "@/lib/client/kinds/lookup";
 import { KINDS } from "@/lib/client/kinds";
-import { navFor } from "@/lib/client/nav";
+import { landingFor, navFor, navSectionsFor } from "@/lib/client/nav";
 import { progressMessage } from "@/lib/client/progress";
 
 const progress = (p: Partial<Parameters<typeof progressMessage>[0]["progress"]>) => ({
@@ -56,7 +56,7 @@ test("the navigation holds the kinds' pages among the console's, by audience", (
     "Jobs",
     "Queues",
     "Dead letters",
-    "All schedules",
+    "Tenant schedules",
     "Webhooks",
     "Stuck",
     "Audit",
@@ -64,6 +64,27 @@ test("the navigation holds the kinds' pages among the console's, by audience", (
     "Workers",
     "Settings",
   ]);
+});
+
+test("the navigation is in named sections, no two links alike, and operators land on the overview", () => {
+  const member = { member: true, operator: false, admin: false };
+  const operator = { member: true, operator: true, admin: false };
+  const admin = { member: false, operator: true, admin: true };
+  assert.deepEqual(
+    navSectionsFor(member).map((s) => s.label),
+    ["Your work", "Account"],
+  );
+  assert.deepEqual(
+    navSectionsFor(operator).map((s) => s.label),
+    ["Your work", "Console", "Account"],
+  );
+  for (const who of [member, operator, admin]) {
+    const labels = navFor(who).map((n) => n.label.toLowerCase());
+    assert.equal(new Set(labels).size, labels.length);
+  }
+  assert.equal(landingFor(member), "/exports");
+  assert.equal(landingFor(operator), "/ops/overview");
+  assert.equal(landingFor(admin), "/ops/overview");
 });
 
 test("progress is worded from its fields, once", () => {

@@ -9,7 +9,7 @@ import { sessionPrincipal } from "@/lib/http/principal";
 
 export const metadata: Metadata = { title: "Sign in" };
 
-/** Where to go once signed in: back to an invitation link (`next`), else the exports. Nothing else is followed. */
+/** Where to go once signed in: back to an invitation link (`next`), else "/" (app/page.tsx: the overview for operators, their first page for members). Nothing else is followed. */
 function nextPath(raw: unknown): string | null {
   return typeof raw === "string" && /^\/invite\/inv_[A-Za-z0-9_-]{1,200}$/.test(raw) ? raw : null;
 }
@@ -23,7 +23,7 @@ async function login(formData: FormData) {
     await signIn("credentials", {
       email,
       password: String(formData.get("password") ?? ""),
-      redirectTo: next ?? "/exports",
+      redirectTo: next ?? "/",
     });
   } catch (err) {
     // signIn signals success by throwing Next's redirect; only AuthError means a refused sign-in.
@@ -48,7 +48,7 @@ export default async function LoginPage({
   const { error, wait, welcome, next: rawNext } = await searchParams;
   const next = nextPath(rawNext);
   // A session that ended (password changed since, user removed) signs in again here, with no loop.
-  if (await sessionPrincipal()) redirect(next ?? "/exports");
+  if (await sessionPrincipal()) redirect(next ?? "/");
   const waitSeconds = Math.max(1, Math.min(86_400, Number(wait) || 0));
   return (
     <main className="mx-auto mt-24 max-w-sm rounded-lg border border-slate-200 bg-white p-8 shadow-sm">

@@ -5,7 +5,7 @@ export const scheduleKind: JobKind = {
   name: "schedules",
   nav: [
     { href: "/schedules", label: "Schedules", for: "everyone", area: "user" },
-    { href: "/ops/schedules", label: "All schedules", for: "operators", area: "console" },
+    { href: "/ops/schedules", label: "Tenant schedules", for: "operators", area: "console" },
   ],
   types: {},
 };

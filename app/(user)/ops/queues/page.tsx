@@ -17,7 +17,11 @@ export default async function QueuesPage() {
             : `${principal.tenantSlug}'s work. A pause stops new starts of your tenant's jobs; waiting jobs keep their order.`}
         </p>
       </div>
-      <QueuesPanel isAdmin={principal.isPlatformAdmin} types={taskDefinitions().map((d) => d.type)} />
+      <QueuesPanel
+        isAdmin={principal.isPlatformAdmin}
+        tenantSlug={principal.isPlatformAdmin ? null : principal.tenantSlug}
+        types={taskDefinitions().map((d) => d.type)}
+      />
     </div>
   );
 }
