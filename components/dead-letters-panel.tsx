@@ -206,7 +206,7 @@ export function DeadLettersPanel({ isAdmin = false }: { isAdmin?: boolean }) {
           </span>
         </div>
         {/* Error text is data: rendered as text, never as markup. */}
-        <pre className="mt-2 overflow-x-auto rounded bg-slate-50 p-2 text-xs break-words whitespace-pre-wrap text-slate-800">
+        <pre className="mt-2 rounded bg-slate-50 p-2 text-xs whitespace-pre-wrap [overflow-wrap:anywhere] text-slate-800">
           {g.sample ?? "(no message)"}
         </pre>
         {warning && (
