@@ -153,6 +153,8 @@ test.describe("as ada (Acme member)", () => {
       await failing.getByRole("button", { name: "ping" }).click();
       const failed = deliveries.getByTestId("delivery-detail");
       await expect(failed).toHaveCount(1);
+      // The open delivery is in the URL: wait for it to be this one before acting on it.
+      await expect(failed).toContainText(failingId);
       await expect.poll(() => failed.getByTestId("attempt").count(), { timeout: 30_000 }).toBeGreaterThanOrEqual(2);
       await expect(failed.getByTestId("attempt-status").first()).toHaveText("HTTP 500");
       await expect(failed.getByTestId("attempt-body").first()).toHaveText("receiver down for maintenance");
@@ -185,6 +187,7 @@ test.describe("as ada (Acme member)", () => {
       await expect(page.getByTestId("rotation-note")).toContainText("keeps signing too for 24 h, until");
       const replayed = deliveries.locator(`[data-delivery-id="${firstId}"]`);
       await replayed.getByRole("button", { name: "ping" }).click();
+      await expect(deliveries.getByTestId("delivery-detail")).toContainText(pingId);
       await deliveries.getByTestId("delivery-detail").getByRole("button", { name: "Replay" }).click();
       await expect(deliveries.getByTestId("replay-result")).toContainText("Replayed");
       await expect(replayed.getByTestId("delivery-requests")).toHaveText("2");
