@@ -40,7 +40,8 @@ export default async function SchedulesPage({
         open && <ScheduleForm closeHref="/schedules" />
       ) : (
         <p className="text-sm text-slate-600">
-          A schedule belongs to a tenant: platform admins follow every tenant&apos;s under Tenant schedules in the console.
+          A schedule belongs to a tenant: platform admins follow every tenant&apos;s under Tenant schedules in the
+          console.
         </p>
       )}
       <ScheduleList isAdmin={principal.isPlatformAdmin} />
