@@ -44,6 +44,7 @@ test.describe("as ada (member)", () => {
   test("webhooks, a new endpoint's secret, and an endpoint's page with a delivery open", async ({ page }) => {
     await page.goto("/settings/webhooks");
     await expect(page.getByRole("heading", { name: "Webhooks", level: 1 })).toBeVisible();
+    await page.getByRole("button", { name: "New endpoint" }).click();
     const form = page.getByRole("form", { name: "New endpoint" });
     await form.getByLabel("URL").fill(`https://hooks.example.com/a11y-${Date.now()}`);
     await form.getByRole("button", { name: "Add endpoint" }).click();

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { expect, test } from "./fixtures";
 import { confirmDialog, expectAccessible, sql, storageStateFor } from "./helpers";
 
@@ -95,14 +96,15 @@ async function deadOf(
   errorClass: string,
   messages: string[],
   parentId: string | null = null,
+  input: Record<string, unknown> = {},
 ): Promise<string[]> {
   const rows = await sql<{ id: string }>(
     `INSERT INTO jobs (id, tenant_id, type, queue, status, input, input_hash, attempts, max_attempts,
                        error_class, error_message, parent_id, finished_at, updated_at)
-     SELECT gen_random_uuid(), t.id, $1, $2, 'failed', '{}', 'e2e', 3, 3, $3, m, $5::uuid, now(), now()
+     SELECT gen_random_uuid(), t.id, $1, $2, 'failed', $6::jsonb, 'e2e', 3, 3, $3, m, $5::uuid, now(), now()
      FROM tenants t, unnest($4::text[]) m WHERE t.slug = 'acme'
      RETURNING id`,
-    [type, queue, errorClass, messages, parentId],
+    [type, queue, errorClass, messages, parentId, JSON.stringify(input)],
   );
   return rows.map((r) => r.id);
 }
@@ -121,7 +123,14 @@ test.describe("as oscar (operator): groups by cause, labels by cause, filters", 
       `${m} worker web-2.internal:88:abc123 stopped renewing its lease`,
     ]);
     // A member's bad CSV: the import and its parse stage both failed; people see the import.
-    const [csv] = await deadOf("import", "bulk", "permanent", [`${m} Stage parse failed: Line 2: bad date`]);
+    // Its input as a real import's (ada's /imports lists it beside the others).
+    const [csv] = await deadOf("import", "bulk", "permanent", [`${m} Stage parse failed: Line 2: bad date`], null, {
+      uploadId: randomUUID(),
+      dataset: "events",
+      format: "csv",
+      mode: "insert",
+      maxBadRows: 0,
+    });
     await deadOf("import_parse", "bulk", "permanent", [`${m} Line 2: bad date`], csv);
     // A webhook delivery that gave up after HTTP 500s.
     await deadOf("webhook_delivery", "webhooks", "exhausted", [`${m} HTTP 500; gave up after 8 requests`]);

@@ -141,7 +141,7 @@ test.describe("as ada (member)", () => {
     ["/jobs", "My jobs"],
     ["/notifications", null],
     ["/settings", "Settings"],
-    ["/settings/webhooks", "Settings"],
+    ["/settings/webhooks", "Webhooks"],
   ] as const) {
     test(`a member's page at phone width: ${path}`, async ({ page }) => {
       await checkPage(page, path, label ?? undefined);
@@ -198,7 +198,7 @@ test.describe("as ada (member)", () => {
         WHERE t.slug = 'acme' ORDER BY e.created_at DESC LIMIT 1`,
     );
     test.skip(!endpoint, "no webhook endpoint in acme yet");
-    await checkPage(page, `/settings/webhooks/${endpoint!.id}`, "Settings");
+    await checkPage(page, `/settings/webhooks/${endpoint!.id}`, "Webhooks");
   });
 });
 
