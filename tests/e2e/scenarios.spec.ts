@@ -93,7 +93,8 @@ for (const { name, viewport } of WIDTHS) {
       await expect(held).toContainText("held by a pause");
       await expect(held).toContainText("type export_part");
       await expect(held.getByTestId("stuck-pause")).toContainText("Paused by oscar@acme.test");
-      await expect(held.getByRole("link", { name: "Events · CSV.gz export" })).toHaveAttribute(
+      // One group per pause: the export waiting for its held parts first, then the parts themselves.
+      await expect(held.getByRole("link", { name: "Events · CSV.gz export", exact: true })).toHaveAttribute(
         "href",
         `/jobs/${jobId}`,
       );
