@@ -19,6 +19,7 @@ import { checkQuotas } from "../tenants/quotas";
 import { claimUploadForImport } from "../uploads/service";
 import type { ImportRequest, ParseOutput, ScanOutput } from "./stages";
 import { importTask, type ImportResult } from "./task";
+import { jobStatuses } from "../jobs/queries";
 
 const MAX_IDEMPOTENCY_KEY = 200;
 
@@ -185,16 +186,7 @@ export async function getImport(principal: Principal, rawId: string): Promise<Im
 }
 
 /** The statuses an import list may be filtered by (a job's). */
-export const IMPORT_LIST_STATUSES = [
-  "scheduled",
-  "queued",
-  "running",
-  "retrying",
-  "succeeded",
-  "failed",
-  "cancelled",
-  "expired",
-] as const;
+export const IMPORT_LIST_STATUSES = jobStatuses;
 export type ImportListStatus = (typeof IMPORT_LIST_STATUSES)[number];
 
 /** The tenant's imports, newest first (at most `limit`), only those in `status` when it is given. */
