@@ -11,6 +11,12 @@ import { parseTrustProxy } from "./net";
 export const intFrom = (def: number, min: number, max: number) =>
   z.coerce.number().int().min(min).max(max).default(def);
 
+/**
+ * The most attempts one worker process may hold in flight: its memory bound (a waiting attempt is a
+ * few kB: docs/BENCHMARKS.md, bench:capacity), beyond which a pool gives back-pressure instead.
+ */
+export const MAX_CONCURRENCY = 4_096;
+
 const envSchema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
   /** The least severe log records written: fatal, error, warn, info, debug, trace (silent: none). */
@@ -54,8 +60,11 @@ const envSchema = z.object({
   S3_PREFIX: z.string().optional(),
   /** Minimum interval between two progress writes of one job, in ms. */
   PROGRESS_INTERVAL_MS: intFrom(250, 50, 10_000),
-  /** Jobs one worker process runs at once (`npm run worker -- --concurrency N` overrides it). */
-  WORKER_CONCURRENCY: intFrom(4, 1, 64),
+  /**
+   * Jobs one worker process runs at once (`npm run worker -- --concurrency N` overrides it): its cap on
+   * attempts in flight. A waiting attempt holds no connection (docs/ARCHITECTURE.md, "Concurrency").
+   */
+  WORKER_CONCURRENCY: intFrom(4, 1, MAX_CONCURRENCY),
   /** Queues a worker process serves, comma-separated (`--queues` overrides it); they share its slots. Unset: every queue. */
   WORKER_QUEUES: z.string().optional(),
   /** Default cap: jobs of one tenant admitted or running at once in the interactive queue. */

@@ -7,7 +7,7 @@
  * in reverse; worker/lifecycle.ts says how it stops.
  */
 import { parseArgs } from "node:util";
-import { env, resetEnvCache } from "@/lib/env";
+import { env, MAX_CONCURRENCY, resetEnvCache } from "@/lib/env";
 import { settleStatements } from "@/lib/pooler";
 import { logger } from "@/lib/log";
 import { checkSettings, queueNames, workloadServices } from "@/lib/jobs/registry";
@@ -26,8 +26,8 @@ watchProcess(log);
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { concurrency: { type: "string" }, queues: { type: "string" } } });
   const concurrency = values.concurrency ? Number(values.concurrency) : env().WORKER_CONCURRENCY;
-  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
-    throw new Error(`--concurrency must be an integer from 1 to 64 (got ${values.concurrency})`);
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > MAX_CONCURRENCY) {
+    throw new Error(`--concurrency must be an integer from 1 to ${MAX_CONCURRENCY} (got ${values.concurrency})`);
   }
   // The process's connection pools are sized by its concurrency (lib/db.ts reads WORKER_CONCURRENCY).
   if (concurrency !== env().WORKER_CONCURRENCY) {

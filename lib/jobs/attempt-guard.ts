@@ -1,16 +1,23 @@
 /**
  * What keeps one attempt honest while its handler runs: an AbortSignal that
  * fires on cancel (through the process's one LISTEN connection), timeout,
- * worker shutdown or a lost lease; and the heartbeat that extends the lease,
- * fenced by the attempt's token. The lease is also tracked locally (from
+ * worker shutdown or a lost lease; and its lease, kept by the process's lease
+ * keeper (lib/jobs/lease-keeper.ts: one statement a tick renews every running
+ * attempt's, each fenced by its token). The lease is also tracked locally (from
  * before the claim was sent, on the monotonic clock), and the attempt stops
  * before it can run out: another worker may then take the job over, and two
  * attempts must never run at once, even when the database is unreachable.
  */
-import type { SqlClient } from "../db";
+import { bookkeepingPool } from "../db";
 import { eventHub } from "../events/hub";
 import { AbortReason } from "./errors";
-import { heartbeatJob } from "./sql/heartbeat";
+import { LeaseKeeper } from "./lease-keeper";
+
+let keeper: LeaseKeeper | null = null;
+/** The process's lease keeper: its renewals go through the bookkeeping pool. */
+export function leaseKeeper(): LeaseKeeper {
+  return (keeper ??= new LeaseKeeper(bookkeepingPool));
+}
 
 export type AttemptGuard = {
   signal: AbortSignal;
@@ -24,7 +31,6 @@ export type AttemptGuard = {
 };
 
 export async function guardAttempt(opts: {
-  client: SqlClient;
   jobId: string;
   token: bigint;
   leaseMs: number;
@@ -57,31 +63,28 @@ export async function guardAttempt(opts: {
     () => abort(new AbortReason("timeout", `Timed out after ${opts.timeoutMs} ms`)),
     opts.timeoutMs,
   );
-  let leaseValidUntil = opts.claimedAt + opts.leaseMs;
-  const heartbeatEvery = Math.max(200, Math.floor(opts.leaseMs / 3));
-  const expiring = () => performance.now() > leaseValidUntil - heartbeatEvery / 2;
-  const heartbeat = setInterval(() => {
-    if (expiring()) return abort(new AbortReason("lease_lost", "The lease could not be renewed in time"));
-    const sentAt = performance.now();
-    heartbeatJob(opts.client, { jobId: opts.jobId, token: opts.token, leaseMs: opts.leaseMs })
-      .then((beat) => {
-        if (!beat) return leaseLost();
-        leaseValidUntil = sentAt + opts.leaseMs;
-        if (beat.cancelRequested) abort(new AbortReason("cancelled", "Cancelled on request"));
-      })
-      .catch((e: Error) => opts.log(`${opts.tag} heartbeat failed: ${e.message}`));
-  }, heartbeatEvery);
+  // The lease: renewed with every other attempt of the process, one statement a tick (lib/jobs/lease-keeper.ts).
+  const lease = leaseKeeper().keep({
+    jobId: opts.jobId,
+    token: opts.token,
+    leaseMs: opts.leaseMs,
+    claimedAt: opts.claimedAt,
+    onLost: (why) =>
+      why === "fenced" ? leaseLost() : abort(new AbortReason("lease_lost", "The lease could not be renewed in time")),
+    onCancel: () => abort(new AbortReason("cancelled", "Cancelled on request")),
+    onError: (e) => opts.log(`${opts.tag} heartbeat failed: ${e.message}`),
+  });
 
   return {
     signal: controller.signal,
     abort,
     leaseLost,
     checkLease() {
-      if (expiring()) abort(new AbortReason("lease_lost", "The lease ran out before the handler could start"));
+      if (lease.expiring()) abort(new AbortReason("lease_lost", "The lease ran out before the handler could start"));
     },
     stop() {
       clearTimeout(timeout);
-      clearInterval(heartbeat);
+      lease.release();
       unsubscribe();
       opts.shutdown?.removeEventListener("abort", onShutdown);
     },

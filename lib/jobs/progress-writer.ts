@@ -1,12 +1,21 @@
 /**
  * A running attempt's progress writes, throttled to one per
  * PROGRESS_INTERVAL_MS: updates in between are merged (a later one keeps the
- * fields an earlier one set, and `done` never moves backwards).
+ * fields an earlier one set, and `done` never moves backwards). The process's
+ * attempts write together: the writes due while one statement is on its way go
+ * in the next (lib/batcher.ts), so a thousand attempts reporting progress send
+ * a few statements, not a thousand.
  */
-import type { SqlClient } from "../db";
+import { Batcher } from "../batcher";
+import { bookkeepingPool } from "../db";
 import { env } from "../env";
-import { writeProgress } from "./sql/progress";
+import { writeProgress, type ProgressWrite } from "./sql/progress";
 import type { ProgressUpdate } from "./task";
+
+const writes = new Batcher<ProgressWrite, boolean>((batch) => writeProgress(bookkeepingPool(), batch), {
+  maxBatch: 2_000,
+  maxInFlight: 2,
+});
 
 export type ProgressWriter = {
   update(u: ProgressUpdate): void;
@@ -15,7 +24,6 @@ export type ProgressWriter = {
 };
 
 export function createProgressWriter(
-  client: SqlClient,
   jobId: string,
   token: bigint,
   /** Called when a write finds the fence gone (another attempt owns the job). */
@@ -36,7 +44,7 @@ export function createProgressWriter(
     pending = null;
     lastWrite = performance.now();
     inFlight = inFlight
-      .then(() => writeProgress(client, jobId, token, u))
+      .then(() => writes.push({ jobId, token, update: u }))
       .then((ok) => {
         if (!ok) onStale();
       })

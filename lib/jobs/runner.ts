@@ -31,7 +31,9 @@ import { Batcher } from "../batcher";
 import { jobTypeOf } from "./sql/reject";
 import {
   claimJobs,
-  failJob,
+  failJobs,
+  type FailedAttempt,
+  type FailStatus,
   rejectUnregistered,
   releaseUnclaimable,
   succeedJob,
@@ -88,11 +90,16 @@ async function retryingDeadlocks<T>(run: () => Promise<T>): Promise<T> {
 }
 const claims = new Batcher<ClaimRequest, ClaimedJob | null>(
   (batch) => retryingDeadlocks(() => claimJobs(bookkeepingPool(), batch)),
-  { maxBatch: 64, maxInFlight: 4 },
+  { maxBatch: 500, maxInFlight: 4 },
 );
 const successes = new Batcher<SuccessRecord, boolean>(
   (batch) => retryingDeadlocks(() => succeedJobs(bookkeepingPool(), batch)),
-  { maxBatch: 64, maxInFlight: 4 },
+  { maxBatch: 500, maxInFlight: 4 },
+);
+/** Failed attempts, and at shutdown every running one handed back: a statement per batch. */
+const failures = new Batcher<FailedAttempt, FailStatus>(
+  (batch) => retryingDeadlocks(() => failJobs(bookkeepingPool(), batch)),
+  { maxBatch: 500, maxInFlight: 4 },
 );
 
 /** Thrown out of a handler by `waitForChildren` once the fan-out is recorded. */
@@ -150,7 +157,6 @@ async function runAttempt(jobId: string, opts: RunJobOptions): Promise<RunOutcom
       async (span) => {
         const startedAt = performance.now();
         const guard = await guardAttempt({
-          client,
           jobId,
           token: claimed.fencingToken,
           leaseMs: def.leaseMs,
@@ -160,7 +166,7 @@ async function runAttempt(jobId: string, opts: RunJobOptions): Promise<RunOutcom
           log,
           tag,
         });
-        const progress = createProgressWriter(client, jobId, claimed.fencingToken, guard.leaseLost, log);
+        const progress = createProgressWriter(jobId, claimed.fencingToken, guard.leaseLost, log);
         try {
           const outcome = await attempt(def, claimed, guard, progress);
           span.setAttribute("conveyor.job.outcome", outcome.outcome);
@@ -310,7 +316,7 @@ async function recordFailure(def: TaskDefinition, c: ClaimedJob, failure: Classi
   // Neither a shutdown nor a deferral (the downstream guard held the call back) spends an attempt.
   const interrupted = failure.errorClass === "shutdown" || failure.errorClass === "deferred";
   const next = nextStateAfterFailure(def, c.attempt, c.maxAttempts + (interrupted ? 1 : 0), failure);
-  const status = await failJob(bookkeepingPool(), {
+  const status = await failures.push({
     jobId: c.id,
     token: c.fencingToken,
     attemptId: c.attemptId,

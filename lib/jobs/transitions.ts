@@ -7,7 +7,7 @@
  *
  *   start          queued | retrying → running           claimJobs (the runner)
  *   succeed        running → succeeded                   succeedJob, succeedJobs
- *   fail           running → failed | retrying | cancelled   failJob (a request to cancel wins)
+ *   fail           running → failed | retrying | cancelled   failJob, failJobs (a request to cancel wins)
  *   suspend        running, waiting for its children     suspendForChildren (status stays running)
  *   wake           running (waiting) → retrying          wakeWaitingParents (the trigger's backstop)
  *   request-cancel open → cancelled (waiting) or a request (running)   requestCancel
@@ -24,7 +24,7 @@ import * as sql from "./sql/statements";
 
 export { claimJob, claimJobs, type ClaimedJob, type ClaimRequest } from "./sql/claim";
 export { succeedJob, succeedJobs, type SuccessRecord } from "./sql/succeed";
-export { failJob, type FailureRecord } from "./sql/fail";
+export { failJob, failJobs, type FailedAttempt, type FailStatus, type FailureRecord } from "./sql/fail";
 export { suspendForChildren, type ChildRow } from "./sql/wait-for-children";
 export { releaseUnclaimable } from "./sql/release";
 export { rejectUnregistered } from "./sql/reject";

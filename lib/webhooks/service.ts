@@ -57,7 +57,7 @@ export type EndpointDto = {
     blockedUntil: string | null;
     failingSince: string | null;
     inFlight: number;
-    /** Requests allowed in flight now: adapts to the endpoint's latency (AIMD), up to WEBHOOK_ENDPOINT_CONCURRENCY. */
+    /** Requests allowed in flight now: WEBHOOK_ENDPOINT_CONCURRENCY, or with WEBHOOK_SLOW_MS set the limit adapting under it. */
     inFlightLimit: number;
     /** Deliveries waiting for their turn (parked by the guard). */
     waiting: number;
@@ -65,6 +65,13 @@ export type EndpointDto = {
     dead: number;
   };
 };
+
+/** The endpoint's in-flight limit in force: fixed, or (WEBHOOK_SLOW_MS set) the adaptive one, which starts at 2. */
+function inFlightLimit(adaptive: number | null): number {
+  const { WEBHOOK_ENDPOINT_CONCURRENCY: max, WEBHOOK_SLOW_MS: slowMs } = webhookSettings();
+  if (slowMs === undefined) return max;
+  return Math.min(max, adaptive ?? 2);
+}
 
 async function toDtos(rows: EndpointRow[]): Promise<EndpointDto[]> {
   const states = await downstreamStates(rows.map((r) => endpointKey(r.id)));
@@ -92,7 +99,7 @@ async function toDtos(rows: EndpointRow[]): Promise<EndpointDto[]> {
         blockedUntil: s?.blockedUntil && s.blockedUntil > new Date() ? iso(s.blockedUntil) : null,
         failingSince: iso(s?.failingSince),
         inFlight: s?.inFlight ?? 0,
-        inFlightLimit: s?.limit ?? Math.min(2, webhookSettings().WEBHOOK_ENDPOINT_CONCURRENCY),
+        inFlightLimit: inFlightLimit(s?.limit ?? null),
         waiting: s?.waiting ?? 0,
         pending: r.pending,
         dead: r.dead,

@@ -1,22 +1,30 @@
 /** The webhooks workload's configuration (read through lib/env.ts, listed in its manifest). */
 import { z } from "zod";
-import { defineSettings, intFrom } from "../env";
+import { defineSettings, intFrom, MAX_CONCURRENCY } from "../env";
 
 export const webhookSettings = defineSettings({
   /** Default cap: webhook deliveries of one tenant admitted or running at once (each endpoint also limits itself). */
-  QUEUE_WEBHOOKS_TENANT_CAP: intFrom(32, 0, 100_000),
-  /** Webhook deliveries of all tenants admitted or running at once. */
-  QUEUE_WEBHOOKS_WINDOW: intFrom(64, 1, 100_000),
-  /** Deliveries the webhooks worker pool sends at once. */
-  WEBHOOK_CONCURRENCY: intFrom(16, 1, 64),
-  /** Requests in flight to one endpoint at once, at most: an endpoint answering fast reaches it (see WEBHOOK_SLOW_MS). */
-  WEBHOOK_ENDPOINT_CONCURRENCY: intFrom(8, 1, 256),
+  QUEUE_WEBHOOKS_TENANT_CAP: intFrom(400, 0, 100_000),
+  /** Webhook deliveries of all tenants admitted or running at once: what the webhooks pools hold, and a little more. */
+  QUEUE_WEBHOOKS_WINDOW: intFrom(1_200, 1, 100_000),
   /**
-   * An answer slower than this (ms) halves the endpoint's in-flight limit, as does a request still
-   * unanswered after it; each faster answer adds one, up to WEBHOOK_ENDPOINT_CONCURRENCY. A slow
-   * endpoint so holds one of the pool's slots, not WEBHOOK_ENDPOINT_CONCURRENCY.
+   * Deliveries the webhooks worker pool sends at once. A delivery waiting on its endpoint holds no
+   * connection, only memory: the seeds' sizing (100 messages/s answered in 10 s) is 1,000 in flight.
    */
-  WEBHOOK_SLOW_MS: intFrom(1_000, 1, 120_000),
+  WEBHOOK_CONCURRENCY: intFrom(1_024, 1, MAX_CONCURRENCY),
+  /**
+   * Requests in flight to one endpoint at once: an endpoint's share of the pool. A slow endpoint holds
+   * at most this many of WEBHOOK_CONCURRENCY; one answering fast is never held back by it (64 in flight
+   * at 20 ms is 3,200 requests a second). WEBHOOK_SLOW_MS adapts it further.
+   */
+  WEBHOOK_ENDPOINT_CONCURRENCY: intFrom(64, 1, MAX_CONCURRENCY),
+  /**
+   * Unset (the default): the endpoint's limit is WEBHOOK_ENDPOINT_CONCURRENCY. Set (ms): an answer slower
+   * than this, or a request still unanswered after it, halves the limit in force; each faster answer
+   * adds one, up to WEBHOOK_ENDPOINT_CONCURRENCY (AIMD). For a small pool, where a slow endpoint's
+   * share is too much to lose; a slow endpoint then holds one slot.
+   */
+  WEBHOOK_SLOW_MS: z.coerce.number().int().min(1).max(120_000).optional(),
   /** A delivery not answered within this long failed, in ms. */
   WEBHOOK_TIMEOUT_MS: intFrom(15_000, 100, 120_000),
   /** Multiplies the retry schedule (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h): 0.001 makes it milliseconds, for tests. */

@@ -54,7 +54,7 @@ test("a worker given a bad --concurrency refuses to start", async () => {
   worker.stderr!.on("data", (d: Buffer) => (output += d.toString()));
   const [code] = (await once(worker, "exit")) as [number | null];
   assert.equal(code, 1);
-  assert.match(output, /--concurrency must be an integer from 1 to 64/);
+  assert.match(output, /--concurrency must be an integer from 1 to 4096/);
 });
 
 test("past its grace period a shutdown hands the running job back at once, without spending its budget", async () => {

@@ -1,16 +1,23 @@
 /**
- * Extends the lease of a running attempt, fenced by its token. Null when the
- * token no longer matches (another attempt owns the job); otherwise whether a
- * cancel was requested meanwhile (a backstop for a missed notification).
+ * Extends the leases of running attempts in one statement, each fenced by its
+ * token. The answer has an entry for each job whose token still matches, with
+ * whether a cancel was requested meanwhile (a backstop for a missed
+ * notification); a job left out has another attempt (its lease was lost).
  */
 import type { SqlClient } from "../../db";
 import { run } from "../../sql";
 import * as sql from "./statements";
 
-export async function heartbeatJob(
+export type LeaseRenewal = { jobId: string; token: bigint; leaseMs: number };
+
+export async function heartbeatJobs(
   client: SqlClient,
-  opts: { jobId: string; token: bigint; leaseMs: number },
-): Promise<{ cancelRequested: boolean } | null> {
-  const { rows } = await run(client, sql.heartbeat, [opts.jobId, opts.token.toString(), opts.leaseMs / 1000]);
-  return rows[0] ?? null;
+  renewals: readonly LeaseRenewal[],
+): Promise<Map<string, { cancelRequested: boolean }>> {
+  const { rows } = await run(client, sql.heartbeat, [
+    renewals.map((r) => r.jobId),
+    renewals.map((r) => r.token.toString()),
+    renewals.map((r) => r.leaseMs / 1000),
+  ]);
+  return new Map(rows.map((r) => [r.id, { cancelRequested: r.cancelRequested }]));
 }

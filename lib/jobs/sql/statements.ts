@@ -87,18 +87,21 @@ export const failWaiting: Statement<
 };
 
 /**
- * Records a failed attempt, fenced by its token (see fail.ts): $1 job, $2 token, $3 what it leads
- * to, $4 delay (ms), $5 error class, $6 message, $7 stack, $8 attempt id, $9 interrupted.
+ * Records failed attempts in one statement, each fenced by its token (see fail.ts): $1 jobs,
+ * $2 tokens, $3 what each leads to, $4 delays (ms), $5 error classes, $6 messages, $7 stacks,
+ * $8 attempt ids, $9 interrupted. Returns each job's new status (null: its fence did not hold).
+ * `status::text`: see claim.sql (the primary key, whatever the statistics).
  */
 export const fail: Statement<
-  [string | null, string | number | bigint | null, string | null, number | null, string | null, string | null, string | null, string | number | bigint | null, boolean | null],
+  [string[] | null, (string | number | bigint)[] | null, string[] | null, number[] | null, string[] | null, string[] | null, string[] | null, (string | number | bigint)[] | null, boolean[] | null],
   {
+    "id": string;
     "status": string | null;
   },
   "any"
 > = {
   name: "fail",
-  text: "WITH cur AS (\n  SELECT id, cancel_requested_at IS NOT NULL AND $5::text <> 'cancelled' AS overruled,\n         CASE WHEN cancel_requested_at IS NOT NULL THEN 'cancelled' ELSE $3::text END AS next,\n         cancel_reason\n  FROM jobs WHERE id = $1 AND fencing_token = $2 AND status = 'running'\n  FOR UPDATE\n), next AS (\n  UPDATE jobs j SET\n    status = cur.next::job_status,\n    max_attempts = j.max_attempts + CASE WHEN $9::boolean THEN 1 ELSE 0 END,\n    error_class = CASE WHEN cur.overruled THEN 'cancelled' ELSE $5 END,\n    error_message = CASE WHEN cur.overruled THEN coalesce(cur.cancel_reason, 'Cancelled on request') ELSE $6 END,\n    error_stack = CASE WHEN cur.overruled THEN NULL ELSE $7 END,\n    lease_owner = NULL, lease_expires_at = NULL, resume_pending = false,\n    admitted_at = CASE WHEN cur.next = 'retrying' THEN NULL ELSE j.admitted_at END,\n    run_at = CASE WHEN cur.next = 'retrying' AND $4::float8 > 0\n                  THEN now() + make_interval(secs => $4::float8 / 1000) ELSE j.run_at END,\n    finished_at = CASE WHEN cur.next = 'retrying' THEN j.finished_at ELSE now() END,\n    updated_at = now()\n  FROM cur WHERE j.id = cur.id\n  RETURNING j.status\n), attempt AS (\n  UPDATE job_attempts SET\n    outcome = CASE WHEN NOT EXISTS (SELECT 1 FROM next) THEN 'lost'\n                   WHEN $9::boolean THEN 'interrupted'\n                   WHEN (SELECT status FROM next) = 'cancelled' THEN 'cancelled'\n                   ELSE 'failed' END,\n    finished_at = now(), duration_ms = (extract(epoch FROM now() - started_at) * 1000)::int,\n    error_class = CASE WHEN (SELECT overruled FROM cur) THEN 'cancelled' ELSE $5 END,\n    error_message = CASE WHEN (SELECT overruled FROM cur)\n                         THEN coalesce((SELECT cancel_reason FROM cur), 'Cancelled on request') ELSE $6 END,\n    error_stack = CASE WHEN (SELECT overruled FROM cur) THEN NULL ELSE $7 END\n  WHERE id = $8 AND outcome = 'running' -- the reaper's verdict on a lost attempt stands\n)\nSELECT (SELECT status::text FROM next) AS status",
+  text: "WITH req AS (\n  SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::float8[], $5::text[], $6::text[], $7::text[],\n                       $8::bigint[], $9::boolean[])\n    AS r(id, token, next, delay_ms, error_class, message, stack, attempt_id, interrupted)\n), cur AS (\n  SELECT j.id, j.cancel_requested_at IS NOT NULL AND req.error_class <> 'cancelled' AS overruled,\n         CASE WHEN j.cancel_requested_at IS NOT NULL THEN 'cancelled' ELSE req.next END AS next,\n         j.cancel_reason\n  FROM jobs j JOIN req ON req.id = j.id\n  WHERE j.id = ANY($1::uuid[]) AND j.fencing_token = req.token AND j.status::text = 'running'\n  ORDER BY j.id\n  FOR UPDATE OF j\n), next AS (\n  UPDATE jobs j SET\n    status = cur.next::job_status,\n    max_attempts = j.max_attempts + CASE WHEN req.interrupted THEN 1 ELSE 0 END,\n    error_class = CASE WHEN cur.overruled THEN 'cancelled' ELSE req.error_class END,\n    error_message = CASE WHEN cur.overruled THEN coalesce(cur.cancel_reason, 'Cancelled on request') ELSE req.message END,\n    error_stack = CASE WHEN cur.overruled THEN NULL ELSE req.stack END,\n    lease_owner = NULL, lease_expires_at = NULL, resume_pending = false,\n    admitted_at = CASE WHEN cur.next = 'retrying' THEN NULL ELSE j.admitted_at END,\n    run_at = CASE WHEN cur.next = 'retrying' AND req.delay_ms > 0\n                  THEN now() + make_interval(secs => req.delay_ms / 1000) ELSE j.run_at END,\n    finished_at = CASE WHEN cur.next = 'retrying' THEN j.finished_at ELSE now() END,\n    updated_at = now()\n  FROM cur JOIN req ON req.id = cur.id\n  WHERE j.id = cur.id\n  RETURNING j.id, j.status\n), attempt AS (\n  UPDATE job_attempts a SET\n    outcome = CASE WHEN n.id IS NULL THEN 'lost'\n                   WHEN req.interrupted THEN 'interrupted'\n                   WHEN n.status = 'cancelled' THEN 'cancelled'\n                   ELSE 'failed' END,\n    finished_at = now(), duration_ms = (extract(epoch FROM now() - a.started_at) * 1000)::int,\n    error_class = CASE WHEN coalesce(c.overruled, false) THEN 'cancelled' ELSE req.error_class END,\n    error_message = CASE WHEN coalesce(c.overruled, false)\n                         THEN coalesce(c.cancel_reason, 'Cancelled on request') ELSE req.message END,\n    error_stack = CASE WHEN coalesce(c.overruled, false) THEN NULL ELSE req.stack END\n  FROM req LEFT JOIN cur c ON c.id = req.id LEFT JOIN next n ON n.id = req.id\n  WHERE a.id = ANY($8::bigint[]) AND a.id = req.attempt_id\n    AND a.outcome = 'running' -- the reaper's verdict on a lost attempt stands\n)\nSELECT req.id::text AS \"id\", n.status::text AS status FROM req LEFT JOIN next n ON n.id = req.id",
   prepare: false,
   returnsRows: true,
   client: "any",
@@ -124,17 +127,21 @@ export const freeDownstreamSlots: Statement<
 };
 
 /**
- * Extends the lease of a running attempt by $3 seconds, fenced by its token $2.
+ * Extends the leases of running attempts in one statement (the process's lease keeper,
+ * lib/jobs/lease-keeper.ts): $1 job ids, $2 their tokens, $3 lease seconds. Each row is fenced by
+ * its token; a job missing from the answer has another attempt (its lease was lost).
+ * `status::text`: see claim.sql (the primary key, whatever the statistics).
  */
 export const heartbeat: Statement<
-  [string | null, string | number | bigint | null, number | null],
+  [string[] | null, (string | number | bigint)[] | null, number[] | null],
   {
+    "id": string;
     "cancelRequested": boolean;
   },
   "any"
 > = {
   name: "heartbeat",
-  text: "UPDATE jobs SET heartbeat_at = now(), lease_expires_at = now() + make_interval(secs => $3::float8)\n WHERE id = $1 AND fencing_token = $2 AND status = 'running'\n RETURNING cancel_requested_at IS NOT NULL AS \"cancelRequested\"",
+  text: "WITH req AS (\n  SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::float8[]) AS r(id, token, lease_secs)\n)\nUPDATE jobs SET heartbeat_at = now(), lease_expires_at = now() + make_interval(secs => req.lease_secs)\n  FROM req\n WHERE jobs.id = ANY($1::uuid[]) AND jobs.id = req.id AND jobs.fencing_token = req.token\n   AND jobs.status::text = 'running'\nRETURNING jobs.id::text AS \"id\", jobs.cancel_requested_at IS NOT NULL AS \"cancelRequested\"",
   prepare: true,
   returnsRows: true,
   client: "any",
@@ -350,17 +357,21 @@ export const workerExited: Statement<
 };
 
 /**
- * Writes a running attempt's progress, fenced by its token $2: done ($3) never moves backwards;
- * fields left out ($4 false, nulls) keep their value.
+ * Writes running attempts' progress in one statement (lib/jobs/progress-writer.ts batches them),
+ * each fenced by its token: $1 ids, $2 tokens, $3 done (never moves backwards), $4 whether total
+ * is set, $5 total, $6 unit, $7 stage, $8 detail, $9 bytes; nulls (and $4 false) keep the value.
+ * Returns the ids whose fence held.
  */
 export const writeProgress: Statement<
-  [string | null, string | number | bigint | null, string | number | bigint | null, boolean | null, string | number | bigint | null, string | null, string | null, unknown | null, string | number | bigint | null],
-  Record<string, never>,
+  [string[] | null, (string | number | bigint)[] | null, (string | number | bigint)[] | null, boolean[] | null, (string | number | bigint)[] | null, string[] | null, string[] | null, unknown[] | null, (string | number | bigint)[] | null],
+  {
+    "id": string;
+  },
   "any"
 > = {
   name: "write-progress",
-  text: "UPDATE jobs SET\n   progress_done = GREATEST(progress_done, $3::bigint),\n   progress_total = CASE WHEN $4::boolean THEN $5::bigint ELSE progress_total END,\n   progress_unit = coalesce($6, progress_unit),\n   progress_stage = coalesce($7, progress_stage),\n   progress_detail = coalesce($8::jsonb, progress_detail),\n   progress_bytes = coalesce($9::bigint, progress_bytes),\n   updated_at = now()\n WHERE id = $1 AND fencing_token = $2 AND status = 'running'",
+  text: "WITH req AS (\n  SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::bigint[], $4::boolean[], $5::bigint[], $6::text[],\n                       $7::text[], $8::jsonb[], $9::bigint[])\n    AS r(id, token, done, has_total, total, unit, stage, detail, bytes)\n)\nUPDATE jobs SET\n   progress_done = GREATEST(progress_done, req.done),\n   progress_total = CASE WHEN req.has_total THEN req.total ELSE progress_total END,\n   progress_unit = coalesce(req.unit, progress_unit),\n   progress_stage = coalesce(req.stage, progress_stage),\n   progress_detail = coalesce(req.detail, progress_detail),\n   progress_bytes = coalesce(req.bytes, progress_bytes),\n   updated_at = now()\n  FROM req\n WHERE jobs.id = ANY($1::uuid[]) AND jobs.id = req.id AND jobs.fencing_token = req.token\n   AND jobs.status::text = 'running'\nRETURNING jobs.id::text AS \"id\"",
   prepare: true,
-  returnsRows: false,
+  returnsRows: true,
   client: "any",
 };
