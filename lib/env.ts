@@ -171,6 +171,13 @@ const envSchema = z.object({
    */
   REFUSAL_MEMORY_MS: intFrom(1_000, 0, 60_000),
   /**
+   * How long a refusal answered from memory is held before it is sent, in ms (never past the time the
+   * budget frees). A client that floods with N requests at a time, each sent as the last is answered,
+   * then gets N refusals a second instead of as many as the cores can answer: its flood stops costing
+   * the other tenants' requests their CPU. A held refusal costs an idle socket, no work. 0: at once.
+   */
+  REFUSAL_HOLD_MS: intFrom(1_000, 0, 60_000),
+  /**
    * API requests one user (all their tokens and sessions) has running at once in one web server
    * process; more wait their turn in memory, in order, before Next.js — so a user's flood runs a few
    * requests at a time and another user's request starts at once. Event streams, uploads and

@@ -59,6 +59,7 @@ async function main(): Promise<void> {
   const gate = {
     concurrency: env().WEB_USER_CONCURRENCY,
     queue: env().WEB_USER_QUEUE,
+    holdMs: env().REFUSAL_HOLD_MS,
     production: env().NODE_ENV === "production",
   };
   const server = createServer((req, res) => {

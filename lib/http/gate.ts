@@ -5,7 +5,10 @@
  *     user, or its address Postgres refused within the last REFUSAL_MEMORY_MS gets its 429 here, with
  *     `Retry-After` and the rate-limit headers, exactly as the route would have answered it
  *     (lib/auth/rate-limit.ts remembers what Postgres refused: lib/auth/refusal-memory.ts). A flood
- *     past its budget costs the server a header parse and a hash per request, and the database nothing.
+ *     past its budget costs the server a header parse and a hash per request, and the database nothing;
+ *     and the refusal is held for REFUSAL_HOLD_MS before it is sent (never past the time the budget
+ *     frees), so a client sending each request when the last is answered floods at one request per
+ *     connection per hold instead of as fast as the cores can refuse.
  *  2. **Turns.** One user's API requests run at most WEB_USER_CONCURRENCY at a time in this process;
  *     the rest wait in memory, in order of arrival (at most WEB_USER_QUEUE of them; past that, 429).
  *     A flood of 20 concurrent requests, refused or allowed, then takes two places, not twenty, and
@@ -28,6 +31,8 @@ export type GateOptions = {
   queue: number;
   /** Whether answers carry HSTS (production). */
   production: boolean;
+  /** How long a refusal from memory is held before it is answered (REFUSAL_HOLD_MS; 0: at once). */
+  holdMs?: number;
 };
 
 type Turns = { running: number; waiting: (() => void)[] };
@@ -37,7 +42,7 @@ const store = globalThis as unknown as { [turnsKey]?: Map<string, Turns> };
 const turns = () => (store[turnsKey] ??= new Map());
 
 /** What the gate has done in this process (tests, and the metrics a maintainer may want). */
-export const gateCounts = { refusedFromMemory: 0, queued: 0, refusedQueueFull: 0 };
+export const gateCounts = { refusedFromMemory: 0, held: 0, queued: 0, refusedQueueFull: 0 };
 
 /** Requests that hold their place for long and take no turn: event streams, uploads, downloads. */
 function takesNoTurn(req: IncomingMessage, pathname: string): boolean {
@@ -97,9 +102,20 @@ export function admit(req: IncomingMessage, res: ServerResponse, opts: GateOptio
   }
   if (memo) {
     gateCounts.refusedFromMemory++;
-    const retryAfter = Math.max(1, Math.ceil((memo.until - Date.now()) / 1000));
-    const { message, details, headers } = rateLimitedParts(refusedBudget, memo.limit, retryAfter);
-    return answer429(req, res, opts.production, { code: "rate_limited", message, details }, headers);
+    const { until, limit } = memo;
+    const refuse = () => {
+      if (res.destroyed || res.writableEnded) return;
+      const retryAfter = Math.max(1, Math.ceil((until - Date.now()) / 1000));
+      const { message, details, headers } = rateLimitedParts(refusedBudget, limit, retryAfter);
+      answer429(req, res, opts.production, { code: "rate_limited", message, details }, headers);
+    };
+    // Held (never past the time the budget frees): a closed-loop flood then sends a request per
+    // connection per hold, not as many as the cores can refuse.
+    const hold = Math.min(opts.holdMs ?? 0, until - Date.now());
+    if (hold <= 0) return refuse();
+    gateCounts.held++;
+    setTimeout(refuse, hold).unref();
+    return;
   }
 
   // 2. Turns.

@@ -65,7 +65,7 @@ afterEach(async () => {
   letGo = [];
   delete process.env.RATE_LIMIT_WRITES_PER_MINUTE;
   resetEnvCache();
-  Object.assign(gate, { concurrency: 2, queue: 200 });
+  Object.assign(gate, { concurrency: 2, queue: 200, holdMs: 0 });
   await pool().query("DELETE FROM rate_limits");
   forgetRefusals();
 });
@@ -170,6 +170,39 @@ describe("refusals from memory", () => {
     assert.equal(a.status, 429);
     assert.equal(Number(a.headers["retry-after"]), 1, "never longer than the memory's bound");
     assert.deepEqual(reached, []);
+  });
+});
+
+describe("held refusals", () => {
+  test("a refusal from memory is held (REFUSAL_HOLD_MS), never past the time the budget frees; another user is answered meanwhile", async () => {
+    const cookie = "authjs.session-token=held.flood.token";
+    // Postgres refused this session's reads for the next 3 s; the process holds such refusals 2 s.
+    rememberRefusal([`reads:${sessionAlias(cookie)!}`], 3_000, 3_000, 1_200);
+    Object.assign(gate, { holdMs: 2_000 });
+    const heldBefore = gateCounts.held;
+    reached.length = 0;
+    let answered: Answer | null = null;
+    const refused = call("GET", "/api/v1/jobs", { cookie }).then((a) => (answered = a));
+    while (gateCounts.held === heldBefore) await new Promise((r) => setImmediate(r));
+    // While the flood's request is held, another tenant's member is answered by the route.
+    const other = await call("GET", "/api/v1/jobs?limit=1", bearer(gus));
+    assert.equal(other.status, 200);
+    assert.equal(answered, null, "the refusal is still held after another user's request was answered");
+    const a = await refused;
+    assert.equal(a.status, 429);
+    assert.match(String(a.headers["retry-after"]), /^[12]$/, "Retry-After counts from the answer, not the arrival");
+    assert.deepEqual(
+      reached.filter((r) => !r.endsWith(`Bearer ${gus}`)),
+      [],
+      "the held request never reached a route",
+    );
+
+    // A budget that frees sooner than the hold: answered when it frees, not later.
+    rememberRefusal([`reads:${sessionAlias(cookie)!}`], 0, 0, 1_200);
+    const heldNow = gateCounts.held;
+    const free = await call("GET", "/api/v1/jobs?limit=1", { cookie });
+    assert.notEqual(free.status, 429, "a budget Postgres no longer refuses goes on to the route");
+    assert.equal(gateCounts.held, heldNow);
   });
 });
 
