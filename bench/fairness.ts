@@ -1,5 +1,10 @@
 /**
- * npm run bench:fairness [-- --jobs 10000 --sleep-ms 50 --interactive 20 --backlog 100000 --runnable 3000]
+ * npm run bench:fairness [-- --cases probe,exports,queued --jobs 10000 --sleep-ms 50 --interactive 20
+ *                           --backlog 100000 --runnable 3000 --real-exports 300 --queued 1000000
+ *                           --queued-sleep-ms 2000 --b-exports 10]
+ *
+ * `probe` (1 and 2 below) runs probe jobs on worker pools of its own; `exports` and `queued`
+ * (bench/fairness-real.ts) run through the product as `npm start` runs it, with real exports.
  *
  * 1. Fairness. Tenant A floods `--jobs` bulk jobs (each `--sleep-ms` of work);
  *    tenant B submits `--interactive` interactive jobs spread over the run.
@@ -18,6 +23,7 @@ import type { ChildProcess } from "node:child_process";
 import { pool } from "@/lib/db";
 import { withScratchDatabase } from "../scripts/database";
 import { percentile, q, startWorker, stopProcess, waitUntil } from "./harness";
+import { printRealCases, realCases } from "./fairness-real";
 import "@/lib/workloads";
 
 type Tenants = { a: string; b: string; c: string };
@@ -181,8 +187,25 @@ async function main(): Promise<void> {
       interactive: { type: "string", default: "20" },
       backlog: { type: "string", default: "100000" },
       runnable: { type: "string", default: "3000" },
+      cases: { type: "string", default: "probe,exports,queued" },
+      "real-exports": { type: "string", default: "300" },
+      queued: { type: "string", default: "1000000" },
+      "queued-sleep-ms": { type: "string", default: "2000" },
+      "b-exports": { type: "string", default: "10" },
     },
   });
+  const cases = new Set(values.cases.split(","));
+  if (cases.has("exports") || cases.has("queued")) {
+    const real = await realCases({
+      exports: cases.has("exports") ? Number(values["real-exports"]) : 0,
+      queued: cases.has("queued") ? Number(values.queued) : 0,
+      queuedSleepMs: Number(values["queued-sleep-ms"]),
+      bExports: Number(values["b-exports"]),
+    });
+    console.log("\nFairness with real work: B's small exports beside A's backlog (npm start, default settings)");
+    printRealCases(real);
+  }
+  if (!cases.has("probe")) return;
   const o = { jobs: Number(values.jobs), sleepMs: Number(values["sleep-ms"]), interactive: Number(values.interactive) };
   const backlog = Number(values.backlog);
   const runnable = Number(values.runnable);
