@@ -16,7 +16,14 @@ import {
   XAxis,
   YAxis,
 } from "recharts";
-import { consoleKeys, fetchOverview, fetchPauses, type PauseDto, type SeriesPoint } from "@/lib/client/api";
+import {
+  consoleKeys,
+  fetchOverview,
+  fetchPauses,
+  type Overview,
+  type PauseDto,
+  type SeriesPoint,
+} from "@/lib/client/api";
 import { formatCount, formatDuration, formatTime } from "@/lib/client/format";
 import { useDisplayZone } from "@/lib/client/time-zone";
 import { statusColor } from "@/lib/client/status";
@@ -53,6 +60,35 @@ function Stat({ label, value, hint }: { label: string; value: string; hint?: str
       <p className="text-xl font-semibold tabular-nums">{value}</p>
       {hint ? <p className="text-xs text-slate-500">{hint}</p> : null}
     </div>
+  );
+}
+
+/** Where the overview was read and how far behind the read replica is (none configured: nothing). */
+function ReplicaNote({ readFrom, replica }: Pick<Overview, "readFrom" | "replica">) {
+  if (!replica) return null;
+  const lag = replica.lagMs === null ? null : ms(replica.lagMs);
+  const bound = ms(replica.maxLagMs);
+  const why =
+    readFrom === "replica"
+      ? `Read from the replica, ${lag ?? "?"} behind the primary (reads move to the primary past ${bound}).`
+      : replica.state === "ok"
+        ? `Read from the primary: you changed something in the last ${bound} (the replica is ${lag ?? "?"} behind).`
+        : replica.state === "lagging"
+          ? `Read from the primary: the replica is ${lag === null ? "too far" : lag} behind, over the ${bound} bound.`
+          : replica.state === "down"
+            ? "Read from the primary: the replica does not answer."
+            : replica.state === "not_standby"
+              ? "Read from the primary: the replica is not a standby (promoted, or the URL names a primary)."
+              : "Read from the primary: the replica's lag is not measured yet.";
+  const fallback = readFrom === "primary" && replica.state !== "ok";
+  return (
+    <p
+      className={`text-xs ${fallback ? "text-amber-800" : "text-slate-500"}`}
+      data-testid="overview-replica"
+      data-state={replica.state}
+    >
+      {why}
+    </p>
   );
 }
 
@@ -283,6 +319,7 @@ export function OverviewPanel({ isAdmin }: { isAdmin: boolean }) {
               ? `Counts as of ${formatAt(overview.data.countsAt)}; refreshed by the workers every few seconds.`
               : "No statistics yet: they appear once a worker has run its first rollup."}
           </p>
+          <ReplicaNote readFrom={overview.data.readFrom} replica={overview.data.replica} />
           <div className="grid grid-cols-2 gap-3 md:grid-cols-4 lg:grid-cols-8">
             <Stat label="Queued" value={formatCount(overview.data.totals.queued)} />
             <Stat label="Scheduled" value={formatCount(overview.data.totals.scheduled)} />

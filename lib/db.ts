@@ -9,11 +9,15 @@ import { PrismaClient } from "./generated/prisma/client";
 import { databaseUrl, env } from "./env";
 import { statementsSettled } from "./pooler";
 import { logger } from "./log";
+import { ReplicaProbe } from "./replica-probe";
 
 export { Prisma } from "./generated/prisma/client";
 export type { PrismaClient } from "./generated/prisma/client";
 
-type Handles = { pool: pg.Pool; prisma: PrismaClient; bookkeeping?: pg.Pool };
+/** The read replica's pool, its Prisma client and the probe that measures its lag (lib/replica-probe.ts). */
+export type Replica = { pool: pg.Pool; prisma: PrismaClient; probe: ReplicaProbe };
+
+type Handles = { pool: pg.Pool; prisma: PrismaClient; bookkeeping?: pg.Pool; replica?: Replica | null };
 const globalKey = Symbol.for("conveyor.db");
 const store = globalThis as unknown as { [globalKey]?: Handles };
 
@@ -93,6 +97,32 @@ export function bookkeepingPool(): pg.Pool {
   return h.bookkeeping;
 }
 
+/**
+ * The read replica (DATABASE_REPLICA_URL), made on first use with its lag probe running; null when
+ * none is configured. Only lib/read-db.ts decides what reads from it.
+ */
+export function replica(): Replica | null {
+  const h = handles();
+  if (h.replica === undefined) {
+    const url = env().DATABASE_REPLICA_URL;
+    if (!url) return (h.replica = null);
+    const replicaPool = new pg.Pool({
+      connectionString: url,
+      // The console's reads and the probe: a handful at once per process.
+      max: 6,
+      // A replica that does not answer is given up on soon: the read then goes to the primary.
+      connectionTimeoutMillis: 5_000,
+      keepAlive: true,
+    });
+    guardClients(replicaPool);
+    const prisma = new PrismaClient({ adapter: new PrismaPg(replicaPool) });
+    const probe = new ReplicaProbe(h.pool, replicaPool, () => env().DATABASE_REPLICA_MAX_LAG_MS);
+    h.replica = { pool: replicaPool, prisma, probe };
+    probe.start();
+  }
+  return h.replica;
+}
+
 const preparedNames = new Map<string, string>();
 
 /**
@@ -167,4 +197,9 @@ export async function closeDb(): Promise<void> {
   await h.prisma.$disconnect();
   await h.pool.end().catch(() => {});
   await h.bookkeeping?.end().catch(() => {});
+  if (h.replica) {
+    h.replica.probe.stop();
+    await h.replica.prisma.$disconnect();
+    await h.replica.pool.end().catch(() => {});
+  }
 }

@@ -30,6 +30,19 @@ const envSchema = z.object({
    * needs a session of its own: the LISTEN clients, graphile-worker, migrations. Unset: DATABASE_URL.
    */
   DATABASE_DIRECT_URL: z.string().url().optional(),
+  /**
+   * A streaming replica of the same database (a hot standby): the console's lists, overview, charts
+   * and GET /api/metrics read from it while it is reachable and within DATABASE_REPLICA_MAX_LAG_MS
+   * (lib/read-db.ts); everything else, and a reader who wrote within that time, reads the primary.
+   * Unset: every read goes to DATABASE_URL.
+   */
+  DATABASE_REPLICA_URL: z.string().url().optional(),
+  /**
+   * How far behind the primary the replica may be for reads to go to it, in ms (measured by comparing
+   * the primary's flushed WAL position with the replica's replayed one); past it they fall back to the
+   * primary. Also how long an operator's reads go to the primary after their own write.
+   */
+  DATABASE_REPLICA_MAX_LAG_MS: intFrom(5_000, 100, 600_000),
   /** Directory for local state: embedded Postgres data, exports, uploads, the generated auth secret. */
   CONVEYOR_DATA_DIR: z.string().default(".data"),
   /** Port of the embedded Postgres (only when DATABASE_URL is unset). */

@@ -20,6 +20,11 @@ export type Principal = {
   scopes: TokenScope[] | null;
   /** A browser session's sign-in time (ms; 0 when unknown): a password changed after it ends the session and its streams. */
   authAt?: number;
+  /**
+   * Until when (ms since the epoch) this principal's console reads go to the primary, not the read
+   * replica: set from a request's read-your-writes cookie (lib/http/read-window.ts), and by the CLI.
+   */
+  readPrimaryUntil?: number;
 };
 
 export const tokenScopes = ["read", "write"] as const;

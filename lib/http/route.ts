@@ -26,6 +26,7 @@ import {
 } from "../tracing";
 import { clientAddressFrom } from "./client";
 import { requirePrincipal } from "./principal";
+import { readPrimaryUntilOf, recordWrite } from "./read-window";
 import { errorResponse } from "./respond";
 
 type RouteContext<P> = { params: Promise<P> };
@@ -112,11 +113,27 @@ function traceRequest(req: Request, run: () => Promise<Response>): Promise<Respo
   );
 }
 
+/** `res` with the read-your-writes cookie when `writer` is an operator who sent a write (lib/http/read-window.ts). */
+function withWriteWindow(req: Request, writer: Principal | null, res: Response): Response {
+  const cookie = writer ? recordWrite(req, writer) : null;
+  if (cookie) {
+    try {
+      res.headers.append("Set-Cookie", cookie);
+    } catch {
+      /* an immutable response (a redirect): the window holds in this process only */
+    }
+  }
+  return res;
+}
+
 export function withPrincipal<P = Record<string, never>>(
   handler: (req: Request, principal: Principal, params: P) => Promise<Response>,
 ): (req: Request, ctx: RouteContext<P>) => Promise<Response> {
   // The request's span outside, its log line inside: the line carries the span's trace id.
   const logged = withRequestLog(async (req: Request, ctx: RouteContext<P>) => {
+    // Whose write this is, once known: it opens their read-your-writes window however it ends (a
+    // refused or failed write may still have changed something).
+    let writer: Principal | null = null;
     try {
       const budget = budgetOf(req.method);
       // A token or session this process saw refused is refused again at once, before it is even looked
@@ -136,7 +153,14 @@ export function withPrincipal<P = Record<string, never>>(
       if (alias) learnOwner(alias, principalKey(principal));
       requireScope(principal, budget === "reads" ? "read" : "write");
       const { headers } = await spendRateLimit(principalKey(principal), budget, alias ? [alias] : []);
-      const res = await handler(req, principal, await ctx.params);
+      writer = principal;
+      // Read your writes (lib/read-db.ts): a recent write's cookie sends this principal's console reads to the primary.
+      const readPrimaryUntil = readPrimaryUntilOf(req);
+      const res = await handler(
+        req,
+        readPrimaryUntil ? { ...principal, readPrimaryUntil } : principal,
+        await ctx.params,
+      );
       for (const [k, v] of Object.entries(headers)) {
         try {
           res.headers.set(k, v);
@@ -144,9 +168,9 @@ export function withPrincipal<P = Record<string, never>>(
           /* an immutable response (a redirect): its headers stay as they are */
         }
       }
-      return res;
+      return withWriteWindow(req, writer, res);
     } catch (err) {
-      return failedResponse(err);
+      return withWriteWindow(req, writer, failedResponse(err));
     }
   });
   return (req, ctx) => traceRequest(req, () => logged(req, ctx));

@@ -308,6 +308,22 @@ export const overviewSchema = z.object({
     oldestQueuedAt: nullableInstant,
   }),
   series: z.object({ hour: z.array(seriesPoint), day: z.array(seriesPoint) }),
+  readFrom: z
+    .enum(["replica", "primary"])
+    .describe(
+      "Where this overview was read: the read replica, or the primary (none, not fit, or the reader just wrote)",
+    ),
+  replica: z
+    .object({
+      state: z.enum(["unknown", "ok", "lagging", "down", "not_standby"]),
+      readsFrom: z.enum(["replica", "primary"]).describe("Where reads of someone without recent writes go now"),
+      lagMs: z.number().nullable().describe("How far behind the replica was at the last probe, in ms (at most)"),
+      lagBytes: z.number().nullable().describe("WAL bytes flushed on the primary and not yet replayed on the replica"),
+      maxLagMs: z.number().describe("DATABASE_REPLICA_MAX_LAG_MS: past it reads fall back to the primary"),
+      probedAt: nullableInstant,
+    })
+    .nullable()
+    .describe("The read replica (DATABASE_REPLICA_URL); null when none is configured"),
 });
 
 const workerSchema = z.object({

@@ -2,14 +2,15 @@
  * The operator console's read side: dead letters grouped by error, stuck jobs
  * with a suggested action (stuck.ts), the worker fleet (platform admins) and the audit
  * log. Operators see their own tenant; platform admins every tenant (with an
- * optional tenant filter).
+ * optional tenant filter). Each reads the read replica when there is one fit to read
+ * (lib/read-db.ts), else the primary.
  */
 import { z } from "zod";
 import { requirePlatformAdmin } from "../auth/authorize";
 import type { Principal } from "../auth/principal";
-import { db } from "../db";
 import { env } from "../env";
 import { parseOrThrow } from "../errors";
+import { withReadDb } from "../read-db";
 import { isoInstant } from "../validation";
 import { consoleTenant, tenantParam } from "./console-tenant";
 import type { WorkerDto } from "./workers";
@@ -57,20 +58,22 @@ export const deadLetterGroupsSchema = z
 export async function listDeadLetterGroups(principal: Principal, raw: unknown): Promise<DeadLetterGroupDto[]> {
   const { tenant, queue, type, errorClass, from } = parseOrThrow(deadLetterGroupsSchema, raw);
   const tenantId = await consoleTenant(principal, tenant);
-  const rows = await db().$queryRaw<
-    {
-      type: string;
-      queue: string;
-      errorClass: string | null;
-      fingerprint: string | null;
-      sample: string | null;
-      count: bigint;
-      attempts: number;
-      firstAt: Date;
-      lastAt: Date;
-      tenants: bigint;
-    }[]
-  >`
+  const rows = await withReadDb(
+    principal,
+    (rdb) => rdb.$queryRaw<
+      {
+        type: string;
+        queue: string;
+        errorClass: string | null;
+        fingerprint: string | null;
+        sample: string | null;
+        count: bigint;
+        attempts: number;
+        firstAt: Date;
+        lastAt: Date;
+        tenants: bigint;
+      }[]
+    >`
     SELECT type, min(queue) AS queue, error_class AS "errorClass", error_fingerprint AS fingerprint,
            min(error_message) AS sample, count(*) AS count, max(attempts)::int AS attempts,
            min(finished_at) AS "firstAt", max(finished_at) AS "lastAt", count(DISTINCT tenant_id) AS tenants
@@ -83,7 +86,8 @@ export async function listDeadLetterGroups(principal: Principal, raw: unknown): 
       AND (${from ?? null}::timestamptz IS NULL OR finished_at >= ${from ?? null}::timestamptz)
     GROUP BY type, error_class, error_fingerprint
     ORDER BY count(*) DESC, max(finished_at) DESC
-    LIMIT 200`;
+    LIMIT 200`,
+  );
   return rows.map((r) => ({
     ...r,
     count: Number(r.count),
@@ -100,14 +104,16 @@ export type { WorkerDto, WorkerPoolDto } from "./workers";
 /** The worker fleet from the registry: live ones first, then the newest stopped or dead (100). Platform admins. */
 export async function listWorkers(principal: Principal): Promise<WorkerDto[]> {
   requirePlatformAdmin(principal, "The worker fleet");
-  const [workers, running] = await Promise.all([
-    db().worker.findMany({
-      orderBy: [{ stoppedAt: { sort: "desc", nulls: "first" } }, { startedAt: "desc" }],
-      take: 100,
-    }),
-    db().$queryRaw<{ owner: string; n: bigint }[]>`
-      SELECT lease_owner AS owner, count(*) AS n FROM jobs WHERE status = 'running' GROUP BY 1`,
-  ]);
+  const [workers, running] = await withReadDb(principal, (rdb) =>
+    Promise.all([
+      rdb.worker.findMany({
+        orderBy: [{ stoppedAt: { sort: "desc", nulls: "first" } }, { startedAt: "desc" }],
+        take: 100,
+      }),
+      rdb.$queryRaw<{ owner: string; n: bigint }[]>`
+        SELECT lease_owner AS owner, count(*) AS n FROM jobs WHERE status = 'running' GROUP BY 1`,
+    ]),
+  );
   const deadAfter = env().WORKER_DEAD_AFTER_MS;
   return workers.map((w) => ({
     id: w.id,
@@ -166,21 +172,23 @@ export async function listAudit(
 ): Promise<{ entries: AuditEntryDto[]; nextCursor: string | null }> {
   const q = parseOrThrow(auditQuerySchema, raw);
   const tenantId = await consoleTenant(principal, q.tenant);
-  const rows = await db().auditLog.findMany({
-    where: {
-      ...(tenantId ? { tenantId } : {}),
-      ...(q.action ? (q.action.endsWith(".") ? { action: { startsWith: q.action } } : { action: q.action }) : {}),
-      ...(q.actor ? { actorUser: { email: { contains: q.actor, mode: "insensitive" as const } } } : {}),
-      ...(q.target ? { targetIds: { has: q.target } } : {}),
-      ...(q.from || q.to
-        ? { createdAt: { ...(q.from ? { gte: new Date(q.from) } : {}), ...(q.to ? { lt: new Date(q.to) } : {}) } }
-        : {}),
-      ...(q.cursor ? { id: { lt: BigInt(q.cursor) } } : {}),
-    },
-    include: { actorUser: { select: { email: true } }, tenant: { select: { id: true, slug: true } } },
-    orderBy: { id: "desc" },
-    take: q.limit + 1,
-  });
+  const rows = await withReadDb(principal, (rdb) =>
+    rdb.auditLog.findMany({
+      where: {
+        ...(tenantId ? { tenantId } : {}),
+        ...(q.action ? (q.action.endsWith(".") ? { action: { startsWith: q.action } } : { action: q.action }) : {}),
+        ...(q.actor ? { actorUser: { email: { contains: q.actor, mode: "insensitive" as const } } } : {}),
+        ...(q.target ? { targetIds: { has: q.target } } : {}),
+        ...(q.from || q.to
+          ? { createdAt: { ...(q.from ? { gte: new Date(q.from) } : {}), ...(q.to ? { lt: new Date(q.to) } : {}) } }
+          : {}),
+        ...(q.cursor ? { id: { lt: BigInt(q.cursor) } } : {}),
+      },
+      include: { actorUser: { select: { email: true } }, tenant: { select: { id: true, slug: true } } },
+      orderBy: { id: "desc" },
+      take: q.limit + 1,
+    }),
+  );
   const page = rows.slice(0, q.limit);
   return {
     entries: page.map((r) => ({

@@ -23,9 +23,10 @@
  */
 import { z } from "zod";
 import type { Principal } from "../auth/principal";
-import { db } from "../db";
+import { db, type PrismaClient } from "../db";
 import { env } from "../env";
 import { parseOrThrow } from "../errors";
+import { withReadDb } from "../read-db";
 import { queueNames, queueSpec } from "../jobs/registry";
 import type { Threshold } from "../jobs/task";
 import { consoleTenant } from "./console";
@@ -192,8 +193,8 @@ export type ReadyScope = { queue: string; tenantId: string; type: string; oldest
  * Per (queue, tenant, type) with a job due to run: its oldest run_at. A skip
  * scan over jobs_ready_idx: one index probe per scope, whatever the backlog.
  */
-export async function readyScopes(): Promise<ReadyScope[]> {
-  return db().$queryRaw<ReadyScope[]>`
+export async function readyScopes(from: PrismaClient = db()): Promise<ReadyScope[]> {
+  return from.$queryRaw<ReadyScope[]>`
     WITH RECURSIVE k AS (
       (SELECT queue, tenant_id, type FROM jobs WHERE status IN ('queued', 'retrying')
        ORDER BY queue, tenant_id, type LIMIT 1)
@@ -215,16 +216,18 @@ export async function readyScopes(): Promise<ReadyScope[]> {
 /**
  * Every health signal, fleet-wide per queue and per (queue, tenant), with no
  * authorization: for the metrics endpoint and `getHealth`. `tenantId` limits
- * the tenant rows to one tenant and lists each queue for it even when idle.
+ * the tenant rows to one tenant and lists each queue for it even when idle. `from`: the database
+ * read (the primary, or the read replica: lib/read-db.ts).
  */
 export async function computeHealth(
   tenantId: string | null = null,
   ready?: ReadyScope[],
+  from: PrismaClient = db(),
 ): Promise<{ queues: HealthRowDto[]; tenants: HealthRowDto[]; statsTo: Date | null }> {
   const deadAfterSecs = env().WORKER_DEAD_AFTER_MS / 1000;
   const [scopes, stats, workers, running, admitted, caps, limits, rollup] = await Promise.all([
-    ready ?? readyScopes(),
-    db().$queryRaw<
+    ready ?? readyScopes(from),
+    from.$queryRaw<
       { queue: string; tenantId: string; started: bigint; retries: bigint; hist: number[]; dead: bigint }[]
     >`
       SELECT queue, tenant_id AS "tenantId",
@@ -236,19 +239,19 @@ export async function computeHealth(
            (SELECT date_trunc('minute', now()) - make_interval(mins => ${HEALTH_WINDOW_MINUTES - 1}::int) AS since) w
       WHERE bucket >= date_trunc('minute', now()) - make_interval(mins => ${DEAD_LETTER_WINDOW_MINUTES - 1}::int)
       GROUP BY 1, 2`,
-    db().$queryRaw<{ id: string; queues: string[] | null; concurrency: number }[]>`
+    from.$queryRaw<{ id: string; queues: string[] | null; concurrency: number }[]>`
       SELECT id, queues, concurrency FROM workers
       WHERE state IN ('running', 'stopping') AND heartbeat_at > now() - make_interval(secs => ${deadAfterSecs}::float8)`,
-    db().$queryRaw<{ owner: string; n: bigint }[]>`
+    from.$queryRaw<{ owner: string; n: bigint }[]>`
       SELECT lease_owner AS owner, count(*) AS n FROM jobs
       WHERE status = 'running' AND lease_owner IS NOT NULL GROUP BY 1`,
-    db().$queryRaw<{ queue: string; tenantId: string; n: bigint }[]>`
+    from.$queryRaw<{ queue: string; tenantId: string; n: bigint }[]>`
       SELECT queue, tenant_id AS "tenantId", count(*) AS n FROM jobs
       WHERE admitted_at IS NOT NULL AND status IN ('queued', 'retrying', 'running') GROUP BY 1, 2`,
-    db().$queryRaw<{ name: string; tenantCap: number }[]>`SELECT name, tenant_cap AS "tenantCap" FROM queues`,
-    db().$queryRaw<{ queue: string; tenantId: string; maxRunning: number | null }[]>`
+    from.$queryRaw<{ name: string; tenantCap: number }[]>`SELECT name, tenant_cap AS "tenantCap" FROM queues`,
+    from.$queryRaw<{ queue: string; tenantId: string; maxRunning: number | null }[]>`
       SELECT queue, tenant_id AS "tenantId", max_running AS "maxRunning" FROM tenant_queue_limits`,
-    db().statsRollup.findUnique({ where: { id: 1 } }),
+    from.statsRollup.findUnique({ where: { id: 1 } }),
   ]);
 
   const now = Date.now();
@@ -282,7 +285,7 @@ export async function computeHealth(
   const tenantIds = [...new Set([...raws.values()].map((r) => r.tenantId))];
   const slugs = new Map(
     (tenantIds.length
-      ? await db().tenant.findMany({ where: { id: { in: tenantIds } }, select: { id: true, slug: true } })
+      ? await from.tenant.findMany({ where: { id: { in: tenantIds } }, select: { id: true, slug: true } })
       : []
     ).map((t) => [t.id, t.slug]),
   );
@@ -329,7 +332,7 @@ export const healthQuerySchema = z
 export async function getHealth(principal: Principal, raw: unknown): Promise<Health> {
   const q = parseOrThrow(healthQuerySchema, raw);
   const tenantId = await consoleTenant(principal, q.tenant);
-  const h = await computeHealth(tenantId);
+  const h = await withReadDb(principal, (rdb) => computeHealth(tenantId, undefined, rdb));
   return {
     at: new Date().toISOString(),
     statsTo: h.statsTo?.toISOString() ?? null,

@@ -7,7 +7,7 @@ import { z } from "zod";
 import { recordAuditPerTenant } from "../audit";
 import { requireOperator, tenantScope } from "../auth/authorize";
 import type { Principal } from "../auth/principal";
-import { db, Prisma } from "../db";
+import { db, Prisma, type PrismaClient } from "../db";
 import { AppError, notFound, parseOrThrow } from "../errors";
 import { isUuid, parseIdOr404 } from "../ids";
 import { admitQueue } from "../admission/admitter";
@@ -18,6 +18,7 @@ import { queueNameSchema, sensitiveFields } from "../jobs/registry";
 import { jobView } from "../jobs/view";
 import type { JobDto } from "../jobs/dto";
 import { decodeCursor, encodeCursor, jobStatuses } from "../jobs/queries";
+import { withReadDb } from "../read-db";
 import { isoInstant } from "../validation";
 import { consoleTenant } from "./console";
 
@@ -134,8 +135,8 @@ async function filterConditions(principal: Principal, f: OpsJobFilter): Promise<
 }
 
 /** The jobs with these ids, in the order of the ids, with who asked for each (`requestedBy`). */
-async function jobsInOrder(ids: string[]) {
-  const rows = await db().job.findMany({
+async function jobsInOrder(ids: string[], from: PrismaClient) {
+  const rows = await from.job.findMany({
     where: { id: { in: ids } },
     include: { createdBy: { select: { email: true } } },
   });
@@ -143,7 +144,11 @@ async function jobsInOrder(ids: string[]) {
   return ids.flatMap((id) => byId.get(id) ?? []);
 }
 
-/** Jobs matching a filter, newest first, keyset-paged. Operators (own tenant), platform admins. */
+/**
+ * Jobs matching a filter, newest first, keyset-paged. Operators (own tenant), platform admins. Read
+ * from the replica when it is fit (lib/read-db.ts); the active pauses a waiting job shows come from
+ * the primary (a small table, and the one an operator just changed).
+ */
 export async function listOpsJobs(
   principal: Principal,
   raw: unknown,
@@ -152,18 +157,22 @@ export async function listOpsJobs(
   const cursor = rawCursor ? decodeCursor(rawCursor) : null;
   const conds = await filterConditions(principal, filter);
   if (cursor) conds.push(Prisma.sql`(created_at, id) < (${cursor.createdAt}, ${cursor.id}::uuid)`);
-  const ids = await db().$queryRaw<{ id: string }[]>`
-    SELECT id FROM jobs WHERE ${Prisma.join(conds, " AND ")}
-    ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`;
-  const rows = await jobsInOrder(ids.map((r) => r.id));
-  const page = rows.slice(0, limit);
-  const [scopes, tenants] = await Promise.all([
-    pauseScopesFor(page),
-    db().tenant.findMany({
+  const { rows, page, tenants } = await withReadDb(principal, async (rdb) => {
+    const ids = await rdb.$queryRaw<{ id: string }[]>`
+      SELECT id FROM jobs WHERE ${Prisma.join(conds, " AND ")}
+      ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`;
+    const rows = await jobsInOrder(
+      ids.map((r) => r.id),
+      rdb,
+    );
+    const page = rows.slice(0, limit);
+    const tenants = await rdb.tenant.findMany({
       where: { id: { in: [...new Set(page.map((j) => j.tenantId))] } },
       select: { id: true, slug: true },
-    }),
-  ]);
+    });
+    return { rows, page, tenants };
+  });
+  const scopes = await pauseScopesFor(page);
   const last = page.at(-1);
   return {
     jobs: page.map((j) => jobView(j, [], scopes)),

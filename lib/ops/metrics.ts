@@ -6,14 +6,17 @@
  * attempts with their durations. Counters and the histogram are read from the
  * statistics rollup's running totals (`readStatTotals`), which pruning the job
  * history never lowers; they lag by up to one rollup tick (STATS_ROLLUP_MS).
- * One scrape reads each source once (`Snapshot`), however many metrics use it.
+ * One scrape reads each source once (`Snapshot`), however many metrics use it, and all of them from
+ * one database: the read replica when it is fit (lib/read-db.ts), else the primary; the replica's own
+ * state and lag are exported too (`conveyor_replica_*`).
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import { Counter, Gauge, Registry } from "prom-client";
 import type { Principal } from "../auth/principal";
-import { db } from "../db";
+import type { PrismaClient } from "../db";
 import { env } from "../env";
 import { AppError } from "../errors";
+import { replicaStatus, withReadDb, type ReplicaStatusDto } from "../read-db";
 import { queueNames } from "../jobs/registry";
 import {
   HEALTH_SIGNALS,
@@ -32,20 +35,30 @@ const BUCKETS = RUNTIME_BOUNDS_MS.map((ms) => ms / 1000);
 
 /** What one scrape reads, once, for all the metrics built from it. */
 type Snapshot = {
+  /** The database this scrape reads (the replica or the primary). */
+  db: PrismaClient;
+  replica: ReplicaStatusDto | null;
   ready: ReadyScope[];
   health: { queues: HealthRowDto[]; tenants: HealthRowDto[] };
   totals: StatTotals[];
   slugs: Map<string, string>;
 };
 
-async function takeSnapshot(): Promise<Snapshot> {
-  const ready = await readyScopes();
+async function takeSnapshot(from: PrismaClient): Promise<Snapshot> {
+  const ready = await readyScopes(from);
   const [health, totals, tenants] = await Promise.all([
-    computeHealth(null, ready),
-    readStatTotals(),
-    db().tenant.findMany({ select: { id: true, slug: true } }),
+    computeHealth(null, ready, from),
+    readStatTotals(from),
+    from.tenant.findMany({ select: { id: true, slug: true } }),
   ]);
-  return { ready, health, totals, slugs: new Map(tenants.map((t) => [t.id, t.slug])) };
+  return {
+    db: from,
+    replica: replicaStatus(),
+    ready,
+    health,
+    totals,
+    slugs: new Map(tenants.map((t) => [t.id, t.slug])),
+  };
 }
 
 function build(snap: () => Snapshot): Registry {
@@ -60,7 +73,7 @@ function build(snap: () => Snapshot): Registry {
       this.reset();
       // The rollup's snapshot (as of its last tick, STATS_ROLLUP_MS): counting a large backlog
       // in `jobs` at every scrape would cost as much as the backlog is long.
-      const rows = await db().$queryRaw<{ queue: string; type: string; status: string; n: bigint }[]>`
+      const rows = await snap().db.$queryRaw<{ queue: string; type: string; status: string; n: bigint }[]>`
         SELECT queue, type, state AS status, sum(n) AS n FROM job_state_counts
         WHERE state IN ('scheduled', 'queued', 'retrying', 'running') GROUP BY 1, 2, 3`;
       for (const r of rows) this.set({ queue: r.queue, type: r.type, status: r.status }, Number(r.n));
@@ -94,7 +107,7 @@ function build(snap: () => Snapshot): Registry {
     registers: [registry],
     async collect() {
       this.reset();
-      const rows = await db().$queryRaw<{ type: string; n: bigint }[]>`
+      const rows = await snap().db.$queryRaw<{ type: string; n: bigint }[]>`
         SELECT type, sum(n) AS n FROM job_state_counts WHERE state = 'dead' GROUP BY 1`;
       for (const r of rows) this.set({ type: r.type }, Number(r.n));
     },
@@ -107,7 +120,7 @@ function build(snap: () => Snapshot): Registry {
     registers: [registry],
     async collect() {
       this.reset();
-      const rows = await db().$queryRaw<{ queues: string; n: bigint }[]>`
+      const rows = await snap().db.$queryRaw<{ queues: string; n: bigint }[]>`
         SELECT array_to_string(queues, ',') AS queues, count(*) AS n FROM workers
         WHERE state = 'running' AND heartbeat_at > now() - make_interval(secs => ${env().WORKER_DEAD_AFTER_MS / 1000}::float8)
         GROUP BY 1`;
@@ -246,6 +259,45 @@ function build(snap: () => Snapshot): Registry {
     },
   });
 
+  // The read replica (DATABASE_REPLICA_URL): no sample when none is configured, or for a value not
+  // measured (its lag while it does not answer); prom-client's Gauge always has one without labels.
+  const replicaGauge = (name: string, help: string, value: (r: ReplicaStatusDto) => number | null) =>
+    registry.registerMetric({
+      name,
+      help,
+      type: "gauge",
+      get() {
+        const r = snap().replica;
+        const v = r ? value(r) : null;
+        return { name, help, type: "gauge", values: v === null ? [] : [{ labels: {}, value: v }], aggregator: "omit" };
+      },
+      reset() {},
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    } as any);
+  replicaGauge("conveyor_replica_up", "1 when the read replica answered the last probe as a standby, else 0", (r) =>
+    r.state === "ok" || r.state === "lagging" ? 1 : 0,
+  );
+  replicaGauge(
+    "conveyor_replica_in_use",
+    "1 when the console's and these metrics' reads go to the read replica, 0 when they fell back to the primary",
+    (r) => (r.readsFrom === "replica" ? 1 : 0),
+  );
+  replicaGauge(
+    "conveyor_replica_lag_seconds",
+    "How far the read replica was behind the primary at the last probe (an upper bound; docs/OPERATIONS.md)",
+    (r) => (r.lagMs === null ? null : r.lagMs / 1000),
+  );
+  replicaGauge(
+    "conveyor_replica_lag_bytes",
+    "WAL bytes flushed on the primary and not yet replayed on the read replica, at the last probe",
+    (r) => r.lagBytes,
+  );
+  replicaGauge(
+    "conveyor_replica_max_lag_seconds",
+    "The bound past which reads fall back to the primary (DATABASE_REPLICA_MAX_LAG_MS)",
+    (r) => r.maxLagMs / 1000,
+  );
+
   // A histogram aggregated in SQL: prom-client's Histogram only counts observations
   // made in this process, and attempts run in the workers. Formatted by the registry.
   registry.registerMetric({
@@ -320,8 +372,11 @@ export function authorizeMetrics(principal: Principal | null, bearer: string | n
 
 /** The exposition text and its content type. */
 export async function renderMetrics(): Promise<{ body: string; contentType: string }> {
-  // Concurrent scrapes each take their own snapshot; a metric reads whichever is newest, all of them fresh.
-  snapshot = await takeSnapshot();
-  registry ??= build(current);
-  return { body: await registry.metrics(), contentType: registry.contentType };
+  const reg = (registry ??= build(current));
+  // On the replica when it is fit; a scrape that fails there is taken again on the primary.
+  return withReadDb(null, async (from) => {
+    // Concurrent scrapes each take their own snapshot; a metric reads whichever is newest, all of them fresh.
+    snapshot = await takeSnapshot(from);
+    return { body: await reg.metrics(), contentType: reg.contentType };
+  });
 }

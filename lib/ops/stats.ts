@@ -6,8 +6,9 @@
  */
 import { z } from "zod";
 import type { Principal } from "../auth/principal";
-import { db, Prisma } from "../db";
+import { db, Prisma, type PrismaClient } from "../db";
 import { parseOrThrow } from "../errors";
+import { replicaStatus, withReadDb, type ReadSource, type ReplicaStatusDto } from "../read-db";
 import { queueNameSchema } from "../jobs/registry";
 import { consoleTenant } from "./console-tenant";
 import { histogramSum, RUNTIME_BOUNDS_MS } from "./rollup";
@@ -64,6 +65,10 @@ export type Overview = {
   };
   /** Last hour per minute, last day per 15 minutes. */
   series: { hour: SeriesPoint[]; day: SeriesPoint[] };
+  /** Where this overview was read: the read replica, or the primary (no replica, or it is not fit, or the reader just wrote). */
+  readFrom: ReadSource;
+  /** The read replica's state and lag (DATABASE_REPLICA_URL); null when there is none. */
+  replica: ReplicaStatusDto | null;
 };
 
 type Bin = { at: Date; queue: string; type: string; succeeded: number; failed: number; dead: number; hist: number[] };
@@ -112,13 +117,14 @@ function windowOf(minuteBins: Bin[], n: number, statsTo: Date | null): Window {
 }
 
 async function bins(
+  from: PrismaClient,
   tenantId: string | null,
   f: { queue?: string; type?: string },
   /** Minutes back from the start of the current minute bin (exclusive of older bins). */
   minutes: number,
   width: string,
 ): Promise<Bin[]> {
-  const rows = await db().$queryRaw<
+  const rows = await from.$queryRaw<
     { at: Date; queue: string; type: string; succeeded: bigint; failed: bigint; dead: bigint; hist: number[] }[]
   >`
     SELECT date_bin(${Prisma.raw(`'${width}'`)}::interval, bucket, '2000-01-01') AS at, queue, type,
@@ -167,23 +173,31 @@ function series(rows: Bin[], points: number, widthMs: number): SeriesPoint[] {
  * Per queue and job type: how many jobs are queued, scheduled, running,
  * retrying and dead, the oldest queued one, throughput and failure rate over
  * the last 5 minutes and hour, runtime p50 and p99; and charts of the last
- * hour and day. Operators (own tenant), platform admins (all, or one tenant).
+ * hour and day; and the read replica's lag when there is one (the overview reads it when it is
+ * fit: lib/read-db.ts). Operators (own tenant), platform admins (all, or one tenant).
  */
 export async function getOverview(principal: Principal, raw: unknown): Promise<Overview> {
   const f = parseOrThrow(overviewSchema, raw);
   const tenantId = await consoleTenant(principal, f.tenant);
-  const [counts, hourBins, dayBins, state] = await Promise.all([
-    db().$queryRaw<{ queue: string; type: string; state: string; n: bigint; oldestAt: Date | null }[]>`
+  const [[counts, hourBins, dayBins, state], readFrom] = await withReadDb(
+    principal,
+    async (rdb, source) =>
+      [
+        await Promise.all([
+          rdb.$queryRaw<{ queue: string; type: string; state: string; n: bigint; oldestAt: Date | null }[]>`
       SELECT queue, type, state, sum(n) AS n, min(oldest_at) AS "oldestAt"
       FROM job_state_counts
       WHERE (${tenantId}::uuid IS NULL OR tenant_id = ${tenantId}::uuid)
         AND (${f.queue ?? null}::text IS NULL OR queue = ${f.queue ?? null})
         AND (${f.type ?? null}::text IS NULL OR type = ${f.type ?? null})
       GROUP BY 1, 2, 3`,
-    bins(tenantId, f, 60, "1 minute"),
-    bins(tenantId, f, 24 * 60, "15 minutes"),
-    db().statsRollup.findUnique({ where: { id: 1 } }),
-  ]);
+          bins(rdb, tenantId, f, 60, "1 minute"),
+          bins(rdb, tenantId, f, 24 * 60, "15 minutes"),
+          rdb.statsRollup.findUnique({ where: { id: 1 } }),
+        ]),
+        source,
+      ] as const,
+  );
 
   const statsTo = state?.countsAt ? state.rolledTo : null;
   const keys = new Map<string, { queue: string; type: string }>();
@@ -232,6 +246,8 @@ export async function getOverview(principal: Principal, raw: unknown): Promise<O
       last1h: windowOf(hourBins, 60, statsTo),
     },
     series: { hour: series(hourBins, 60, 60_000), day: series(dayBins, 96, 15 * 60_000) },
+    readFrom,
+    replica: replicaStatus(),
   };
 }
 
@@ -262,10 +278,10 @@ export type StatTotals = {
  * totals plus the minutes not yet folded, read in one statement. Only grows
  * (pruning history or aging out minute rows takes nothing away), so it feeds
  * Prometheus counters. Attempts counted by the rollup's tick: up to
- * STATS_ROLLUP_MS late.
+ * STATS_ROLLUP_MS late. `from`: the database to read (the metrics read the replica when it is fit).
  */
-export async function readStatTotals(): Promise<StatTotals[]> {
-  const rows = await db().$queryRaw<
+export async function readStatTotals(from: PrismaClient = db()): Promise<StatTotals[]> {
+  const rows = await from.$queryRaw<
     (Omit<StatTotals, "runtimeHist"> & { runtimeHist: (bigint | number)[] } & Record<string, unknown>)[]
   >`
     WITH s AS (

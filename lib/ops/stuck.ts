@@ -4,9 +4,10 @@
  */
 import { z } from "zod";
 import type { Principal } from "../auth/principal";
-import { db, Prisma } from "../db";
+import { Prisma } from "../db";
 import { env } from "../env";
 import { parseOrThrow } from "../errors";
+import { withReadDb } from "../read-db";
 import { consoleTenant, tenantParam } from "./console-tenant";
 
 /** The pause that holds a stuck job (or a waiting parent's parts). */
@@ -102,7 +103,9 @@ export async function listStuckJobs(principal: Principal, raw: unknown): Promise
     pauseSince: Date | null;
     partsOpen: number | null;
   };
-  const rows = await db().$queryRaw<Row[]>`
+  const rows = await withReadDb(
+    principal,
+    (rdb) => rdb.$queryRaw<Row[]>`
     (SELECT id, tenant_id AS "tenantId", type, queue, status::text, attempts, max_attempts AS "maxAttempts", input,
             CASE WHEN lease_expires_at < now() THEN 'lease_expired' ELSE 'no_heartbeat' END AS kind,
             CASE WHEN lease_expires_at < now() THEN lease_expires_at ELSE heartbeat_at END AS since,
@@ -149,7 +152,8 @@ export async function listStuckJobs(principal: Principal, raw: unknown): Promise
      FROM jobs
      WHERE status = 'retrying' AND (${tenantId}::uuid IS NULL OR tenant_id = ${tenantId}::uuid)
        AND attempts >= ${q.attempts}
-     ORDER BY attempts DESC LIMIT 100)`;
+     ORDER BY attempts DESC LIMIT 100)`,
+  );
   return rows.map(
     ({ errorMessage, since, pauseId, pauseQueue, pauseType, pauseReason, pauseBy, pauseSince, partsOpen, ...r }) => {
       const pause =

@@ -135,6 +135,13 @@ export type Acting = {
  * platform admin keeps their platform-wide view and acts on `--tenant`.
  */
 export async function actingAs(opts: ActingOpts): Promise<Acting> {
+  const acting = await resolveActing(opts);
+  // The CLI reads the primary, never the read replica: each command is its own process, so none
+  // would know the write the command before it made (`replay`, then `list`).
+  return { ...acting, principal: { ...acting.principal, readPrimaryUntil: Number.POSITIVE_INFINITY } };
+}
+
+async function resolveActing(opts: ActingOpts): Promise<Acting> {
   const raw = opts.as ?? opts.email;
   if (!raw) throw new UsageError("--as is required: the e-mail of the user to act as");
   const email = raw.trim().toLowerCase();
