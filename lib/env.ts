@@ -80,8 +80,12 @@ const envSchema = z.object({
   WORKER_CONCURRENCY: intFrom(4, 1, MAX_CONCURRENCY),
   /** Queues a worker process serves, comma-separated (`--queues` overrides it); they share its slots. Unset: every queue. */
   WORKER_QUEUES: z.string().optional(),
-  /** Default cap: jobs of one tenant admitted or running at once in the interactive queue. */
-  QUEUE_INTERACTIVE_TENANT_CAP: intFrom(4, 0, 100_000),
+  /**
+   * Default cap: jobs of one tenant admitted or running at once in the interactive queue. One less
+   * than npm start's interactive pool (WORKER_CONCURRENCY, 4): one tenant's backlog never holds every
+   * slot, so another tenant's request starts at once instead of after the first tenant's jobs end.
+   */
+  QUEUE_INTERACTIVE_TENANT_CAP: intFrom(3, 0, 100_000),
   /** Jobs of all tenants admitted or running at once in the interactive queue (graphile's runnable set). */
   QUEUE_INTERACTIVE_WINDOW: intFrom(32, 1, 100_000),
   /** Default cap: jobs of one tenant admitted or running at once in the bulk queue. */
@@ -100,6 +104,13 @@ const envSchema = z.object({
   REAPER_INTERVAL_MS: intFrom(1_000, 100, 60_000),
   /** `npm start` restarts a worker that exits after this long, doubling while it keeps dying young, in ms. */
   WORKER_RESTART_DELAY_MS: intFrom(1_000, 10, 600_000),
+  /**
+   * The CPU niceness `npm start` gives its worker processes (0–19; 0: the same as the web server's).
+   * Background work then yields the cores to requests: with exports compressing on every core, a
+   * user's page is answered first. Under a full load the workers still get about a third of the CPU
+   * the web server gets (Linux weights 335 against 1024 at 5), so their leases are renewed.
+   */
+  WORKER_NICE: intFrom(5, 0, 19),
   /** The longest wait before `npm start` restarts a worker, in ms. */
   WORKER_RESTART_MAX_DELAY_MS: intFrom(30_000, 10, 3_600_000),
   /** Set by `npm start` for a worker it restarted: how many times it restarted this pool so far (recorded in the worker registry). */

@@ -11,6 +11,7 @@
 import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
+import { setPriority } from "node:os";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -257,7 +258,15 @@ async function main(): Promise<void> {
         { ...childOptions, env: workerEnv },
       );
       children.push(worker);
-      if (worker.pid !== undefined) guard.waitFor(worker.pid);
+      if (worker.pid !== undefined) {
+        guard.waitFor(worker.pid);
+        // Background work yields the cores to requests: a user's page stays quick while exports gzip.
+        try {
+          if (env().WORKER_NICE) setPriority(worker.pid, env().WORKER_NICE);
+        } catch (err) {
+          startLog.warn(`[start] could not lower the ${pool.queues} worker's CPU priority: ${(err as Error).message}`);
+        }
+      }
       let ended = false;
       const onEnd = (how: string, declaredDead: boolean) => {
         if (ended) return;

@@ -23,7 +23,11 @@ export function graphileLogger(log: PinoLogger): Logger {
       // runner's own line about the attempt, which has the job's fields: debug. (Its meta, which
       // holds the job row and its payload, is never logged.)
       const perJob = level === "info" && (scope.jobId || /^Completed task /.test(message));
-      const pinoLevel = perJob ? "debug" : (levels[level] ?? "info");
+      // Its advice to size the pool by the concurrency assumes a job holds a connection while it
+      // runs; ours do not (docs/ARCHITECTURE.md, "Concurrency"): the webhooks pool's 1,024 attempts
+      // share a few connections by design.
+      const poolAdvice = level === "warning" && /maxPoolSize .* smaller than concurrency/.test(message);
+      const pinoLevel = perJob || poolAdvice ? "debug" : (levels[level] ?? "info");
       log[pinoLevel](fields, `[graphile-worker] ${message}`);
     };
   };
