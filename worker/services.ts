@@ -35,11 +35,13 @@ export function engineServices(heartbeat: Heartbeat): Service[] {
       runAtStart: true,
       async run(ctx) {
         const r = await reap({ deadAfterMs: env().WORKER_DEAD_AFTER_MS, selfId: ctx.workerId });
-        return [
+        const lines = [
           ...(r.deadWorkers.length ? [`declared dead: ${r.deadWorkers.join(", ")}`] : []),
           ...r.reapedJobs.map((j) => `job ${j.id} (lease of ${j.previousOwner}) → ${j.status}`),
           ...r.redispatched.map((j) => `job ${j} had lost its dispatch; dispatched again`),
         ];
+        // A dead worker may have held a thousand attempts: the next batch at once, not a tick later.
+        return r.more ? { lines, nextInMs: 0 } : lines;
       },
     }),
     loop({

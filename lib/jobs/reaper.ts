@@ -23,6 +23,8 @@ export type ReapResult = {
   deadWorkers: string[];
   reapedJobs: { id: string; status: string; previousOwner: string | null }[];
   redispatched: string[];
+  /** A full batch of lost attempts was reaped: more may wait (a worker that held a thousand died). */
+  more: boolean;
 };
 
 type Expired = {
@@ -150,9 +152,14 @@ export async function reap(opts: {
       // tenant and user (open_job_counts: one row per writing connection, so none waits on another).
       await tx.$queryRaw`SELECT conveyor_open_job_counts_compact()`;
 
-      return { deadWorkers: dead.map((d) => d.id), reapedJobs, redispatched: orphans.map((o) => o.id) };
+      return {
+        deadWorkers: dead.map((d) => d.id),
+        reapedJobs,
+        redispatched: orphans.map((o) => o.id),
+        more: expired.length === BATCH,
+      };
     },
     { timeoutMs: 30_000 },
   );
-  return run.ran ? run.value : { deadWorkers: [], reapedJobs: [], redispatched: [] };
+  return run.ran ? run.value : { deadWorkers: [], reapedJobs: [], redispatched: [], more: false };
 }

@@ -3,8 +3,9 @@
  * leases are renewed in batches — a statement a tick for all of them, so the
  * thousand rows share a handful of heartbeat times (a statement's now()), not
  * a thousand — through a few connections. Then the worker is stalled (SIGSTOP)
- * for 20 s, longer than WORKER_DEAD_AFTER_MS: the fleet declares it dead and
- * the reaper closes every attempt as lost once its lease ran out. On SIGCONT
+ * for at least 20 s, longer than WORKER_DEAD_AFTER_MS: the fleet declares it
+ * dead and the reaper closes every attempt as lost once its lease ran out (the
+ * worker stays stopped until it has, however slow the machine). On SIGCONT
  * the worker's first tick finds every lease past its time and stops every
  * attempt before its handler goes on: no probe writes its side effect (its
  * sleep ended during the stall), and the worker exits (3) as declared dead.
@@ -13,6 +14,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
+import { readFileSync } from "node:fs";
 import { pool } from "@/lib/db";
 import { enqueueJob } from "@/lib/jobs/enqueue";
 import { useTestDatabase } from "../helpers/db";
@@ -26,7 +28,13 @@ const IN_FLIGHT = 1_000;
 const SLEEP_MS = 12_000;
 const STALL_MS = 20_000;
 
-test("1,000 attempts in flight in one worker: leases renewed in batches, all fenced after a 20 s SIGSTOP", async () => {
+/** A process's resident memory, MB (/proc/<pid>/status VmRSS). */
+function rssMb(pid: number): number {
+  const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
+  return Math.round(Number(kb) / 1024);
+}
+
+test("1,000 attempts in flight in one worker: leases renewed in batches, all fenced after a 20 s SIGSTOP", async (t) => {
   const children: ChildProcess[] = [];
   let output = "";
   const start = (queues: string, concurrency: number) => {
@@ -60,7 +68,7 @@ test("1,000 attempts in flight in one worker: leases renewed in batches, all fen
     }
     const worker = start("bulk", IN_FLIGHT);
     // A second worker on another queue: its reaper takes the stalled worker's attempts back.
-    start("interactive", 1);
+    const other = start("interactive", 1);
 
     const running = () =>
       count(`SELECT count(*)::int AS n FROM jobs WHERE id = ANY($1::uuid[]) AND status = 'running'`, [ids]);
@@ -92,21 +100,34 @@ test("1,000 attempts in flight in one worker: leases renewed in batches, all fen
       `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database()`,
     );
     assert.ok(connections <= 80, `${connections} connections to the database with ${IN_FLIGHT} attempts in flight`);
+    t.diagnostic(
+      `${IN_FLIGHT} in flight: leases renewed at ${beats.times} distinct times in 2.5 s; ${connections} connections ` +
+        `to the database (both workers and this test); worker RSS ${rssMb(worker.pid!)} MB, an idle worker's ${rssMb(other.pid!)} MB`,
+    );
 
     // Stalled past WORKER_DEAD_AFTER_MS (10 s) and past every lease (3 s).
     worker.kill("SIGSTOP");
+    const stoppedAt = performance.now();
     await new Promise((r) => setTimeout(r, STALL_MS));
-    const lost = await count(
-      `SELECT count(*)::int AS n FROM job_attempts WHERE job_id = ANY($1::uuid[]) AND attempt = 1 AND outcome = 'lost'`,
-      [ids],
+    // Still stopped until the reaper closed every attempt (a batch at a time, the next at once).
+    const lost = () =>
+      count(
+        `SELECT count(*)::int AS n FROM job_attempts WHERE job_id = ANY($1::uuid[]) AND attempt = 1 AND outcome = 'lost'`,
+        [ids],
+      );
+    await waitFor(
+      "the reaper to close every attempt of the stalled worker as lost",
+      async () => (await lost()) === IN_FLIGHT,
+      120_000,
+      async () => `lost: ${await lost()}\n${output.slice(-3000)}`,
     );
-    assert.equal(lost, IN_FLIGHT, "the reaper closed every attempt of the stalled worker as lost");
     assert.equal(
       await count(`SELECT count(*)::int AS n FROM workers WHERE pid = $1 AND state = 'dead'`, [worker.pid]),
       1,
       "the stalled worker was declared dead",
     );
 
+    t.diagnostic(`stopped ${((performance.now() - stoppedAt) / 1000).toFixed(1)} s before every attempt was reaped`);
     // It wakes: every attempt stops at its lease's end instead of writing its effect.
     const exited = once(worker, "exit");
     worker.kill("SIGCONT");
