@@ -13,8 +13,14 @@
  */
 import { createHash } from "node:crypto";
 
-/** A remembered refusal: until when (ms since the epoch), and the limit it was made under. */
-export type Remembered = { until: number; limit: number };
+/** A refusal's answer as the route gave it, replayed by the gate (a quota's 429: its body and headers). */
+export type RememberedAnswer = { status: number; body: string; headers: Record<string, string> };
+
+/**
+ * A remembered refusal: until when (ms since the epoch), and the limit it was made under; for a
+ * refusal that is not a rate limit's (a quota's), the answer itself.
+ */
+export type Remembered = { until: number; limit: number; answer?: RememberedAnswer };
 
 type Memory = { refused: Map<string, Remembered>; owners: Map<string, { key: string; until: number }> };
 
@@ -42,6 +48,24 @@ export function rememberRefusal(keys: string[], waitMs: number, maxMs: number, l
   bounded(refused);
   const until = Date.now() + Math.max(0, Math.min(waitMs, maxMs));
   for (const k of keys) refused.set(k, { until, limit });
+}
+
+/**
+ * The key a create route's quota refusal is remembered under, per route and principal (or credential
+ * alias): `quota:POST /api/v1/exports:user:…`. Per route, so that a user at their quota of unfinished
+ * jobs can still cancel one (which frees it).
+ */
+export function quotaKey(method: string, pathname: string, who: string): string {
+  return `quota:${method} ${pathname}:${who}`;
+}
+
+/** Remembers a refusal Postgres gave that is not a rate limit's (a quota's), with its answer, for `ms`. */
+export function rememberAnswer(keys: string[], ms: number, answer: RememberedAnswer): void {
+  if (ms <= 0) return;
+  const { refused } = memory();
+  bounded(refused);
+  const until = Date.now() + ms;
+  for (const k of keys) refused.set(k, { until, limit: 0, answer });
 }
 
 /** The refusal remembered for `key` (budget-qualified) while it holds; null once it has run out. */

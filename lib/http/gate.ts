@@ -20,7 +20,15 @@
  */
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { credentialAlias, ownerOf, rateLimitedParts, rememberedRefusal, type Budget } from "../auth/refusal-memory";
+import {
+  credentialAlias,
+  ownerOf,
+  quotaKey,
+  rateLimitedParts,
+  rememberedRefusal,
+  type Budget,
+  type RememberedAnswer,
+} from "../auth/refusal-memory";
 import { CLIENT_ADDRESS_HEADER } from "./client";
 import { apiAnswerHeaders } from "./security-headers";
 
@@ -79,6 +87,32 @@ function answer429(
     .end(payload);
 }
 
+/** A refusal from memory, held (never past `until`, when it runs out) before it is sent. */
+function held(res: ServerResponse, opts: GateOptions, until: number, refuse: () => void): void {
+  const send = () => {
+    if (!res.destroyed && !res.writableEnded) refuse();
+  };
+  // A closed-loop flood then sends a request per connection per hold, not as many as the cores can refuse.
+  const hold = Math.min(opts.holdMs ?? 0, until - Date.now());
+  if (hold <= 0) return send();
+  gateCounts.held++;
+  setTimeout(send, hold).unref();
+}
+
+/** A remembered answer (a quota's 429) sent again, with a request id of its own. */
+function replay(req: IncomingMessage, res: ServerResponse, answer: RememberedAnswer): void {
+  const given = String(req.headers["x-request-id"] ?? "").trim();
+  req.resume();
+  res.on("error", () => {});
+  res
+    .writeHead(answer.status, {
+      ...answer.headers,
+      "Content-Length": Buffer.byteLength(answer.body),
+      "X-Request-Id": SANE_REQUEST_ID.test(given) ? given : randomUUID(),
+    })
+    .end(answer.body);
+}
+
 /**
  * Lets `req` on (`go`) now, later (its user's turn), or answers it 429 from memory. `go` is called
  * at most once; a request whose client went away while it waited is dropped without running.
@@ -103,24 +137,27 @@ export function admit(req: IncomingMessage, res: ServerResponse, opts: GateOptio
   if (memo) {
     gateCounts.refusedFromMemory++;
     const { until, limit } = memo;
-    const refuse = () => {
-      if (res.destroyed || res.writableEnded) return;
+    return held(res, opts, until, () => {
       const retryAfter = Math.max(1, Math.ceil((until - Date.now()) / 1000));
       const { message, details, headers } = rateLimitedParts(refusedBudget, limit, retryAfter);
       answer429(req, res, opts.production, { code: "rate_limited", message, details }, headers);
-    };
-    // Held (never past the time the budget frees): a closed-loop flood then sends a request per
-    // connection per hold, not as many as the cores can refuse.
-    const hold = Math.min(opts.holdMs ?? 0, until - Date.now());
-    if (hold <= 0) return refuse();
-    gateCounts.held++;
-    setTimeout(refuse, hold).unref();
-    return;
+    });
+  }
+  // A create this route refused for a quota (its user's or tenant's unfinished jobs), remembered with
+  // its answer: the same route is answered so again, held, until the memory runs out.
+  const q0 = url.indexOf("?");
+  const pathname = q0 === -1 ? url : url.slice(0, q0);
+  const quota =
+    rememberedRefusal(quotaKey(method, pathname, alias)) ??
+    (owner ? rememberedRefusal(quotaKey(method, pathname, owner)) : null);
+  if (quota?.answer) {
+    gateCounts.refusedFromMemory++;
+    const answer = quota.answer;
+    return held(res, opts, quota.until, () => replay(req, res, answer));
   }
 
   // 2. Turns.
-  const q = url.indexOf("?");
-  if (opts.concurrency === 0 || takesNoTurn(req, q === -1 ? url : url.slice(0, q))) return go();
+  if (opts.concurrency === 0 || takesNoTurn(req, pathname)) return go();
   const key = owner ?? alias;
   const all = turns();
   let mine = all.get(key);

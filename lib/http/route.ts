@@ -10,7 +10,7 @@ import { randomUUID } from "node:crypto";
 import { requireScope } from "../auth/authorize";
 import type { Principal } from "../auth/principal";
 import { addressKey, budgetOf, principalKey, refuseIfRemembered, spendRateLimit } from "../auth/rate-limit";
-import { credentialAlias, learnOwner } from "../auth/refusal-memory";
+import { credentialAlias, learnOwner, quotaKey, rememberAnswer } from "../auth/refusal-memory";
 import { env } from "../env";
 import { AppError } from "../errors";
 import { logger, scrubSecrets, withLogContext } from "../log";
@@ -170,10 +170,37 @@ export function withPrincipal<P = Record<string, never>>(
       }
       return withWriteWindow(req, writer, res);
     } catch (err) {
-      return withWriteWindow(req, writer, failedResponse(err));
+      const res = failedResponse(err);
+      if (writer && err instanceof AppError && err.code === "quota_exceeded")
+        await rememberQuotaRefusal(req, writer, res);
+      return withWriteWindow(req, writer, res);
     }
   });
   return (req, ctx) => traceRequest(req, () => logged(req, ctx));
+}
+
+/**
+ * A quota refusal (its user or tenant has as many unfinished jobs as it may) is remembered for
+ * REFUSAL_MEMORY_MS under this route and principal (and the credential's alias), so the gate answers
+ * the same route's next requests with it from memory, held, before Next.js and before any query
+ * (lib/http/gate.ts): a flood past its quota then costs the server as little as one past its rate.
+ * At most REFUSAL_MEMORY_MS stale: a job of theirs that ends meanwhile frees the quota for the
+ * request after that.
+ */
+async function rememberQuotaRefusal(req: Request, principal: Principal, res: Response): Promise<void> {
+  const ms = env().REFUSAL_MEMORY_MS;
+  if (ms <= 0) return;
+  const pathname = new URL(req.url).pathname;
+  const alias = credentialAlias(req.headers.get("authorization"), req.headers.get("cookie"));
+  const headers: Record<string, string> = {};
+  res.headers.forEach((v, k) => {
+    if (k !== "x-request-id" && k !== "content-length" && k !== "set-cookie") headers[k] = v;
+  });
+  rememberAnswer(
+    [principalKey(principal), ...(alias ? [alias] : [])].map((who) => quotaKey(req.method, pathname, who)),
+    ms,
+    { status: res.status, body: await res.clone().text(), headers },
+  );
 }
 
 /**

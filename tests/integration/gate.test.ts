@@ -206,6 +206,38 @@ describe("held refusals", () => {
   });
 });
 
+describe("quota refusals from memory", () => {
+  test("a create refused for its quota is refused again from memory on that route only, with the route's answer", async () => {
+    process.env.QUOTA_JOBS_PER_USER = "1";
+    resetEnvCache();
+    try {
+      await pool().query("DELETE FROM jobs WHERE created_by_id = (SELECT id FROM users WHERE email = 'ada@acme.test')");
+      const first = await createExport(ada);
+      assert.equal(first.status, 202, first.body);
+      reached.length = 0;
+      const byRoute = await createExport(ada);
+      assert.equal(byRoute.status, 429);
+      assert.equal(reached.length, 1, "the first refusal is the route's (Postgres counted the jobs)");
+      const before = gateCounts.refusedFromMemory;
+      const fromMemory = await createExport(ada);
+      assert.equal(gateCounts.refusedFromMemory, before + 1, "the next one is answered by the gate");
+      assert.equal(reached.length, 1, "without reaching a route");
+      assert.equal(fromMemory.status, 429);
+      assert.deepEqual(JSON.parse(fromMemory.body), JSON.parse(byRoute.body), "the same answer: quota, limit, use");
+      assert.equal((JSON.parse(fromMemory.body) as { error: { code: string } }).error.code, "quota_exceeded");
+      assert.notEqual(fromMemory.headers["x-request-id"], byRoute.headers["x-request-id"]);
+      // Another route of the same user (cancelling the job, which frees the quota) is not refused.
+      const id = (JSON.parse(first.body) as { id: string }).id;
+      const cancel = await call("POST", `/api/v1/jobs/${id}/cancel`, bearer(ada));
+      assert.notEqual(cancel.status, 429, cancel.body);
+      assert.equal(reached.at(-1), `/api/v1/jobs/${id}/cancel|Bearer ${ada}`);
+    } finally {
+      delete process.env.QUOTA_JOBS_PER_USER;
+      resetEnvCache();
+    }
+  });
+});
+
 describe("turns", () => {
   test("a user's requests past WEB_USER_CONCURRENCY wait; another user's go at once; past the queue, 429", async () => {
     Object.assign(gate, { concurrency: 1, queue: 1 });
