@@ -181,3 +181,55 @@ export function cpuPerRequest(before: CpuSnapshot, after: CpuSnapshot, requests:
     `machine ${per(after.machine - before.machine)}`,
   ].join(", ");
 }
+
+/**
+ * The product's processes under `root` (the pid `npm start` runs as), each with its role: `web`
+ * (the server), or `worker <queues>` (a worker pool's process). Another product on this machine
+ * (another run) is not under `root`, so not listed.
+ */
+export function productProcesses(root: number): { pid: number; role: string }[] {
+  const found: { pid: number; role: string }[] = [];
+  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+      const role = cmd.includes("scripts/serve.ts")
+        ? "web"
+        : isWorker(cmd)
+          ? `worker ${/--queues\0([^\0]+)/.exec(cmd)?.[1] ?? pid}`
+          : null;
+      if (!role) continue;
+      let up = Number(pid);
+      while (up > 1 && up !== root) up = parentOf(up);
+      if (up === root) found.push({ pid: Number(pid), role });
+    } catch {
+      /* gone */
+    }
+  }
+  return found;
+}
+
+/** A process's resident memory now (VmRSS, MB), or null if it is gone. */
+export function rssMb(pid: number): number | null {
+  try {
+    const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return rss ? Number(rss[1]) / 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+/** CPU seconds a process has used so far (user + system), or null if it is gone. */
+export function cpuSeconds(pid: number): number | null {
+  try {
+    const f = procStat(pid).fields;
+    return (Number(f[11]) + Number(f[12])) / 100; // utime, stime in USER_HZ (100 on Linux)
+  } catch {
+    return null;
+  }
+}
+
+/** The machine's busy CPU seconds over all cores so far (/proc/stat's first line less idle and iowait). */
+export function machineBusySeconds(): number {
+  const cpu = readFileSync("/proc/stat", "utf8").split("\n")[0]!.split(/\s+/).slice(1).map(Number);
+  return (cpu.reduce((a, b) => a + b, 0) - cpu[3]! - cpu[4]!) / 100;
+}
