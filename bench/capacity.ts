@@ -7,8 +7,9 @@
  * avg_runtime × retry_factor × headroom; e.g. 500 jobs/sec × 2s × 1.3 ≈ 1,300 concurrent executions"
  * (seeds, async-jobs-and-workers). Through the path users take: the server `npm start` runs
  * (scripts/supervisor.ts: web server and a worker pool per queue) on a scratch database, at default
- * settings but for WEBHOOK_ALLOW_PRIVATE=1 (a receiver on the loopback) and the API's rate limits off
- * (RATE_LIMIT_*=0: 100 sends a second from one member are not what the limiter is for); `--env KEY=VALUE`
+ * settings but for WEBHOOK_ALLOW_PRIVATE=1 (a receiver on the loopback) and the API's per-member limits
+ * off (RATE_LIMIT_*=0, WEB_USER_CONCURRENCY=0: 20–100 sends a second from each of five members are not
+ * what they are for; with them, 250/s between five members met 429s); `--env KEY=VALUE`
  * (repeatable) sets more, for the product and for the limits this script prints.
  *
  * `--tenants` tenants (a member each, a token each) with `--endpoints` endpoints between them
@@ -279,6 +280,9 @@ async function main(): Promise<void> {
     WEBHOOK_ALLOW_PRIVATE: "1",
     RATE_LIMIT_READS_PER_MINUTE: "0",
     RATE_LIMIT_WRITES_PER_MINUTE: "0",
+    // Nor the web server's turn-taking per user (2 running, 200 waiting, then 429): five members
+    // sending 250/s between them are refused by it, not by the delivery path measured here.
+    WEB_USER_CONCURRENCY: "0",
     // Errors only: a deferred delivery (an endpoint at its in-flight limit) is a warning, thousands a phase.
     LOG_LEVEL: "error",
   };
