@@ -199,7 +199,9 @@ export const deliveryTask = defineTask({
   // The retry schedule is the task's own (above); this budget only bounds crashes and deferrals' bookkeeping.
   retry: { maxAttempts: 1000, initialBackoffMs: 1_000, maxBackoffMs: 60_000, multiplier: 2, jitter: "full" },
   timeoutMs: 60_000,
-  // A crashed worker's delivery is taken over within seconds.
-  leaseMs: 5_000,
+  // A worker seen to exit (npm start records it) has its deliveries taken over at once; one that only
+  // stalled, once this lease runs out. Renewed every 5 s: a delivery waiting on a 10-s endpoint is
+  // renewed twice, not six times (at a thousand in flight, renewals were half the job rows written).
+  leaseMs: 15_000,
   handler: deliver,
 });
