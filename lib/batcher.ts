@@ -31,6 +31,11 @@ export class Batcher<I, O> {
     },
   ) {}
 
+  /** Nothing waits, nothing is on its way: the batcher can be dropped. */
+  idle(): boolean {
+    return this.waiting.length === 0 && this.inFlight === 0 && !this.scheduled;
+  }
+
   /** Resolves with this item's result, or rejects with its batch's error. */
   push(item: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
