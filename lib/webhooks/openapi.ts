@@ -67,7 +67,7 @@ const endpointSchema = z
       inFlight: z.number().int(),
       inFlightLimit: z.number().int().meta({
         description:
-          "Requests allowed in flight now: WEBHOOK_ENDPOINT_CONCURRENCY, or with WEBHOOK_SLOW_MS set the limit adapting to the endpoint's latency under it",
+          "Requests allowed in flight now: adapts to the endpoint's latency, up to WEBHOOK_ENDPOINT_CONCURRENCY (WEBHOOK_SLOW_MS 0: that maximum)",
       }),
       waiting: z.number().int(),
       pending: z.number().int(),

@@ -57,7 +57,7 @@ export type EndpointDto = {
     blockedUntil: string | null;
     failingSince: string | null;
     inFlight: number;
-    /** Requests allowed in flight now: WEBHOOK_ENDPOINT_CONCURRENCY, or with WEBHOOK_SLOW_MS set the limit adapting under it. */
+    /** Requests allowed in flight now: the limit adapting to the endpoint's latency under WEBHOOK_ENDPOINT_CONCURRENCY (WEBHOOK_SLOW_MS 0: that maximum). */
     inFlightLimit: number;
     /** Deliveries waiting for their turn (parked by the guard). */
     waiting: number;
@@ -66,10 +66,10 @@ export type EndpointDto = {
   };
 };
 
-/** The endpoint's in-flight limit in force: fixed, or (WEBHOOK_SLOW_MS set) the adaptive one, which starts at 2. */
+/** The endpoint's in-flight limit in force: the adaptive one, which starts at 2 (WEBHOOK_SLOW_MS 0: the fixed maximum). */
 function inFlightLimit(adaptive: number | null): number {
   const { WEBHOOK_ENDPOINT_CONCURRENCY: max, WEBHOOK_SLOW_MS: slowMs } = webhookSettings();
-  if (slowMs === undefined) return max;
+  if (!slowMs) return max;
   return Math.min(max, adaptive ?? 2);
 }
 

@@ -13,19 +13,17 @@ export const webhookSettings = defineSettings({
    * is 1,300 in flight; at 1,024 the pool was full and messages waited for a slot (bench:capacity).
    */
   WEBHOOK_CONCURRENCY: intFrom(1_536, 1, MAX_CONCURRENCY),
+  /** Requests in flight to one endpoint at once, at most: an endpoint answering fast reaches it (see WEBHOOK_SLOW_MS). */
+  WEBHOOK_ENDPOINT_CONCURRENCY: intFrom(8, 1, MAX_CONCURRENCY),
   /**
-   * Requests in flight to one endpoint at once: an endpoint's share of the pool. A slow endpoint holds
-   * at most this many of WEBHOOK_CONCURRENCY; one answering fast is never held back by it (64 in flight
-   * at 20 ms is 3,200 requests a second). WEBHOOK_SLOW_MS adapts it further.
+   * An answer slower than this (ms) halves the endpoint's in-flight limit, as does a request still
+   * unanswered after it; each faster answer adds one, up to WEBHOOK_ENDPOINT_CONCURRENCY (AIMD). A slow
+   * endpoint so holds one request in flight, and its deliveries wait parked, not in the pool. 0: no
+   * adapting, the limit is WEBHOOK_ENDPOINT_CONCURRENCY (endpoints that are slow by nature, many of
+   * them: bench:capacity's case). A fixed share of 64 let two 5-s endpoints' deliveries slow a healthy
+   * endpoint's 20× in bench:webhooks: they share the process's connections and event loop.
    */
-  WEBHOOK_ENDPOINT_CONCURRENCY: intFrom(64, 1, MAX_CONCURRENCY),
-  /**
-   * Unset (the default): the endpoint's limit is WEBHOOK_ENDPOINT_CONCURRENCY. Set (ms): an answer slower
-   * than this, or a request still unanswered after it, halves the limit in force; each faster answer
-   * adds one, up to WEBHOOK_ENDPOINT_CONCURRENCY (AIMD). For a small pool, where a slow endpoint's
-   * share is too much to lose; a slow endpoint then holds one slot.
-   */
-  WEBHOOK_SLOW_MS: z.coerce.number().int().min(1).max(120_000).optional(),
+  WEBHOOK_SLOW_MS: intFrom(1_000, 0, 120_000),
   /** A delivery not answered within this long failed, in ms. */
   WEBHOOK_TIMEOUT_MS: intFrom(15_000, 100, 120_000),
   /** Multiplies the retry schedule (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h): 0.001 makes it milliseconds, for tests. */

@@ -120,7 +120,7 @@ async function deliver(ctx: JobContext<z.infer<typeof inputSchema>>) {
   const permit = await ctx.downstream(endpointKey(d.endpoint_id), {
     ratePerSecond: d.rate_limit_per_second,
     concurrency: e.WEBHOOK_ENDPOINT_CONCURRENCY,
-    slowMs: e.WEBHOOK_SLOW_MS,
+    slowMs: e.WEBHOOK_SLOW_MS || undefined,
     holdMs: e.WEBHOOK_TIMEOUT_MS + 10_000,
     breaker: { openMs: e.WEBHOOK_CIRCUIT_OPEN_MS },
   });
@@ -199,9 +199,8 @@ export const deliveryTask = defineTask({
   // The retry schedule is the task's own (above); this budget only bounds crashes and deferrals' bookkeeping.
   retry: { maxAttempts: 1000, initialBackoffMs: 1_000, maxBackoffMs: 60_000, multiplier: 2, jitter: "full" },
   timeoutMs: 60_000,
-  // A worker seen to exit (npm start records it) has its deliveries taken over at once; one that only
-  // stalled, once this lease runs out. Renewed every 5 s: a delivery waiting on a 10-s endpoint is
-  // renewed twice, not six times (at a thousand in flight, renewals were half the job rows written).
-  leaseMs: 15_000,
+  // A crashed worker's delivery is taken over within seconds; renewed every 1.7 s, which is also how
+  // soon a call left unanswered past WEBHOOK_SLOW_MS cuts its endpoint's limit (lib/downstream).
+  leaseMs: 5_000,
   handler: deliver,
 });
