@@ -119,7 +119,10 @@ test("1,000 attempts in flight in one worker: leases renewed in batches, all fen
       "the reaper to close every attempt of the stalled worker as lost",
       async () => (await lost()) === IN_FLIGHT,
       120_000,
-      async () => `lost: ${await lost()}\n${output.slice(-3000)}`,
+      async () =>
+        `lost: ${await lost()}\nworkers: ${JSON.stringify((await pool().query(`SELECT pid, state, heartbeat_at FROM workers`)).rows)}` +
+        `\nsessions: ${JSON.stringify((await pool().query(`SELECT pid, state, left(query, 80) AS query FROM pg_stat_activity WHERE datname = current_database()`)).rows)}` +
+        `\n${output.slice(-3000)}`,
     );
     assert.equal(
       await count(`SELECT count(*)::int AS n FROM workers WHERE pid = $1 AND state = 'dead'`, [worker.pid]),
