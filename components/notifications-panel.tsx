@@ -1,7 +1,7 @@
 "use client";
 
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useState } from "react";
+import { useRef, useState } from "react";
 import { NotificationItem } from "@/components/notification-bell";
 import { Alert } from "@/components/ui/alert";
 import { Button } from "@/components/ui/button";
@@ -71,23 +71,19 @@ export function NotificationPreferences() {
   const prefs = useQuery({ queryKey: notificationKeys.preferences(), queryFn: fetchPreferences });
   const [error, setError] = useState<string | null>(null);
   const key = notificationKeys.preferences();
+  // Clicks made while an earlier save is on its way: only the latest save's answer is shown, so a
+  // quick uncheck-then-check is not undone by the uncheck's answer arriving after the check.
+  const latest = useRef(0);
+  type Change = { kind: string; email: boolean; before?: { preferences: PreferenceDto[] } };
   const save = useMutation({
-    mutationFn: ({ kind, email }: { kind: string; email: boolean }) => updatePreference(kind, email),
-    // The box follows the click at once; a refusal puts it back and says why.
-    onMutate: ({ kind, email }) => {
-      const before = qc.getQueryData<{ preferences: PreferenceDto[] }>(key);
-      if (before)
-        qc.setQueryData(key, {
-          preferences: before.preferences.map((p) => (p.kind === kind ? { ...p, email } : p)),
-        });
-      return { before };
-    },
-    onSuccess: (data) => {
+    mutationFn: ({ kind, email }: Change) => updatePreference(kind, email),
+    onMutate: ({ before }: Change) => ({ before, seq: ++latest.current }),
+    onSuccess: (data, _vars, ctx) => {
       setError(null);
-      qc.setQueryData(key, data);
+      if (ctx.seq === latest.current) qc.setQueryData(key, data);
     },
     onError: (e, _vars, ctx) => {
-      if (ctx?.before) qc.setQueryData(key, ctx.before);
+      if (ctx?.before && ctx.seq === latest.current) qc.setQueryData(key, ctx.before);
       setError(e instanceof Error ? e.message : "The change was not saved");
     },
   });
@@ -102,7 +98,17 @@ export function NotificationPreferences() {
             type="checkbox"
             className="h-4 w-4 shrink-0"
             checked={p.email}
-            onChange={(e) => save.mutate({ kind: p.kind, email: e.target.checked })}
+            onChange={(e) => {
+              // The box follows the click in the same event (a controlled input re-rendered with the old
+              // value would flip back until the mutation's own update landed); a refusal puts it back.
+              const email = e.target.checked;
+              const before = qc.getQueryData<{ preferences: PreferenceDto[] }>(key);
+              if (before)
+                qc.setQueryData(key, {
+                  preferences: before.preferences.map((x) => (x.kind === p.kind ? { ...x, email } : x)),
+                });
+              save.mutate({ kind: p.kind, email, before });
+            }}
           />
           {p.audience === "operators"
             ? "New dead letters in my tenant, as one digest per window (operators)"
