@@ -13,7 +13,6 @@ import {
   notificationKeys,
   updatePreference,
   type NotificationDto,
-  type PreferenceDto,
 } from "@/lib/client/notifications";
 
 /** Every notification of the member in their tenant, newest first, paged; marking read. */
@@ -71,20 +70,25 @@ export function NotificationPreferences() {
   const prefs = useQuery({ queryKey: notificationKeys.preferences(), queryFn: fetchPreferences });
   const [error, setError] = useState<string | null>(null);
   const key = notificationKeys.preferences();
-  // Clicks made while an earlier save is on its way: only the latest save's answer is shown, so a
-  // quick uncheck-then-check is not undone by the uncheck's answer arriving after the check.
-  const latest = useRef(0);
-  type Change = { kind: string; email: boolean; before?: { preferences: PreferenceDto[] } };
+  // A box's value while its save is on its way: the click's, whatever a refetch says meanwhile (every
+  // notification refetches this list with the bell's) or an earlier save's answer arriving late.
+  const [pending, setPending] = useState<Record<string, boolean>>({});
+  const latest = useRef<Record<string, number>>({});
   const save = useMutation({
-    mutationFn: ({ kind, email }: Change) => updatePreference(kind, email),
-    onMutate: ({ before }: Change) => ({ before, seq: ++latest.current }),
-    onSuccess: (data, _vars, ctx) => {
+    mutationFn: ({ kind, email }: { kind: string; email: boolean; seq: number }) => updatePreference(kind, email),
+    onSuccess: (data, { kind, seq }) => {
+      if (latest.current[kind] !== seq) return;
       setError(null);
-      if (ctx.seq === latest.current) qc.setQueryData(key, data);
+      qc.setQueryData(key, data);
     },
-    onError: (e, _vars, ctx) => {
-      if (ctx?.before && ctx.seq === latest.current) qc.setQueryData(key, ctx.before);
+    onError: (e, { kind, seq }) => {
+      if (latest.current[kind] !== seq) return;
+      // A refusal puts the box back (the pending value goes) and says why.
       setError(e instanceof Error ? e.message : "The change was not saved");
+    },
+    onSettled: (_data, _err, { kind, seq }) => {
+      if (latest.current[kind] !== seq) return;
+      setPending(({ [kind]: _done, ...rest }) => rest);
     },
   });
   if (prefs.isError) return <Alert tone="error">E-mail settings could not be loaded.</Alert>;
@@ -97,17 +101,14 @@ export function NotificationPreferences() {
           <input
             type="checkbox"
             className="h-4 w-4 shrink-0"
-            checked={p.email}
+            checked={pending[p.kind] ?? p.email}
             onChange={(e) => {
-              // The box follows the click in the same event (a controlled input re-rendered with the old
-              // value would flip back until the mutation's own update landed); a refusal puts it back.
+              // The box follows the click in the same event, and keeps it until its save is answered.
               const email = e.target.checked;
-              const before = qc.getQueryData<{ preferences: PreferenceDto[] }>(key);
-              if (before)
-                qc.setQueryData(key, {
-                  preferences: before.preferences.map((x) => (x.kind === p.kind ? { ...x, email } : x)),
-                });
-              save.mutate({ kind: p.kind, email, before });
+              const seq = (latest.current[p.kind] ?? 0) + 1;
+              latest.current[p.kind] = seq;
+              setPending((now) => ({ ...now, [p.kind]: email }));
+              save.mutate({ kind: p.kind, email, seq });
             }}
           />
           {p.audience === "operators"
