@@ -83,6 +83,18 @@ async function bExports(b: Client, n: number): Promise<number[]> {
   }
 }
 
+/** B's exports and list while A's backlog waits: B's start lags, its list times, and A's jobs waiting then. */
+async function bBeside(b: Client, acme: string, n: number, stop: { done: boolean }) {
+  const list = listing(b, stop);
+  const bStart = await bExports(b, n);
+  const [w] = await q<{ n: number }>(
+    `SELECT count(*)::int AS n FROM jobs WHERE tenant_id = $1 AND status IN ('queued', 'retrying')`,
+    [acme],
+  );
+  stop.done = true;
+  return { bStart, list: await list, waiting: w!.n };
+}
+
 export type RealCaseResult = {
   name: string;
   bStart: number[];
@@ -141,19 +153,13 @@ export async function realCases(o: {
             );
           }
           await sleep(3_000); // A's exports are running
-          const list = listing(b, stop);
-          const bStart = await bExports(b, o.bExports);
-          const [w] = await q<{ n: number }>(
-            `SELECT count(*)::int AS n FROM jobs WHERE tenant_id = $1 AND status IN ('queued', 'retrying')`,
-            [acme],
-          );
-          stop.done = true;
+          const { bStart, list, waiting } = await bBeside(b, acme, o.bExports, stop);
           results.push({
             name: `${o.exports} exports of 1M events (JSONL+gzip) by A`,
             bStart,
-            list: await list,
+            list,
             listAlone,
-            aWaiting: w!.n,
+            aWaiting: waiting,
             aRunningPeak: await peak,
           });
           // A's rest is cancelled, so the next case starts clean.
@@ -188,19 +194,13 @@ export async function realCases(o: {
           }
           const insertS = (performance.now() - t0) / 1000;
           await pool().query(`VACUUM ANALYZE jobs`);
-          const list = listing(b, stop);
-          const bStart = await bExports(b, o.bExports);
-          const [w] = await q<{ n: number }>(
-            `SELECT count(*)::int AS n FROM jobs WHERE tenant_id = $1 AND status IN ('queued', 'retrying')`,
-            [acme],
-          );
-          stop.done = true;
+          const { bStart, list, waiting } = await bBeside(b, acme, o.bExports, stop);
           results.push({
             name: `${o.queued.toLocaleString("en")} queued jobs of ${o.queuedSleepMs} ms by A (inserted in ${insertS.toFixed(0)} s)`,
             bStart,
-            list: await list,
+            list,
             listAlone,
-            aWaiting: w!.n,
+            aWaiting: waiting,
             aRunningPeak: await peak,
           });
         }
